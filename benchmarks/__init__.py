@@ -1,0 +1,1 @@
+"""Episode benchmarks over video-env environments, and performance scripts."""

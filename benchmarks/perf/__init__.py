@@ -1,0 +1,1 @@
+"""Performance benchmarks: each script prints ratios against a baseline run alongside."""

@@ -1,0 +1,1 @@
+"""Policies that act in video-env environments (filled in by later releases)."""

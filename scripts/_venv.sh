@@ -1,0 +1,33 @@
+# Sourced by scripts/run-main and scripts/run-tests: create or refresh the project's
+# virtual environment with the extras given in $VIDEO_ENV_EXTRAS, then put it on PATH.
+#   VIDEO_ENV_VENV  where the venv lives (default: .venv in the repository)
+#   PYTHON          interpreter to build it from (default: python3; needs 3.10+)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VIDEO_ENV_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+EXTRAS="${VIDEO_ENV_EXTRAS:-}"
+
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+    echo "video-env needs Python 3.10 or newer; set PYTHON=/path/to/python3.x" >&2
+    exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "[video-env] creating virtual environment in $VENV" >&2
+    "$PYTHON" -m venv "$VENV"
+fi
+# Reinstall only when pyproject.toml or the extras change (the install is editable).
+stamp="$VENV/.video-env-installed"
+want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16) [$EXTRAS]"
+if ! grep -qxF "$want" "$stamp" 2>/dev/null; then
+    spec="$ROOT"
+    [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
+    echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
+    # (pip's notes about this machine's local wheel folders are noise: filter them out)
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec" 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2
+    echo "$want" >> "$stamp"
+fi
+export PATH="$VENV/bin:$PATH"
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
+cd "$ROOT"

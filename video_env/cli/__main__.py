@@ -1,0 +1,5 @@
+"""``python -m video_env.cli``."""
+
+from video_env.cli import main
+
+raise SystemExit(main())

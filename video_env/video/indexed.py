@@ -1,0 +1,136 @@
+"""Shared logic of file readers: timestamp -> frame index, caching and resizing."""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env.video.base import FrameArray, Size, Times, as_times
+from video_env.video.cache import DEFAULT_CACHE_BYTES, FrameCache
+from video_env.video.resize import as_resize, resize_frames
+
+
+def nearest_indices(
+    starts: npt.NDArray[np.float64], times: npt.NDArray[np.float64]
+) -> npt.NDArray[np.int64]:
+    """Index of the frame whose start time is nearest to each time (ties: earlier frame).
+
+    Args:
+        starts: Sorted presentation times of the frames, in seconds.
+        times: Requested times in seconds.
+    """
+    right = np.clip(np.searchsorted(starts, times, side="left"), 0, len(starts) - 1)
+    left = np.clip(right - 1, 0, len(starts) - 1)
+    pick_left = np.abs(times - starts[left]) <= np.abs(starts[right] - times)
+    return np.where(pick_left, left, right).astype(np.int64)
+
+
+class IndexedVideoReader(abc.ABC):
+    """Base class of readers over a decoded file with known frame presentation times.
+
+    Subclasses set ``_starts`` (sorted frame start times from 0, seconds),
+    ``_duration``, ``_fps``, ``_size`` and implement :meth:`_decode`.
+
+    Args:
+        path: The video file.
+        cache_bytes: Byte budget of the frame cache (``0`` disables it).
+    """
+
+    decoder: str = ""
+
+    def __init__(self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self._path = path
+        self.cache = FrameCache(cache_bytes)
+        self._starts: npt.NDArray[np.float64] = np.zeros(0)
+        self._duration = 0.0
+        self._fps = 0.0
+        self._size = Size(0, 0)
+
+    @property
+    def name(self) -> str:
+        """The file path."""
+        return self._path
+
+    @property
+    def duration(self) -> float:
+        """Length in seconds (end of the last frame)."""
+        return self._duration
+
+    @property
+    def fps(self) -> float:
+        """Average frame rate."""
+        return self._fps
+
+    @property
+    def num_frames(self) -> int:
+        """Number of frames."""
+        return len(self._starts)
+
+    @property
+    def size(self) -> Size:
+        """Native frame size."""
+        return self._size
+
+    @property
+    def frame_times(self) -> npt.NDArray[np.float64]:
+        """Presentation time of every frame, seconds from the first frame."""
+        return self._starts
+
+    def indices(self, times: Times) -> npt.NDArray[np.int64]:
+        """Frame index returned for each timestamp (validated, see :class:`VideoReader`)."""
+        return nearest_indices(self._starts, as_times(times, self._duration, self._path))
+
+    def frames(self, times: Times, size: object = None) -> FrameArray:
+        """Frames at the given timestamps as ``uint8[N, H, W, 3]``.
+
+        Args:
+            times: Timestamps in seconds within ``[0, duration]``.
+            size: ``None`` (native), ``(width, height)`` to fit inside keeping the
+                aspect ratio, or a :class:`~video_env.video.resize.Resize`.
+
+        Raises:
+            ValueError: If a timestamp is out of range.
+            VideoDecodeError: If decoding fails.
+        """
+        resize = as_resize(size)
+        target = resize.target(self._size) if resize is not None else self._size
+        indices = self.indices(times)
+        if len(indices) == 0:
+            return np.empty((0, target.height, target.width, 3), dtype=np.uint8)
+        unique, inverse = np.unique(indices, return_inverse=True)
+        found = [self.cache.get((int(i), target)) for i in unique]
+        missing = np.array(
+            [i for i, f in zip(unique, found, strict=True) if f is None], dtype=np.int64
+        )
+        if len(missing):
+            batch = resize_frames(self._decode(missing), target)
+            for i, frame in zip(missing, batch, strict=True):
+                self.cache.put((int(i), target), frame)
+            if len(missing) == len(indices) and bool(np.all(np.diff(indices) > 0)):
+                # all new, already sorted, no repeats: return the batch as decoded
+                return batch
+            decoded = iter(batch)
+            found = [f if f is not None else next(decoded) for f in found]
+        return np.stack([found[j] for j in inverse])
+
+    @abc.abstractmethod
+    def _decode(self, indices: npt.NDArray[np.int64]) -> FrameArray:
+        """Decode the frames at sorted, unique indices at native size."""
+
+    def close(self) -> None:
+        """Release the decoder and the cache (idempotent)."""
+        self.cache.clear()
+
+    def __enter__(self) -> IndexedVideoReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._path!r}, {self.num_frames} frames, "
+            f"{self._fps:.3f} fps, {self._size.width}x{self._size.height})"
+        )

@@ -1,0 +1,72 @@
+"""Choosing a decoder and opening a video."""
+
+from __future__ import annotations
+
+import os
+
+from video_env._optional import is_available
+from video_env.errors import ConfigError, UnknownNameError
+from video_env.video.base import VideoReader
+from video_env.video.cache import DEFAULT_CACHE_BYTES
+
+#: Supported decoders in order of preference.
+DECODERS = ("decord", "pyav")
+_MODULES = {"decord": "decord", "pyav": "av"}
+
+#: Environment variable that overrides the default decoder.
+DECODER_ENV_VAR = "VIDEO_ENV_DECODER"
+
+
+def available_decoders() -> list[str]:
+    """The decoders whose packages are installed, in order of preference."""
+    return [name for name in DECODERS if is_available(_MODULES[name])]
+
+
+def default_decoder() -> str:
+    """``$VIDEO_ENV_DECODER`` if set, else the first installed decoder.
+
+    Raises:
+        ConfigError: If no decoder is installed.
+    """
+    chosen = os.environ.get(DECODER_ENV_VAR)
+    if chosen:
+        return chosen
+    available = available_decoders()
+    if not available:
+        raise ConfigError("no video decoder installed: pip install decord==0.6.0 or av")
+    return available[0]
+
+
+def open_video(
+    source: str | os.PathLike[str] | VideoReader,
+    decoder: str | None = None,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+) -> VideoReader:
+    """Open a video for exact frame reading.
+
+    Args:
+        source: A file path, or an object already implementing :class:`VideoReader`
+            (such as a synthetic video), which is returned as is.
+        decoder: ``"decord"`` or ``"pyav"``; default: :func:`default_decoder`.
+        cache_bytes: Byte budget of the reader's LRU frame cache (``0`` disables it).
+
+    Returns:
+        A reader; use it as a context manager or call ``close()``.
+
+    Raises:
+        VideoDecodeError: If the file is missing, empty or corrupt.
+        UnknownNameError: If the decoder name is unknown.
+    """
+    if isinstance(source, VideoReader):
+        return source
+    name = decoder or default_decoder()
+    path = os.fspath(source)
+    if name == "decord":
+        from video_env.video.decord_reader import DecordReader
+
+        return DecordReader(path, cache_bytes=cache_bytes)
+    if name == "pyav":
+        from video_env.video.pyav_reader import PyAVReader
+
+        return PyAVReader(path, cache_bytes=cache_bytes)
+    raise UnknownNameError("decoder", name, DECODERS)

@@ -1,0 +1,119 @@
+"""Frame reader on PyAV (FFmpeg): the fallback decoder, exact by presentation time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env._optional import require
+from video_env.errors import VideoDecodeError
+from video_env.video.base import FrameArray, Size
+from video_env.video.cache import DEFAULT_CACHE_BYTES
+from video_env.video.indexed import IndexedVideoReader
+from video_env.video.probe import check_file
+
+
+class PyAVReader(IndexedVideoReader):
+    """Reads frames with PyAV, seeking to the keyframe before each request.
+
+    On open, the packets are demuxed (not decoded) to learn every frame's presentation
+    time and the keyframes. A request decodes forward from the current position when
+    no keyframe lies between it and the target, and seeks otherwise.
+
+    Args:
+        path: The video file.
+        cache_bytes: Byte budget of the frame cache (``0`` disables it).
+
+    Raises:
+        VideoDecodeError: If the file is missing, empty or cannot be demuxed.
+    """
+
+    decoder = "pyav"
+
+    def __init__(self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        super().__init__(path, cache_bytes)
+        check_file(path)
+        self._av = require("av", "core", "the PyAV video decoder")
+        self._container: Any = None
+        self._frames_iter: Iterator[Any] | None = None
+        self._position = -1  # index of the last frame the iterator yielded
+        try:
+            self._open()
+        except self._av.error.FFmpegError as exc:
+            self.close()
+            raise VideoDecodeError(path, f"PyAV: {exc}") from exc
+
+    def _open(self) -> None:
+        self._container = self._av.open(self._path)
+        if not self._container.streams.video:
+            raise VideoDecodeError(self._path, "no video stream")
+        stream = self._container.streams.video[0]
+        stream.thread_type = "AUTO"
+        pts, keys = [], []
+        for packet in self._container.demux(stream):
+            if packet.pts is not None and packet.size > 0:
+                pts.append(packet.pts)
+                keys.append(packet.is_keyframe)
+        if not pts:
+            raise VideoDecodeError(self._path, "the video stream has no frames")
+        order = np.argsort(pts, kind="stable")
+        self._pts = np.asarray(pts, dtype=np.int64)[order]
+        self._keyframes = np.flatnonzero(np.asarray(keys)[order])
+        base = float(stream.time_base)
+        rate = stream.average_rate or stream.guessed_rate
+        self._fps = (
+            float(rate)
+            if rate
+            else (len(pts) - 1) / max((self._pts[-1] - self._pts[0]) * base, 1e-9)
+        )
+        self._starts = (self._pts - self._pts[0]).astype(np.float64) * base
+        self._duration = float(self._starts[-1] + 1.0 / self._fps)
+        self._size = Size(int(stream.codec_context.width), int(stream.codec_context.height))
+        self._stream = stream
+        self._frames_iter = None
+
+    def _seek(self, index: int) -> None:
+        self._container.seek(int(self._pts[index]), stream=self._stream, backward=True)
+        self._frames_iter = self._container.decode(self._stream)
+        self._position = -1
+
+    def _needs_seek(self, index: int) -> bool:
+        if self._frames_iter is None or self._position < 0 or index <= self._position:
+            return True
+        nxt = np.searchsorted(self._keyframes, self._position, side="right")
+        return bool(nxt < len(self._keyframes) and self._keyframes[nxt] <= index)
+
+    def _decode_one(self, index: int) -> FrameArray:
+        if self._needs_seek(index):
+            self._seek(index)
+        target = self._pts[index]
+        assert self._frames_iter is not None  # set by _seek
+        for frame in self._frames_iter:
+            pts = frame.pts if frame.pts is not None else frame.dts
+            if pts is None or pts < target:
+                continue
+            self._position = int(np.searchsorted(self._pts, pts))
+            array: FrameArray = frame.to_ndarray(format="rgb24")
+            return array
+        raise VideoDecodeError(self._path, f"frame {index} could not be decoded")
+
+    def _decode(self, indices: npt.NDArray[np.int64]) -> FrameArray:
+        out = np.empty((len(indices), self._size.height, self._size.width, 3), dtype=np.uint8)
+        try:
+            for k, index in enumerate(indices):
+                out[k] = self._decode_one(int(index))
+        except self._av.error.FFmpegError as exc:
+            self._frames_iter = None
+            raise VideoDecodeError(self._path, f"PyAV: {exc}") from exc
+        return out
+
+    def close(self) -> None:
+        """Release the container and the cache (idempotent)."""
+        super().close()
+        if self._container is not None:
+            self._container.close()
+            self._container = None
+        self._frames_iter = None
