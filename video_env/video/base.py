@@ -73,6 +73,10 @@ class VideoReader(Protocol):
         """Release file handles (idempotent)."""
         ...
 
+    def __enter__(self) -> VideoReader: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
 
 def as_times(times: Times, duration: float, name: str) -> npt.NDArray[np.float64]:
     """Validate timestamps against a duration and return them as a float array.
