@@ -1,0 +1,135 @@
+"""``video-env data``: list the dataset loaders, inspect a benchmark's annotations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from video_env.data import MissingVideosWarning, SampleList, available, load
+from video_env.types import VideoQA
+
+#: How many missing video paths ``inspect`` prints.
+SHOWN_MISSING = 5
+
+
+def summarize(samples: SampleList | Sequence[VideoQA]) -> dict[str, Any]:
+    """Counts, interval coverage, duration statistics and missing videos, as a dict."""
+    n = len(samples)
+    durations = [s.duration for s in samples if s.duration is not None]
+    with_intervals = sum(1 for s in samples if s.gt_intervals)
+    missing = getattr(samples, "missing_videos", None)
+    stats: dict[str, Any] = {"known": len(durations)}
+    if durations:
+        stats.update(
+            min=min(durations),
+            median=statistics.median(durations),
+            mean=statistics.fmean(durations),
+            max=max(durations),
+        )
+    return {
+        "dataset": getattr(samples, "dataset", None),
+        "sources": list(getattr(samples, "sources", ())),
+        "samples": n,
+        "videos": len({s.video_path for s in samples}),
+        "mcq": sum(1 for s in samples if s.is_mcq),
+        "open": sum(1 for s in samples if not s.is_mcq),
+        "unknown_answer": sum(1 for s in samples if not s.has_answer),
+        "categories": dict(Counter(s.category or "(none)" for s in samples).most_common()),
+        "with_intervals": with_intervals,
+        "intervals_share": with_intervals / n if n else 0.0,
+        "clipped_intervals": getattr(samples, "clipped_intervals", 0),
+        "duration": stats,
+        "missing_videos": None if missing is None else list(missing),
+        "skipped": getattr(samples, "skipped", 0),
+    }
+
+
+def _print_text(info: dict[str, Any]) -> None:
+    n = info["samples"]
+    sources = ", ".join(os.path.basename(s) for s in info["sources"])
+    print(f"dataset: {info['dataset']}  ({n} samples, {info['videos']} videos; from {sources})")
+    print(
+        f"questions: {info['mcq']} MCQ, {info['open']} open; "
+        f"{info['unknown_answer']} without a public answer"
+    )
+    print("categories:")
+    for name, count in info["categories"].items():
+        print(f"  {name:<32} {count:>7}  ({100 * count / n:5.1f} %)")
+    print(
+        f"with intervals: {info['with_intervals']} / {n} ({100 * info['intervals_share']:.1f} %)"
+        f", {info['clipped_intervals']} intervals clipped to the duration"
+    )
+    d = info["duration"]
+    if d["known"]:
+        print(
+            f"duration (s): known for {d['known']} / {n}; min {d['min']:.1f}, "
+            f"median {d['median']:.1f}, mean {d['mean']:.1f}, max {d['max']:.1f}"
+        )
+    else:
+        print("duration: unknown for every sample")
+    missing = info["missing_videos"]
+    if missing is None:
+        print("videos: not checked (no --videos)")
+    elif not missing:
+        print("videos: all present")
+    else:
+        shown = ", ".join(missing[:SHOWN_MISSING])
+        more = f" (+{len(missing) - SHOWN_MISSING} more)" if len(missing) > SHOWN_MISSING else ""
+        print(f"missing videos: {len(missing)} files, e.g. {shown}{more}")
+        if info["skipped"]:
+            print(f"skipped samples: {info['skipped']}")
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """Load a dataset and print its summary; returns 0."""
+    options: dict[str, Any] = {"missing": args.missing, "limit": args.limit, "split": args.split}
+    if args.category:
+        options["categories"] = args.category
+    if args.form:
+        options["form"] = args.form
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingVideosWarning)  # printed below instead
+        samples = load(args.name, args.annotations, args.videos, **options)
+    info = summarize(samples)
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        _print_text(info)
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print the registered dataset names; returns 0."""
+    for name in available():
+        print(name)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``data`` subcommand (``data list``, ``data inspect``)."""
+    parser = subparsers.add_parser("data", help="benchmark datasets: list loaders, inspect")
+    commands = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+    commands.add_parser("list", help="registered dataset names").set_defaults(func=run_list)
+    inspect = commands.add_parser("inspect", help="counts, intervals, durations, missing videos")
+    inspect.add_argument("name", help=f"dataset name ({', '.join(available())})")
+    inspect.add_argument("--annotations", required=True, help="annotation file or folder")
+    inspect.add_argument("--videos", default=None, help="video folder (checks which exist)")
+    inspect.add_argument("--split", default=None, help="keep one split")
+    inspect.add_argument(
+        "--category", action="append", default=None, help="keep a category (repeatable)"
+    )
+    inspect.add_argument("--limit", type=int, default=None, help="keep at most N samples")
+    inspect.add_argument(
+        "--missing", choices=("keep", "skip", "error"), default="keep", help="missing videos"
+    )
+    inspect.add_argument(
+        "--form", choices=("mcq", "open", "both"), default=None, help="FALCON-/CG-Bench forms"
+    )
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    inspect.set_defaults(func=run_inspect)

@@ -1,0 +1,191 @@
+"""What every loader does after parsing: filters, missing videos, the load report."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from video_env.data._common import MissingPolicy, PathLike, RecordContext
+from video_env.errors import ConfigError, DatasetError
+from video_env.types import VideoQA
+
+#: How many missing paths the summary warning names.
+MISSING_SHOWN = 5
+
+_MISSING_POLICIES = ("keep", "skip", "error")
+
+
+class MissingVideosWarning(UserWarning):
+    """Some samples point at video files that do not exist (one summary per load)."""
+
+
+class SampleList(list[VideoQA]):
+    """The samples a loader returns: a plain list with a small load report.
+
+    Attributes:
+        dataset: Registry name of the dataset.
+        sources: Annotation files that were read.
+        missing_videos: Video paths (unique, in order) that do not exist among the
+            samples left after the split/category filters, or ``None`` when no video
+            root was given and existence was not checked.
+        skipped: Samples dropped because their video is missing (``missing="skip"``).
+        clipped_intervals: Intervals clipped to the video duration (overshoot within
+            :data:`INTERVAL_TOLERANCE`).
+    """
+
+    def __init__(self, samples: Iterable[VideoQA] = (), *, dataset: str = "custom") -> None:
+        super().__init__(samples)
+        self.dataset = dataset
+        self.sources: tuple[str, ...] = ()
+        self.missing_videos: tuple[str, ...] | None = None
+        self.skipped = 0
+        self.clipped_intervals = 0
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Sample filters common to every loader.
+
+    Args:
+        limit: Keep at most this many samples (after the other filters and skipping).
+        split: Keep samples whose ``meta["splits"]`` contains this name (each loader
+            documents what its splits are).
+        categories: Keep samples whose category, or one of ``meta["categories"]``, is
+            listed.
+    """
+
+    limit: int | None = None
+    split: str | None = None
+    categories: Collection[str] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and (
+            isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 0
+        ):
+            raise ConfigError(f"limit must be a non-negative integer, got {self.limit!r}")
+        if isinstance(self.categories, str):
+            object.__setattr__(self, "categories", (self.categories,))
+
+
+def _splits(sample: VideoQA) -> list[str]:
+    return [str(s) for s in sample.meta.get("splits") or ()]
+
+
+def _categories(sample: VideoQA) -> set[str]:
+    names = {str(c) for c in sample.meta.get("categories") or ()}
+    if sample.category is not None:
+        names.add(sample.category)
+    return names
+
+
+def _select(
+    samples: list[VideoQA], filters: Filters, dataset: str, splits: Collection[str]
+) -> list[VideoQA]:
+    if filters.split is not None:
+        known = sorted(set(splits) | {s for sample in samples for s in _splits(sample)})
+        if filters.split not in known:
+            raise ConfigError(
+                f"{dataset}: unknown split {filters.split!r}; known: {', '.join(known) or '(none)'}"
+            )
+        samples = [s for s in samples if filters.split in _splits(s)]
+    if filters.categories is not None:
+        wanted = set(filters.categories)
+        samples = [s for s in samples if _categories(s) & wanted]
+    return samples
+
+
+def _check_ids(samples: Sequence[VideoQA], source: Path) -> None:
+    seen: set[str] = set()
+    for index, sample in enumerate(samples):
+        if sample.id in seen:
+            raise DatasetError(source, f"duplicate sample id {sample.id!r}", index)
+        seen.add(sample.id)
+
+
+def _check_videos(
+    samples: list[VideoQA], limit: int | None, missing: MissingPolicy, check: bool
+) -> tuple[list[VideoQA], list[VideoQA]]:
+    """``(kept, missing)`` among the samples examined until ``limit`` are kept."""
+    kept: list[VideoQA] = []
+    absent: list[VideoQA] = []
+    for sample in samples:
+        if limit is not None and len(kept) >= limit:
+            break
+        path = sample.video_path
+        if check and path is not None and not os.path.exists(path):
+            absent.append(sample)
+            if missing == "skip":
+                continue
+        kept.append(sample)
+    return kept, absent
+
+
+def _stacklevel() -> int:
+    """Stack level of the first caller outside ``video_env.data`` (for warnings)."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        "video_env.data"
+    ):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def finalize(
+    samples: list[VideoQA],
+    *,
+    dataset: str,
+    sources: Sequence[RecordContext],
+    video_root: PathLike | None,
+    missing: MissingPolicy,
+    filters: Filters,
+    splits: Collection[str] = (),
+) -> SampleList:
+    """Check ids, filter, apply the missing-video policy and the limit, report.
+
+    Samples are examined in order until ``limit`` are kept. Missing videos are checked
+    with :func:`os.path.exists` only (never decoded), and only when ``video_root`` is
+    given. Those among the examined samples are reported once, by a single
+    :class:`MissingVideosWarning` (count and the first few paths) and in
+    :attr:`SampleList.missing_videos`; with ``missing="error"`` a :class:`DatasetError`
+    carries the same summary instead.
+
+    Args:
+        samples: Every sample parsed, in file order.
+        dataset: Registry name, used in messages.
+        sources: Contexts of the files read.
+        video_root: Folder of the videos, or ``None`` not to check them.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        filters: Split, category and limit filters.
+        splits: Split names the dataset defines even when no sample is in them.
+
+    Raises:
+        ConfigError: If ``missing`` or a filter is invalid.
+        DatasetError: On duplicate ids, or missing videos with ``missing="error"``.
+    """
+    if missing not in _MISSING_POLICIES:
+        raise ConfigError(f"missing must be one of {_MISSING_POLICIES}, got {missing!r}")
+    _check_ids(samples, sources[0].path if sources else Path(dataset))
+    selected = _select(samples, filters, dataset, splits)
+    result = SampleList(dataset=dataset)
+    result.sources = tuple(str(c.path) for c in sources)
+    result.clipped_intervals = sum(c.clipped for c in sources)
+    kept, absent = _check_videos(selected, filters.limit, missing, video_root is not None)
+    if video_root is not None:
+        paths = tuple(dict.fromkeys(s.video_path or "" for s in absent))
+        result.missing_videos = paths
+        if paths:
+            summary = (
+                f"{dataset}: {len(absent)} samples have no video under {os.fspath(video_root)} "
+                f"({len(paths)} files), e.g. " + ", ".join(paths[:MISSING_SHOWN])
+            )
+            if missing == "error":
+                raise DatasetError(result.sources[0] if result.sources else dataset, summary)
+            action = "skipped" if missing == "skip" else "kept"
+            warnings.warn(f"{summary}; {action}", MissingVideosWarning, stacklevel=_stacklevel())
+            result.skipped = len(absent) if missing == "skip" else 0
+    result.extend(kept)
+    return result

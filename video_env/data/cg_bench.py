@@ -1,0 +1,149 @@
+"""CG-Bench loader (clue-grounded long-video QA)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from video_env.data._common import (
+    MissingPolicy,
+    PathLike,
+    RecordContext,
+    answer_letter,
+    find_file,
+    parse_form,
+    read_json,
+    read_records,
+    strip_option_letters,
+    video_path,
+)
+from video_env.data._report import Filters, SampleList, finalize
+from video_env.errors import DatasetError
+from video_env.types import VideoQA
+
+NAME = "cg-bench"
+META_FILE = "video_meta_info.json"
+
+
+def _video_meta(path: Path | None) -> tuple[Mapping[str, Any], RecordContext | None]:
+    if path is None or not path.is_file():
+        return {}, None
+    ctx = RecordContext(path)
+    data = read_json(path)
+    if not isinstance(data, Mapping):
+        raise ctx.error("expected an object {video_uid: {duration, max_frame, fps}}")
+    return data, ctx
+
+
+def _duration(
+    ctx: RecordContext, record: Mapping[str, Any], meta: Mapping[str, Any], uid: str, index: int
+) -> float | None:
+    duration = ctx.duration(record.get("duration"), index)
+    info = meta.get(uid)
+    if duration is None and isinstance(info, Mapping):
+        duration = ctx.duration(info.get("duration"), index)
+    return duration
+
+
+def _parse(
+    ctx: RecordContext,
+    record: Mapping[str, Any],
+    index: int,
+    video_root: PathLike | None,
+    forms: tuple[str, ...],
+    meta_info: Mapping[str, Any],
+) -> list[VideoQA]:
+    qid = ctx.text(record, "qid", index)
+    uid = ctx.text(record, "video_uid", index)
+    choices = ctx.field(record, "choices", index)
+    if not isinstance(choices, Sequence) or isinstance(choices, str):
+        raise ctx.error(f"choices must be a list, got {choices!r}", index)
+    options = strip_option_letters([str(c) for c in choices])
+    right = record.get("right_answer")
+    if right not in (None, ""):
+        letter = answer_letter(ctx, options, right, index, "letter")
+    else:
+        letter = answer_letter(ctx, options, ctx.field(record, "answer", index), index, "text")
+    duration = _duration(ctx, record, meta_info, uid, index)
+    domain = str(record.get("domain") or "")
+    common: dict[str, Any] = {
+        "video": video_path(video_root, f"{uid}.mp4"),
+        "question": ctx.text(record, "question", index),
+        "duration": duration,
+        "gt_intervals": ctx.intervals(record.get("clue_intervals"), duration, index),
+        "category": str(record["sub_category"]) if record.get("sub_category") else None,
+        "source": NAME,
+    }
+    text = str(record.get("answer") or options[ord(letter) - ord("A")]).strip()
+    samples = []
+    for form in forms:
+        splits = [domain] if domain else []
+        meta = {"qid": qid, "video_uid": uid, "form": form, "domain": domain, "splits": splits}
+        if form == "mcq":
+            samples.append(
+                ctx.sample(
+                    index, id=f"{qid}-mcq", answer=letter, options=options, meta=meta, **common
+                )
+            )
+        else:
+            samples.append(ctx.sample(index, id=f"{qid}-open", answer=text, meta=meta, **common))
+    return samples
+
+
+def load_cg_bench(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    video_meta: PathLike | None = None,
+    form: str = "mcq",
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load CG-Bench questions.
+
+    The annotation file (a folder is searched for ``cgbench.json``, ``cg_bench.json``) is a
+    JSON array of ``qid, video_uid, question, answer (text), choices (5-8), right_answer
+    (letter), clue_intervals [[s, e], ...], domain, sub_category, duration``. The duration
+    falls back on ``video_meta_info.json`` (``{video_uid: {duration, max_frame, fps}}``),
+    looked up beside the annotations unless ``video_meta`` names it. Videos are
+    ``<video_uid>.mp4``. Ids are ``<qid>-mcq`` / ``<qid>-open``; categories are
+    sub-categories and splits are domains.
+
+    Args:
+        annotations: The annotation file, or a folder holding it.
+        video_root: Folder of the videos; ``None`` skips the missing-video check.
+        video_meta: The ``video_meta_info.json`` file, if not beside the annotations.
+        form: ``"mcq"`` (default), ``"open"`` (answer text) or ``"both"``.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep one domain.
+        categories: Keep these sub-categories.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If a file or record is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    forms = parse_form(form)
+    names = ("cgbench.json", "cg_bench.json", "cgbench_mini.json")
+    ctx = RecordContext(find_file(annotations, names, "CG-Bench annotation"))
+    meta_path = Path(video_meta) if video_meta is not None else ctx.path.parent / META_FILE
+    meta_info, meta_ctx = _video_meta(meta_path)
+    if video_meta is not None and meta_ctx is None:
+        raise DatasetError(meta_path, "video meta file not found")
+    samples: list[VideoQA] = []
+    for index, record in enumerate(read_records(ctx.path)):
+        samples.extend(_parse(ctx, record, index, video_root, forms, meta_info))
+    return finalize(
+        samples,
+        dataset=NAME,
+        sources=[ctx] if meta_ctx is None else [ctx, meta_ctx],
+        video_root=video_root,
+        missing=missing,
+        filters=Filters(limit, split, categories),
+    )

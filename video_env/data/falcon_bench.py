@@ -1,0 +1,141 @@
+"""FALCON-Bench loader (fields of its lmms-eval task)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from video_env.data._common import (
+    MissingPolicy,
+    PathLike,
+    RecordContext,
+    answer_letter,
+    find_file,
+    parse_form,
+    read_records,
+    video_path,
+)
+from video_env.data._report import Filters, SampleList, finalize
+from video_env.types import Interval, VideoQA
+
+NAME = "falcon-bench"
+#: Option texts that only pad the option list to a fixed length.
+PADDING = frozenset({"n/a", "na", ""})
+
+
+def _options(ctx: RecordContext, raw: Any, index: int) -> tuple[str, ...]:
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise ctx.error(f"options must be a list, got {raw!r}", index)
+    options = [str(o).strip() for o in raw]
+    while options and options[-1].lower() in PADDING:
+        options.pop()
+    return tuple(options)
+
+
+def _intervals(
+    ctx: RecordContext, raw: Any, duration: float | None, index: int
+) -> tuple[Interval, ...]:
+    if raw is None or raw == []:
+        return ()
+    if isinstance(raw, Sequence) and raw and isinstance(raw[0], (int, float, str)):
+        return (ctx.interval(raw, duration, index),)  # a single [start, end]
+    return ctx.intervals(raw, duration, index)
+
+
+def _parse(
+    ctx: RecordContext,
+    record: Mapping[str, Any],
+    index: int,
+    video_root: PathLike | None,
+    forms: tuple[str, ...],
+) -> list[VideoQA]:
+    qid = ctx.text(record, "question_id", index)
+    duration = ctx.duration(record.get("duration"), index)
+    options = _options(ctx, ctx.field(record, "options", index), index)
+    raw_index = ctx.field(record, "gt_option_idx", index)
+    letter = answer_letter(ctx, options, raw_index, index, "index")
+    gt_answer = record.get("gt_answer")
+    open_answer = str(gt_answer).strip() if gt_answer else options[ord(letter) - ord("A")]
+    dataset = str(record.get("dataset") or "")
+    common: dict[str, Any] = {
+        "video": video_path(video_root, ctx.text(record, "path", index)),
+        "question": ctx.text(record, "question", index),
+        "duration": duration,
+        "gt_intervals": _intervals(ctx, record.get("gt_time_interval"), duration, index),
+        "category": str(record["category"]) if record.get("category") else None,
+        "source": NAME,
+    }
+    samples = []
+    for form in forms:
+        meta = {
+            "question_id": qid,
+            "form": form,
+            "dataset": dataset,
+            "splits": [dataset] if dataset else [],
+        }
+        if form == "mcq":
+            samples.append(
+                ctx.sample(
+                    index, id=f"{qid}-mcq", answer=letter, options=options, meta=meta, **common
+                )
+            )
+        else:
+            samples.append(
+                ctx.sample(index, id=f"{qid}-open", answer=open_answer, meta=meta, **common)
+            )
+    return samples
+
+
+def load_falcon_bench(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    form: str = "both",
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load FALCON-Bench questions.
+
+    The annotation file (JSON array, ``{"data": [...]}`` or JSONL; a folder is searched for
+    ``FALCON-Bench.json``, ``falcon_bench.json``, ``test.json`` or ``*.jsonl`` equivalents)
+    holds records with ``question_id, dataset, category, question, options, gt_option_idx,
+    gt_answer, gt_time_interval [start, end], path`` and an optional ``duration``.
+    Trailing ``"N/A"`` options (padding) are dropped. Each question yields an MCQ sample
+    (id ``<question_id>-mcq``, answer letter) and/or an open one (id
+    ``<question_id>-open``, answer ``gt_answer``), with ``meta["form"]`` telling which.
+    Splits are the source datasets of the videos (``SoccerNet``, ``MovieChat-1K``,
+    ``Walking_Tours``).
+
+    Args:
+        annotations: The annotation file, or a folder holding it.
+        video_root: Folder the ``path`` fields are relative to; ``None`` skips the
+            missing-video check.
+        form: ``"mcq"``, ``"open"`` or ``"both"``.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep one source dataset.
+        categories: Keep these question categories.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If a file or record is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    forms = parse_form(form)
+    names = ("FALCON-Bench.json", "falcon_bench.json", "test.json", "falcon_bench.jsonl")
+    ctx = RecordContext(find_file(annotations, names, "FALCON-Bench annotation"))
+    samples: list[VideoQA] = []
+    for index, record in enumerate(read_records(ctx.path)):
+        samples.extend(_parse(ctx, record, index, video_root, forms))
+    return finalize(
+        samples,
+        dataset=NAME,
+        sources=[ctx],
+        video_root=video_root,
+        missing=missing,
+        filters=Filters(limit, split, categories),
+    )

@@ -1,0 +1,110 @@
+"""The library's own dataset format: one :meth:`VideoQA.to_dict` record per line."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+from video_env.data._common import (
+    MissingPolicy,
+    PathLike,
+    RecordContext,
+    read_records,
+)
+from video_env.data._report import Filters, SampleList, finalize
+from video_env.errors import DatasetError
+from video_env.types import SampleError, VideoQA
+
+NAME = "jsonl"
+
+
+def save_jsonl(
+    samples: Iterable[VideoQA], path: PathLike, *, video_root: PathLike | None = None
+) -> Path:
+    """Write samples as JSON Lines (one :meth:`VideoQA.to_dict` per line).
+
+    Args:
+        samples: Samples whose videos are file paths.
+        path: The file to write (its folder is created).
+        video_root: When given, video paths inside it are written relative to it, so the
+            file can be loaded elsewhere with another root.
+
+    Returns:
+        The path written.
+
+    Raises:
+        SampleError: If a sample's video is in memory (not a path).
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    root = os.path.abspath(video_root) if video_root is not None else None
+    lines = []
+    for sample in samples:
+        record = sample.to_dict()
+        if root is not None:
+            absolute = os.path.abspath(record["video"])
+            if os.path.commonpath([absolute, root]) == root:
+                record["video"] = os.path.relpath(absolute, root)
+        lines.append(json.dumps(record, ensure_ascii=False))
+    out.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return out
+
+
+def load_jsonl(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load samples written by :func:`save_jsonl` (``.jsonl``, or a ``.json`` array).
+
+    Relative video paths resolve against ``video_root``, else against the file's folder;
+    absolute paths are kept. Since every path is then known, missing videos are always
+    checked (existence only). Splits are the records' ``meta["splits"]``.
+
+    Args:
+        annotations: The file.
+        video_root: Folder relative video paths are resolved against.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep samples whose ``meta["splits"]`` holds this name.
+        categories: Keep these categories.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If the file or a record is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    ctx = RecordContext(Path(annotations))
+    root = Path(video_root) if video_root is not None else ctx.path.parent
+    samples = []
+    for index, record in enumerate(read_records(ctx.path, keys=("data", "samples"))):
+        if not isinstance(record, dict):
+            raise ctx.error(f"expected an object, got {type(record).__name__}", index)
+        video = record.get("video")
+        if not isinstance(video, str) or not video:
+            raise ctx.error(f"'video' must be a path, got {video!r}", index)
+        record = {**record, "video": os.path.join(root, video)}
+        try:
+            samples.append(VideoQA.from_dict(record))
+        except KeyError as exc:
+            raise ctx.error(f"missing field {exc}", index) from None
+        except (SampleError, TypeError, ValueError) as exc:
+            if isinstance(exc, DatasetError):
+                raise
+            raise ctx.error(str(exc), index) from None
+    return finalize(
+        samples,
+        dataset=NAME,
+        sources=[ctx],
+        video_root=root,
+        missing=missing,
+        filters=Filters(limit, split, categories),
+    )

@@ -1,0 +1,159 @@
+"""LVBench loader (one JSON line per video, options inside the question text)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from video_env.data._common import (
+    MissingPolicy,
+    PathLike,
+    RecordContext,
+    answer_letter,
+    find_file,
+    parse_time_range,
+    read_records,
+    video_path,
+)
+from video_env.data._report import Filters, SampleList, finalize
+from video_env.types import OPTION_LETTERS, Interval, VideoQA
+
+NAME = "lvbench"
+_OPTION_MARK = re.compile(r"(?:^|(?<=\s))\(([A-Z])\)\s*")
+
+
+def split_options(text: str) -> tuple[str, tuple[str, ...]] | None:
+    r"""Split ``"Question?\n(A) x\n(B) y"`` into the question and its option texts.
+
+    The options are the last run of marks ``(A)``, ``(B)``, ... in order; returns ``None``
+    when the text has fewer than two.
+    """
+    marks = list(_OPTION_MARK.finditer(text))
+    starts = [i for i, m in enumerate(marks) if m.group(1) == "A"]
+    for first in reversed(starts):
+        run = [marks[first]]
+        for mark in marks[first + 1 :]:
+            if mark.group(1) != OPTION_LETTERS[len(run)]:
+                break
+            run.append(mark)
+        if len(run) < 2:
+            continue
+        ends = [m.start() for m in run[1:]] + [len(text)]
+        options = tuple(text[m.end() : end].strip() for m, end in zip(run, ends, strict=True))
+        return text[: run[0].start()].strip(), options
+    return None
+
+
+def _intervals(
+    ctx: RecordContext, raw: Any, duration: float | None, index: int
+) -> tuple[Interval, ...]:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return ()
+    if not isinstance(raw, str):
+        raise ctx.error(f"time_reference must be 'MM:SS-MM:SS', got {raw!r}", index)
+    pairs = []
+    for part in re.split(r"[,;]", raw):
+        if not part.strip():
+            continue
+        try:
+            pairs.append(parse_time_range(part))
+        except ValueError as exc:
+            raise ctx.error(str(exc), index) from None
+    return ctx.intervals(pairs, duration, index)
+
+
+def _parse_qa(
+    ctx: RecordContext,
+    qa: Any,
+    index: int,
+    video: Mapping[str, Any],
+) -> VideoQA:
+    uid = ctx.text(qa, "uid", index)
+    parsed = split_options(ctx.text(qa, "question", index))
+    if parsed is None:
+        raise ctx.error(f"question {uid}: no '(A) ... (B) ...' options in the text", index)
+    question, options = parsed
+    types = qa.get("question_type") or []
+    if isinstance(types, str):
+        types = [types]
+    duration: float | None = video["duration"]
+    return ctx.sample(
+        index,
+        id=uid,
+        video=video["path"],
+        question=question,
+        answer=answer_letter(ctx, options, ctx.field(qa, "answer", index), index),
+        duration=duration,
+        options=options,
+        gt_intervals=_intervals(ctx, qa.get("time_reference"), duration, index),
+        category=str(types[0]) if types else None,
+        source=NAME,
+        meta={
+            "video_key": video["key"],
+            "video_type": video["type"],
+            "categories": [str(t) for t in types],
+            "time_reference": qa.get("time_reference"),
+            "splits": [video["type"]] if video["type"] else [],
+        },
+    )
+
+
+def load_lvbench(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load LVBench questions.
+
+    The annotation file (JSONL; a folder is searched for ``video_info.meta.jsonl``) has one
+    line per video: ``key, type, qa: [{uid, question, answer, question_type,
+    time_reference}]`` and an optional ``duration``. The options ``(A) ...(D) ...`` are cut
+    out of the question text; ``time_reference`` (``MM:SS-MM:SS`` or ``H:MM:SS`` bounds,
+    several separated by commas) becomes the evidence intervals. Videos are
+    ``<key>.mp4``. The category is the first question type (all are in
+    ``meta["categories"]``, which the category filter also matches); splits are video types
+    (``cartoon``, ``documentary``, ``live``, ``selfmedia``, ``sport``, ``tv``).
+
+    Args:
+        annotations: The JSONL file, or a folder holding it.
+        video_root: Folder of the videos; ``None`` skips the missing-video check.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep one video type.
+        categories: Keep these question types.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If a file or record is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    names = ("video_info.meta.jsonl", "lvbench.jsonl")
+    ctx = RecordContext(find_file(annotations, names, "LVBench annotation"))
+    samples: list[VideoQA] = []
+    for index, record in enumerate(read_records(ctx.path)):
+        key = ctx.text(record, "key", index)
+        qas = ctx.field(record, "qa", index)
+        if not isinstance(qas, Sequence) or isinstance(qas, str):
+            raise ctx.error(f"'qa' must be a list, got {qas!r}", index)
+        video = {
+            "key": key,
+            "type": str(record.get("type") or ""),
+            "path": video_path(video_root, f"{key}.mp4"),
+            "duration": ctx.duration(record.get("duration"), index),
+        }
+        samples.extend(_parse_qa(ctx, qa, index, video) for qa in qas)
+    return finalize(
+        samples,
+        dataset=NAME,
+        sources=[ctx],
+        video_root=video_root,
+        missing=missing,
+        filters=Filters(limit, split, categories),
+    )

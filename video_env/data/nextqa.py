@@ -1,0 +1,216 @@
+"""NExT-QA and NExT-GQA loaders (CSV questions; NExT-GQA adds grounding intervals)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from video_env.data._common import (
+    MissingPolicy,
+    PathLike,
+    RecordContext,
+    answer_letter,
+    find_file,
+    read_json,
+    video_path,
+)
+from video_env.data._report import Filters, SampleList, finalize
+from video_env.errors import DatasetError
+from video_env.types import Interval, VideoQA
+
+NEXTQA = "nextqa"
+NEXTGQA = "nextgqa"
+N_OPTIONS = 5
+MAP_FILE = "map_vid_vidorID.json"
+_COLUMNS = ("question", "answer", "qid", "type", *(f"a{i}" for i in range(N_OPTIONS)))
+
+
+def _read_csv(ctx: RecordContext) -> list[dict[str, str]]:
+    try:
+        with ctx.path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except FileNotFoundError:
+        raise ctx.error("file not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ctx.error(f"cannot read CSV: {exc}") from None
+    absent = [c for c in _COLUMNS if c not in header]
+    if "video" not in header and "video_id" not in header:
+        absent.insert(0, "video")
+    if absent:
+        raise ctx.error(f"CSV header lacks columns {absent}")
+    return rows
+
+
+def _mapping(path: Path | None, what: str) -> tuple[dict[str, Any], RecordContext | None]:
+    if path is None:
+        return {}, None
+    data = read_json(path)
+    if not isinstance(data, Mapping):
+        raise DatasetError(path, f"expected a JSON object ({what})")
+    return {str(k): v for k, v in data.items()}, RecordContext(path)
+
+
+def _beside(ctx: RecordContext, given: PathLike | None, default: str) -> Path | None:
+    """The file named ``given``, else ``default`` beside the CSV when it exists."""
+    if given is not None:
+        return Path(given)
+    path = ctx.path.parent / default
+    return path if path.is_file() else None
+
+
+def _parse(
+    ctx: RecordContext,
+    row: Mapping[str, str],
+    index: int,
+    video_root: PathLike | None,
+    video_map: Mapping[str, Any],
+    grounding: Mapping[str, Any] | None,
+) -> VideoQA:
+    video = ctx.text(row, "video" if "video" in row else "video_id", index)
+    qid = ctx.text(row, "qid", index)
+    options = tuple(ctx.text(row, f"a{i}", index) for i in range(N_OPTIONS))
+    kind: Literal["index", "text"] = "index" if grounding is None else "text"
+    meta: dict[str, Any] = {"video_id": video, "qid": qid, "splits": [ctx.path.stem]}
+    for key in ("frame_count", "width", "height"):
+        if row.get(key):
+            meta[key] = int(ctx.number(row[key], key, index))
+    duration: float | None = None
+    intervals: tuple[Interval, ...] = ()
+    if grounding is not None:
+        info = grounding.get(video)
+        if not isinstance(info, Mapping):
+            raise ctx.error(f"video {video} has no entry in the grounding file", index)
+        duration = ctx.duration(info.get("duration"), index)
+        meta["fps"] = info.get("fps")
+        location = info.get("location") or {}
+        intervals = ctx.intervals(location.get(qid), duration, index)
+    relative = str(video_map.get(video, video))
+    return ctx.sample(
+        index,
+        id=f"{video}_{qid}",
+        video=video_path(video_root, f"{relative}.mp4"),
+        question=ctx.text(row, "question", index),
+        answer=answer_letter(ctx, options, row.get("answer"), index, kind),
+        duration=duration,
+        options=options,
+        gt_intervals=intervals,
+        category=ctx.text(row, "type", index),
+        source=NEXTQA if grounding is None else NEXTGQA,
+        meta=meta,
+    )
+
+
+def _load(
+    dataset: str,
+    annotations: PathLike,
+    video_root: PathLike | None,
+    video_map: PathLike | None,
+    grounding: PathLike | None,
+    missing: MissingPolicy,
+    filters: Filters,
+) -> SampleList:
+    ctx = RecordContext(find_file(annotations, ("val.csv", "test.csv", "train.csv"), "CSV"))
+    rows = _read_csv(ctx)
+    names, map_ctx = _mapping(_beside(ctx, video_map, MAP_FILE), "video id -> path")
+    contexts = [ctx] + ([map_ctx] if map_ctx else [])
+    located: dict[str, Any] | None = None
+    if dataset == NEXTGQA:
+        path = _beside(ctx, grounding, f"gsub_{ctx.path.stem}.json")
+        if path is None:
+            raise ctx.error(f"no grounding file gsub_{ctx.path.stem}.json beside it")
+        located, _ = _mapping(path, "{video_id: {duration, fps, location}}")
+        contexts.append(RecordContext(path))
+    samples = [_parse(ctx, row, i, video_root, names, located) for i, row in enumerate(rows)]
+    return finalize(
+        samples,
+        dataset=dataset,
+        sources=contexts,
+        video_root=video_root,
+        missing=missing,
+        filters=filters,
+    )
+
+
+def load_nextqa(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    video_map: PathLike | None = None,
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load NExT-QA multiple-choice questions.
+
+    ``annotations`` is a split CSV (``video, frame_count, width, height, question, answer
+    (index), qid, type, a0``-``a4``) or a folder holding ``val.csv``. Ids are
+    ``<video>_<qid>``; categories are the question types (``CW``, ``CH``, ``TN``, ``TC``,
+    ``TP``, ``DO``, ``DL``, ``DC``); the split is the CSV's stem. Videos are
+    ``<video_root>/<path>.mp4`` where ``map_vid_vidorID.json`` (beside the CSV unless
+    ``video_map`` names it) maps the video id to its VidOR path, else ``<video>.mp4``.
+    Durations are unknown (the CSV has frame counts, kept in ``meta``, but no fps).
+
+    Args:
+        annotations: The CSV, or its folder.
+        video_root: Folder of the videos; ``None`` skips the missing-video check.
+        video_map: The ``{video id: relative path}`` JSON, if not beside the CSV.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep one split (CSV stem, e.g. ``"val"``).
+        categories: Keep these question types.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If a file or record (row index, from 0) is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    filters = Filters(limit, split, categories)
+    return _load(NEXTQA, annotations, video_root, video_map, None, missing, filters)
+
+
+def load_nextgqa(
+    annotations: PathLike,
+    video_root: PathLike | None = None,
+    *,
+    grounding: PathLike | None = None,
+    video_map: PathLike | None = None,
+    missing: MissingPolicy = "keep",
+    limit: int | None = None,
+    split: str | None = None,
+    categories: Collection[str] | None = None,
+) -> SampleList:
+    """Load NExT-GQA grounded questions.
+
+    Like :func:`load_nextqa`, but the CSV's video column is ``video_id`` and its
+    ``answer`` is the option text; ``gsub_<split>.json`` beside the CSV (or
+    ``grounding``), ``{video_id: {duration, fps, location: {qid: [[s, e], ...]}}}``, gives
+    the duration (whole seconds, as annotated) and the evidence intervals; intervals
+    overshooting the duration by up to 1 s are clipped to it. A question absent from
+    ``location`` has no interval; a video absent from the file is an error.
+
+    Args:
+        annotations: The CSV, or its folder.
+        video_root: Folder of the videos; ``None`` skips the missing-video check.
+        grounding: The ``gsub_*.json`` file, if not beside the CSV.
+        video_map: The ``{video id: relative path}`` JSON, if not beside the CSV.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep one split (CSV stem, e.g. ``"val"``).
+        categories: Keep these question types.
+
+    Returns:
+        The samples, with a load report (see :class:`SampleList`).
+
+    Raises:
+        DatasetError: If a file or record (row index, from 0) is malformed.
+        ConfigError: If an argument is invalid.
+    """
+    filters = Filters(limit, split, categories)
+    return _load(NEXTGQA, annotations, video_root, video_map, grounding, missing, filters)
