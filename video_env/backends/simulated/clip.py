@@ -63,9 +63,9 @@ class SimulatedCLIP:
         seed: int = 0,
     ) -> None:
         self.settings = settings or SimCLIPSettings()
-        self.embedder = embedder or default_text_embedder()
+        self._embedder = embedder
         self.seed = seed
-        self.name = f"simulated-clip(seed={seed}, text={self.embedder.name})"
+        self.name = f"simulated-clip(seed={seed})"
         self.usage = Cost()
         self._cache: dict[tuple[str, float], npt.NDArray[np.float32]] = {}
 
@@ -85,6 +85,13 @@ class SimulatedCLIP:
             if len(snapped)
             else np.zeros((0, 1), dtype=np.float32)
         )
+
+    @property
+    def embedder(self) -> TextEmbedder:
+        """The text embedder (the default one is built on first use: loading is slow)."""
+        if self._embedder is None:
+            self._embedder = default_text_embedder()
+        return self._embedder
 
     def text_features(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Features of ``texts``."""

@@ -1,0 +1,276 @@
+"""The base class of the video QA environments: episodes, invalid actions, answers, render."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from video_env.actions.types import Action, AnswerAction, describe_action
+from video_env.envs.episode import EpisodeTracker
+from video_env.envs.perception import Perception
+from video_env.envs.render import render_ansi, render_rgb
+from video_env.errors import ConfigError, InvalidActionError
+from video_env.metrics.judges import Judge
+from video_env.metrics.localization import gtou
+from video_env.synth.suites import load_suite
+from video_env.synth.world import SynthVideo
+from video_env.types import Interval, VideoQA
+from video_env.video.base import VideoReader
+
+#: Suite drawn from when no dataset is given.
+DEFAULT_SUITE = "synth-quick"
+
+
+def resolve_dataset(dataset: Sequence[VideoQA] | str | None) -> list[VideoQA]:
+    """A list of samples from a suite name, a sequence of samples, or the default suite.
+
+    Raises:
+        ConfigError: If the dataset is empty.
+    """
+    samples = (
+        load_suite(dataset or DEFAULT_SUITE)
+        if dataset is None or isinstance(dataset, str)
+        else list(dataset)
+    )
+    if not samples:
+        raise ConfigError("the dataset has no samples")
+    return samples
+
+
+class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
+    """Shared machinery of the video QA environments.
+
+    Draws a sample per episode, perceives it through the configured backends, handles
+    invalid actions and answers, and builds ``info["episode"]``.
+
+    Subclasses implement :meth:`_begin` (episode set-up), :meth:`_act` (a non-answer
+    action), :meth:`_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and
+    :meth:`_coerce` (dict actions from the action space to action dataclasses).
+
+    Args:
+        dataset: Samples, a suite name, or ``None`` for ``synth-quick``.
+        perception: Backends; default: the simulated offline set.
+        judge: Judge of open answers (default: normalised exact match).
+        max_invalid_actions: Invalid actions allowed; one more ends the episode (truncated).
+        invalid_action_penalty: Reward of an invalid action (subtracted).
+        standin_missing_videos: With real backends, replace a missing video file by a
+            simulated stand-in (results are then labelled simulated).
+        render_mode: ``"rgb_array"``, ``"ansi"`` or ``None``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 1}  # noqa: RUF012
+
+    def __init__(
+        self,
+        dataset: Sequence[VideoQA] | str | None = None,
+        *,
+        perception: Perception | None = None,
+        judge: Judge | None = None,
+        max_invalid_actions: int = 3,
+        invalid_action_penalty: float = 0.1,
+        standin_missing_videos: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if max_invalid_actions < 0:
+            raise ConfigError("max_invalid_actions must be >= 0")
+        self.samples = resolve_dataset(dataset)
+        self.perception = perception or Perception.offline()
+        self.judge = judge
+        self.max_invalid_actions = max_invalid_actions
+        self.invalid_action_penalty = invalid_action_penalty
+        self.standin_missing_videos = standin_missing_videos
+        self.render_mode = render_mode
+        self._episode: EpisodeTracker | None = None
+        self._video: VideoReader | None = None
+        self._last_error = ""
+        self._last_times: np.ndarray = np.zeros(0)
+
+    # -- Gymnasium API ---------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode on ``options["sample"]``, ``options["index"]`` or a random sample."""
+        super().reset(seed=seed)
+        options = options or {}
+        sample = options.get("sample")
+        if sample is None:
+            index = options.get("index")
+            if index is None:
+                index = int(self.np_random.integers(len(self.samples)))
+            sample = self.samples[index]
+        if not isinstance(sample, VideoQA):
+            raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
+        self._close_video()
+        self._video = self.perception.video_for(sample, self.standin_missing_videos)
+        self._episode = EpisodeTracker(sample, self.perception)
+        self._last_error = ""
+        self._last_times = np.zeros(0)
+        self._begin(sample)
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Apply an action (a dataclass from :mod:`video_env.actions` or a space dict)."""
+        episode = self._require_episode()
+        self._last_error = ""
+        terminated = truncated = False
+        parts: dict[str, float] = {}
+        answer: AnswerAction | None = None
+        parsed: Action | None = None
+        try:
+            parsed = self._coerce(action)  # may raise InvalidActionError (bad values)
+            if isinstance(parsed, AnswerAction):
+                answer = self._check_answer(parsed)
+                parts = self._answer_reward(answer)
+                terminated = True
+            else:
+                reward = self._act(parsed)
+                parts = {"step": reward} if reward else {}
+        except InvalidActionError as exc:
+            self._last_error = str(exc)
+            episode.invalid_actions += 1
+            parts = {"invalid": -self.invalid_action_penalty}
+            truncated = episode.invalid_actions > self.max_invalid_actions
+        reward = float(sum(parts.values()))
+        summary = describe_action(parsed) if parsed is not None else "(malformed action)"
+        episode.record(summary, reward, self._last_error, episode.step_cost())
+        info = self._info()
+        if terminated or truncated:
+            final = answer if answer is not None else None
+            info["episode"] = episode.finish(
+                final.text if final else None,
+                self._answer_window(final) if final else None,
+                self._episode_reward_parts(parts),
+                self.judge,
+                "answer" if terminated else "invalid_actions",
+            )
+        return self._observation(), reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        """An RGB picture (frames + timeline) or a text summary, per ``render_mode``."""
+        if self.render_mode is None or self._episode is None:
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(self._episode, self._current_window(), self._ansi_lines())
+        return render_rgb(self._episode, self._video, self._last_times, self._current_window())
+
+    def close(self) -> None:
+        """Release the current video."""
+        self._close_video()
+
+    # -- shared helpers --------------------------------------------------------------
+
+    @property
+    def sample(self) -> VideoQA:
+        """The current episode's sample (for wrappers and logging; not for policies)."""
+        return self._require_episode_or_done().sample
+
+    @property
+    def video(self) -> VideoReader:
+        """The video being perceived in the current episode."""
+        if self._video is None:
+            raise RuntimeError("call reset() first")
+        return self._video
+
+    def _require_episode(self) -> EpisodeTracker:
+        if self._episode is None:
+            raise RuntimeError("call reset() before step()")
+        if self._episode.done:
+            raise RuntimeError("the episode has ended; call reset()")
+        return self._episode
+
+    def _check_answer(self, action: AnswerAction) -> AnswerAction:
+        if not action.text.strip():
+            raise InvalidActionError("the answer is empty")
+        if action.window is not None and action.window.end > self.video.duration + 1e-6:
+            raise InvalidActionError(
+                f"window [{action.window.start:g}, {action.window.end:g}] lies outside the "
+                f"video (0 to {self.video.duration:g} s)"
+            )
+        return action
+
+    def _answer_window(self, action: AnswerAction) -> Interval | None:
+        """The predicted evidence window (subclasses may infer one)."""
+        return action.window
+
+    def _gtou(self, window: Interval | None) -> float:
+        gt = self.sample.gt_intervals
+        return gtou(gt, window) if gt else 0.0
+
+    def _correct(self, text: str) -> bool:
+        from video_env.metrics.judges import grade_answer
+
+        grade = grade_answer(self.sample, text, self.judge)
+        return bool(grade and grade.correct)
+
+    def _episode_reward_parts(self, last: Mapping[str, float]) -> dict[str, float]:
+        """Reward parts reported in ``info["episode"]`` (default: the final step's)."""
+        return dict(last)
+
+    def _info(self) -> dict[str, Any]:
+        episode = self._require_episode_or_done()
+        return {
+            "sample_id": episode.sample.id,
+            "turn": episode.turns,
+            "last_action_error": self._last_error,
+            "invalid_actions": episode.invalid_actions,
+            "legal_actions": self._legal_kinds(),
+            "simulated": self.perception.simulated,
+            "step_cost": episode.steps[-1].cost if episode.steps else {},
+        }
+
+    def _require_episode_or_done(self) -> EpisodeTracker:
+        if self._episode is None:
+            raise RuntimeError("call reset() first")
+        return self._episode
+
+    def _close_video(self) -> None:
+        """Close a decoded file (synthetic videos are shared between samples: kept)."""
+        if self._video is not None and not isinstance(self._video, SynthVideo):
+            self._video.close()
+        self._video = None
+
+    # -- subclass hooks --------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _begin(self, sample: VideoQA) -> None:
+        """Set up a new episode on ``sample`` (``self.video`` is ready)."""
+
+    @abc.abstractmethod
+    def _act(self, action: Action) -> float:
+        """Apply a non-answer action; return its reward. Raise InvalidActionError."""
+
+    @abc.abstractmethod
+    def _observation(self) -> dict[str, Any]:
+        """The current observation (an element of ``observation_space``)."""
+
+    @abc.abstractmethod
+    def _legal_kinds(self) -> list[str]:
+        """Names of the action kinds legal now."""
+
+    @abc.abstractmethod
+    def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
+        """Reward parts of a (valid) answer."""
+
+    @abc.abstractmethod
+    def _coerce(self, action: Any) -> Action:
+        """An action dataclass from a dataclass or an ``action_space`` dict.
+
+        Raises:
+            TypeError: For values of the wrong Python type (a programming error).
+            InvalidActionError: For well-typed but malformed values (a reversed window).
+        """
+
+    @abc.abstractmethod
+    def _current_window(self) -> Interval | None:
+        """The window last looked at (for rendering)."""
+
+    def _ansi_lines(self) -> list[str]:
+        """Extra lines of the ``ansi`` rendering."""
+        return []

@@ -1,0 +1,116 @@
+"""Per-episode bookkeeping shared by the environments: costs, exploration, the record."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from video_env.envs.perception import Perception
+from video_env.metrics.cost import Cost
+from video_env.metrics.judges import Judge, grade_answer
+from video_env.metrics.localization import gtou, iou
+from video_env.types import Interval, VideoQA
+
+
+@dataclass
+class StepRecord:
+    """One step of a trajectory (kept compact for logs)."""
+
+    action: str
+    reward: float
+    error: str
+    cost: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "action": self.action,
+            "reward": self.reward,
+            "error": self.error,
+            "cost": self.cost,
+        }
+
+
+@dataclass
+class EpisodeTracker:
+    """Tracks one episode: turns, invalid actions, explored windows and perception costs.
+
+    Args:
+        sample: The episode's sample (never shown to policies).
+        perception: The env's backends; their usage is snapshotted at the start.
+    """
+
+    sample: VideoQA
+    perception: Perception
+    turns: int = 0
+    invalid_actions: int = 0
+    explored: list[tuple[Interval, str]] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    frames_shown: int = 0
+    done: bool = False
+    _start_usage: Cost = field(default_factory=Cost)
+    _last_usage: Cost = field(default_factory=Cost)
+    _started: float = field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        self._start_usage = self._last_usage = self.perception.usage()
+
+    def explore(self, window: Interval, kind: str) -> None:
+        """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""
+        self.explored.append((window, kind))
+
+    def step_cost(self) -> Cost:
+        """Perception cost since the previous call."""
+        now = self.perception.usage()
+        delta = now - self._last_usage
+        self._last_usage = now
+        return delta
+
+    def record(self, action: str, reward: float, error: str, cost: Cost) -> None:
+        """Append a step to the trajectory."""
+        self.turns += 1
+        self.steps.append(StepRecord(action, reward, error, cost.to_dict()))
+
+    def total_cost(self) -> Cost:
+        """Perception cost of the whole episode so far, with the wall time."""
+        cost = self.perception.usage() - self._start_usage
+        return cost + Cost(wall_s=time.perf_counter() - self._started)
+
+    def finish(
+        self,
+        answer: str | None,
+        window: Interval | None,
+        reward_parts: dict[str, float],
+        judge: Judge | None,
+        ended_by: str,
+    ) -> dict[str, Any]:
+        """Grade the answer and build ``info["episode"]``."""
+        self.done = True
+        grade = grade_answer(self.sample, answer, judge)
+        gt = self.sample.gt_intervals
+        cost = self.total_cost()
+        return {
+            "sample_id": self.sample.id,
+            "answer": answer,
+            "correct": grade.correct if grade is not None else None,
+            "score": grade.score if grade is not None else None,
+            "window": window.to_list() if window is not None else None,
+            "gtou": gtou(gt, window) if gt else None,
+            "iou": iou(gt, window) if gt else None,
+            "reward": float(sum(reward_parts.values())),
+            "reward_parts": reward_parts,
+            "turns": self.turns,
+            "frames": cost.frames,
+            "frames_shown": self.frames_shown,
+            "vlm_calls": cost.vlm_calls,
+            "caption_calls": cost.caption_calls,
+            "clip_calls": cost.clip_calls,
+            "visual_tokens": cost.visual_tokens,
+            "invalid_actions": self.invalid_actions,
+            "wall_s": cost.wall_s,
+            "ended_by": ended_by,
+            "simulated": self.perception.simulated,
+            "explored": [[w.start, w.end, kind] for w, kind in self.explored],
+            "trajectory": [s.to_dict() for s in self.steps],
+        }

@@ -1,0 +1,387 @@
+"""The Pacing environment: VideoScout's Sequential Evidence Acquisition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
+from video_env.backends.base import FrameBatch
+from video_env.envs.base import VideoQAEnv
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
+from video_env.envs.perception import Perception
+from video_env.envs.spaces import (
+    clean_text,
+    scalar,
+    text_space,
+    unit_space,
+    window_array,
+    window_space,
+)
+from video_env.errors import ConfigError, InvalidActionError
+from video_env.metrics.judges import Judge
+from video_env.types import Interval, VideoQA
+from video_env.video.base import Size
+from video_env.video.resize import Resize
+from video_env.video.sampling import uniform_times
+
+SPEED_FACTORS = (1, 2, 4)
+SENSORS = ("vlm", "clip")
+_TEXT, _ERROR = 2048, 512
+_CLIP_SLOTS = 4  # chunks per window at most (4x)
+
+
+class PacingEnv(VideoQAEnv):
+    """VideoScout's Sequential Evidence Acquisition over a long video.
+
+    ## Description
+    The video is cut into chunks whose duration depends on its length (<30 s: 10 s,
+    <2 min: 15 s, <5 min: 20 s, <15 min: 30 s, else 45 s). Each turn shows a window of
+    chunks starting at the forward pointer; the agent chooses how fast to go on, rewatches
+    one chunk of a multi-chunk window, or answers. It carries its own notes (memory).
+
+    ## Action Space
+    ``Dict(kind: Discrete(3) [0 speed, 1 rewatch, 2 answer], speed: Discrete(3)
+    [1x, 2x, 4x], chunk: Discrete(max_chunks, start=1), answer: Text, has_window:
+    Discrete(2), window: Box(2), memory: Text)``; or the dataclasses ``SpeedAction``,
+    ``RewatchAction``, ``AnswerAction`` of :mod:`video_env.actions`; LLM text goes through
+    :class:`~video_env.actions.PacingActionSet` (VideoScout's Think-Act format accepted).
+    An empty ``memory`` leaves the notes unchanged.
+
+    ## Observation Space
+    ``question``, ``options`` (``"A. ...`` lines, empty for open questions), ``memory``,
+    ``timestamps`` (``float32[20]``, padded with -1) and ``n_frames`` of the current window,
+    ``window`` (seconds), ``chunks`` (first and last chunk number shown), ``n_chunks``,
+    ``progress`` (chunks passed / chunks), ``speed`` (index into 1x/2x/4x),
+    ``rewatching``, ``turn``, ``last_action_error``; ``frames``
+    (``uint8[20, R, R, 3]``, the first ``n_frames`` valid, each turn's resolution in the
+    top-left corner) when ``pixel_observations``; and ``sensor`` when sensors are set:
+    ``answer`` and ``confidence`` of the VLM on the window, ``relevance`` (CLIP cosine of the
+    question with each chunk of the window, -1 padded).
+
+    ## Rewards
+    On answering: ``r_acc`` (1 if correct) + ``r_fmt`` (0.3 if no turn was invalid) +
+    ``r_timing = 0.5 * min(M, T) / max(M, T) * r_acc`` (``M``: chunks passed when answering,
+    ``T``: ``meta["reference_chunk"]`` or the chunk where the evidence ends). An invalid
+    action gives ``-invalid_action_penalty``.
+
+    ## Starting State
+    Turn 1 shows chunk 1 at 1x; the pointer then stands at chunk 2; memory is empty.
+
+    ## Episode End
+    Terminated by ``answer``; truncated after more than ``max_invalid_actions`` invalid
+    actions. Past the last chunk only ``answer`` is legal. Wrap with ``TimeLimit`` for a
+    turn limit.
+
+    ## Information
+    ``sample_id, turn, last_action_error, invalid_actions, legal_actions, simulated,
+    step_cost, memory_truncated``; on the last step ``episode``: ``answer, correct, score,
+    window, gtou, iou, reward, reward_parts (acc, fmt, timing), turns, frames,
+    frames_shown, vlm_calls, caption_calls, clip_calls, visual_tokens, invalid_actions,
+    wall_s, ended_by, simulated, explored, trajectory``.
+
+    ## Arguments
+    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
+    :class:`~video_env.envs.base.VideoQAEnv`); ``rules`` (:class:`PacingRules`),
+    ``pixel_observations`` (default False), ``sensors`` (subset of ``("vlm", "clip")``,
+    default ``("vlm",)``), ``max_chunks`` (bound of the chunk action, default 512).
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(
+        self,
+        dataset: Sequence[VideoQA] | str | None = None,
+        *,
+        perception: Perception | None = None,
+        judge: Judge | None = None,
+        rules: PacingRules | None = None,
+        pixel_observations: bool = False,
+        sensors: Sequence[str] = ("vlm",),
+        max_chunks: int = 512,
+        max_invalid_actions: int = 3,
+        invalid_action_penalty: float = 0.1,
+        standin_missing_videos: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(
+            dataset,
+            perception=perception,
+            judge=judge,
+            max_invalid_actions=max_invalid_actions,
+            invalid_action_penalty=invalid_action_penalty,
+            standin_missing_videos=standin_missing_videos,
+            render_mode=render_mode,
+        )
+        unknown = set(sensors) - set(SENSORS)
+        if unknown:
+            raise ConfigError(f"unknown sensors {sorted(unknown)}; known: {list(SENSORS)}")
+        self.rules = rules or PacingRules()
+        self.pixel_observations = pixel_observations
+        self.sensors = tuple(sensors)
+        self.perception.require(*(s for s in self.sensors))
+        self.max_chunks = max_chunks
+        self.memory_chars = self.rules.memory_words * 16
+        self.action_space = self._make_action_space()
+        self.observation_space = self._make_observation_space()
+
+    # -- spaces ----------------------------------------------------------------------
+
+    def _make_action_space(self) -> spaces.Dict:
+        return spaces.Dict(
+            {
+                "kind": spaces.Discrete(3),
+                "speed": spaces.Discrete(3),
+                "chunk": spaces.Discrete(self.max_chunks, start=1),
+                "answer": text_space(256),
+                "has_window": spaces.Discrete(2),
+                "window": window_space(),
+                "memory": text_space(self.memory_chars),
+            }
+        )
+
+    def _make_observation_space(self) -> spaces.Dict:
+        n = self.rules.max_frames
+        fields: dict[str, spaces.Space[Any]] = {
+            "question": text_space(_TEXT),
+            "options": text_space(_TEXT),
+            "memory": text_space(self.memory_chars),
+            "timestamps": spaces.Box(-1.0, np.inf, (n,), np.float32),
+            "n_frames": spaces.Discrete(n + 1),
+            "window": window_space(),
+            "chunks": spaces.Box(0, self.max_chunks, (2,), np.int64),
+            "n_chunks": spaces.Box(1, self.max_chunks, (1,), np.int64),
+            "progress": unit_space(),
+            "speed": spaces.Discrete(3),
+            "rewatching": spaces.Discrete(2),
+            "turn": spaces.Box(0, np.iinfo(np.int64).max, (1,), np.int64),
+            "last_action_error": text_space(_ERROR),
+        }
+        if self.pixel_observations:
+            r = self.rules.max_resolution
+            fields["frames"] = spaces.Box(0, 255, (n, r, r, 3), np.uint8)
+        if self.sensors:
+            fields["sensor"] = spaces.Dict(
+                {
+                    "answer": text_space(256),
+                    "confidence": unit_space(),
+                    "relevance": spaces.Box(-1.0, 1.0, (_CLIP_SLOTS,), np.float32),
+                }
+            )
+        return spaces.Dict(fields)
+
+    # -- episode ---------------------------------------------------------------------
+
+    def _begin(self, sample: VideoQA) -> None:
+        self.chunks = self.rules.chunks(self.video.duration)
+        if len(self.chunks) > self.max_chunks:
+            raise ConfigError(
+                f"{len(self.chunks)} chunks exceed max_chunks={self.max_chunks}; raise it"
+            )
+        self.memory = ""
+        self.memory_truncated = False
+        self.speed = 1
+        self.rewatching = False
+        self.pointer = 1
+        self._show(1, 1, self.rules.speeds[1], "forward")
+        self.pointer = 2
+
+    def _show(self, first: int, last: int, spec: SpeedSpec, kind: str) -> None:
+        """Show chunks ``first..last`` with ``spec``'s frames and resolution."""
+        self.window_chunks = (first, last)
+        window = Interval(self.chunks[first - 1].start, self.chunks[last - 1].end)
+        self.window = window
+        self.turn_spec = spec
+        self._last_times = uniform_times(window, spec.frames)
+        self.batch = FrameBatch(
+            self.video, self._last_times, Size(spec.resolution, spec.resolution)
+        )
+        episode = self._require_episode_or_done()
+        episode.explore(window, kind)
+        episode.frames_shown += spec.frames
+        self._sensor = self._read_sensors()
+
+    def _read_sensors(self) -> dict[str, Any]:
+        if not self.sensors:
+            return {}
+        sample = self.sample
+        answer, confidence = "", 0.0
+        if "vlm" in self.sensors and self.perception.vlm is not None:
+            reply = self.perception.vlm.answer(self.batch, sample.question, sample.options)
+            answer, confidence = reply.text, reply.confidence
+        relevance = np.full(_CLIP_SLOTS, -1.0, dtype=np.float32)
+        if "clip" in self.sensors and self.perception.clip is not None:
+            clip = self.perception.clip
+            features = clip.image_features(self.video, self._last_times.tolist())
+            query = clip.text_features([sample.question])[0]
+            sims = features @ query
+            first, last = self.window_chunks
+            for slot, number in enumerate(range(first, last + 1)):
+                chunk = self.chunks[number - 1]
+                inside = (self._last_times >= chunk.start) & (self._last_times <= chunk.end)
+                if inside.any():
+                    relevance[slot] = float(np.clip(sims[inside].max(), -1, 1))
+        return {
+            "answer": clean_text(answer, 256),
+            "confidence": scalar(min(max(confidence, 0.0), 1.0)),
+            "relevance": relevance,
+        }
+
+    # -- actions ---------------------------------------------------------------------
+
+    def _coerce(self, action: Any) -> Action:
+        if isinstance(action, (SpeedAction, RewatchAction, AnswerAction)):
+            return action
+        if not isinstance(action, dict):
+            raise TypeError(
+                f"Pacing actions are SpeedAction, RewatchAction, AnswerAction or an "
+                f"action_space dict, got {type(action).__name__}"
+            )
+        memory = str(action.get("memory", "")) or None
+        kind = int(action["kind"])
+        if kind == 0:
+            return SpeedAction(SPEED_FACTORS[int(action["speed"])], memory)
+        if kind == 1:
+            return RewatchAction(int(action["chunk"]), memory)
+        window = None
+        if int(action.get("has_window", 0)):
+            start, end = (float(v) for v in np.asarray(action["window"]).reshape(2))
+            window = _window_or_invalid(start, end)
+        return AnswerAction(str(action["answer"]), window, memory)
+
+    def _act(self, action: Action) -> float:
+        if isinstance(action, SpeedAction):
+            if self.pointer > len(self.chunks):
+                raise InvalidActionError("the video has ended: only answer is legal")
+            if action.factor not in self.rules.speeds:
+                raise InvalidActionError(f"speed must be 1x, 2x or 4x, got {action.factor}x")
+            spec = self.rules.speeds[action.factor]
+            last = min(len(self.chunks), self.pointer + spec.chunks - 1)
+            self.speed, self.rewatching = action.factor, False
+            self._update_memory(action.memory)
+            self._show(self.pointer, last, spec, "forward")
+            self.pointer = last + 1
+            return 0.0
+        if isinstance(action, RewatchAction):
+            first, last = self.window_chunks
+            if self.rewatching or first == last:
+                raise InvalidActionError(
+                    "rewatch is legal only when the window spans several chunks"
+                )
+            if not first <= action.chunk <= last:
+                raise InvalidActionError(f"rewatch chunk must be between {first} and {last}")
+            self.rewatching = True
+            self._update_memory(action.memory)
+            self._show(action.chunk, action.chunk, self.rules.rewatch, "rewatch")
+            return 0.0
+        raise TypeError(f"not a Pacing action: {action!r}")
+
+    def _update_memory(self, memory: str | None) -> None:
+        """Replace the notes (``None`` keeps them), cut to the word budget."""
+        if memory is None:
+            return
+        words = memory.split()
+        self.memory_truncated = len(words) > self.rules.memory_words
+        self.memory = " ".join(words[: self.rules.memory_words])
+
+    def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
+        self._update_memory(action.memory)
+        correct = self._correct(action.text)
+        episode = self._require_episode_or_done()
+        sample = self.sample
+        reference = sample.meta.get("reference_chunk")
+        if reference is None and sample.gt_intervals:
+            reference = reference_chunk(self.chunks, max(iv.end for iv in sample.gt_intervals))
+        advanced = self.pointer - 1
+        return {
+            "acc": 1.0 if correct else 0.0,
+            "fmt": self.rules.format_reward if episode.invalid_actions == 0 else 0.0,
+            "timing": self.rules.timing(advanced, int(reference or 0), correct),
+        }
+
+    def _answer_window(self, action: AnswerAction) -> Interval | None:
+        """The given window, else the window on screen when answering."""
+        return action.window or self.window
+
+    def _legal_kinds(self) -> list[str]:
+        if self._episode is not None and self._episode.done:
+            return []
+        kinds = ["answer"]
+        if self.pointer <= len(self.chunks):
+            kinds.insert(0, "speed")
+        first, last = self.window_chunks
+        if not self.rewatching and last > first:
+            kinds.insert(-1, "rewatch")
+        return kinds
+
+    # -- observation -----------------------------------------------------------------
+
+    def _observation(self) -> dict[str, Any]:
+        sample = self.sample
+        n = self.rules.max_frames
+        stamps = np.full(n, -1.0, dtype=np.float32)
+        stamps[: len(self._last_times)] = self._last_times
+        obs: dict[str, Any] = {
+            "question": clean_text(sample.question, _TEXT),
+            "options": clean_text(format_options(sample.options), _TEXT),
+            "memory": clean_text(self.memory, self.memory_chars),
+            "timestamps": stamps,
+            "n_frames": len(self._last_times),
+            "window": window_array(self.window),
+            "chunks": np.array(self.window_chunks, dtype=np.int64),
+            "n_chunks": np.array([len(self.chunks)], dtype=np.int64),
+            "progress": scalar((self.pointer - 1) / len(self.chunks)),
+            "speed": 0 if self.rewatching else SPEED_FACTORS.index(self.speed),
+            "rewatching": int(self.rewatching),
+            "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
+            "last_action_error": clean_text(self._last_error, _ERROR),
+        }
+        if self.pixel_observations:
+            obs["frames"] = self._frames()
+        if self.sensors:
+            obs["sensor"] = self._sensor
+        return obs
+
+    def _frames(self) -> np.ndarray:
+        n, r = self.rules.max_frames, self.rules.max_resolution
+        out = np.zeros((n, r, r, 3), dtype=np.uint8)
+        res = self.turn_spec.resolution
+        pixels = self.video.frames(self._last_times, size=Resize.exact(res, res))
+        out[: len(pixels), :res, :res] = pixels
+        return out
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        info["memory_truncated"] = getattr(self, "memory_truncated", False)
+        return info
+
+    def _current_window(self) -> Interval | None:
+        return getattr(self, "window", None)
+
+    def _ansi_lines(self) -> list[str]:
+        first, last = self.window_chunks
+        return [
+            f"chunks {first}-{last} of {len(self.chunks)}, pointer {self.pointer}, "
+            f"speed {self.speed}x{' (rewatch)' if self.rewatching else ''}",
+            f"memory: {self.memory or '(empty)'}",
+        ]
+
+
+def _window_or_invalid(start: float, end: float) -> Interval:
+    if not (np.isfinite(start) and np.isfinite(end)) or start < 0 or start > end:
+        raise InvalidActionError(f"window [{start:g}, {end:g}] is not a valid [start, end]")
+    return Interval(start, end)
+
+
+def format_options(options: Sequence[str] | None) -> str:
+    """Options as ``A. first`` lines (empty for open questions)."""
+    if not options:
+        return ""
+    from video_env.types import OPTION_LETTERS
+
+    return "\n".join(f"{OPTION_LETTERS[i]}. {text}" for i, text in enumerate(options))

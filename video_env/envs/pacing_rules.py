@@ -1,0 +1,92 @@
+"""VideoScout's pacing rules (DESIGN §4): chunking, per-speed sampling, the reward."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from video_env.errors import ConfigError
+from video_env.types import Interval
+
+
+@dataclass(frozen=True)
+class SpeedSpec:
+    """What one turn at a speed shows: frames, square resolution, chunks covered."""
+
+    frames: int
+    resolution: int
+    chunks: int
+
+
+def _default_speeds() -> dict[int, SpeedSpec]:
+    return {1: SpeedSpec(20, 448, 1), 2: SpeedSpec(16, 448, 2), 4: SpeedSpec(12, 316, 4)}
+
+
+@dataclass(frozen=True)
+class PacingRules:
+    """Settings of the Pacing env taken from VideoScout; every number overridable.
+
+    Attributes:
+        chunk_table: ``(shorter_than_s, chunk_s)`` rows: a video shorter than the first
+            bound gets the first chunk duration, and so on (the last bound is infinite).
+        speeds: Per speed factor, the frames, resolution and chunks of a forward turn.
+        rewatch: What a rewatch turn shows (one chunk).
+        memory_words: Word budget of the agent's memory.
+        format_reward: ``r_fmt`` when no turn was malformed.
+        timing_reward: Weight of ``r_timing``.
+    """
+
+    chunk_table: tuple[tuple[float, float], ...] = (
+        (30.0, 10.0),
+        (120.0, 15.0),
+        (300.0, 20.0),
+        (900.0, 30.0),
+        (math.inf, 45.0),
+    )
+    speeds: dict[int, SpeedSpec] = field(default_factory=_default_speeds)
+    rewatch: SpeedSpec = field(default_factory=lambda: SpeedSpec(20, 448, 1))
+    memory_words: int = 200
+    format_reward: float = 0.3
+    timing_reward: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.chunk_table or self.chunk_table[-1][0] != math.inf:
+            raise ConfigError("the chunk table must end with an infinite bound")
+        if sorted(self.speeds) != [1, 2, 4]:
+            raise ConfigError("speeds must define 1x, 2x and 4x")
+        if self.memory_words < 1:
+            raise ConfigError("memory_words must be >= 1")
+
+    @property
+    def max_frames(self) -> int:
+        """Most frames one turn shows."""
+        return max([s.frames for s in self.speeds.values()] + [self.rewatch.frames])
+
+    @property
+    def max_resolution(self) -> int:
+        """Largest per-turn resolution."""
+        return max([s.resolution for s in self.speeds.values()] + [self.rewatch.resolution])
+
+    def chunk_seconds(self, duration: float) -> float:
+        """Chunk duration for a video of ``duration`` seconds."""
+        return next(chunk for bound, chunk in self.chunk_table if duration < bound)
+
+    def chunks(self, duration: float) -> list[Interval]:
+        """The chunks of a video (the last one may be shorter)."""
+        step = self.chunk_seconds(duration)
+        count = max(1, math.ceil(duration / step - 1e-9))
+        return [Interval(i * step, min(duration, (i + 1) * step)) for i in range(count)]
+
+    def timing(self, advanced: int, reference: int, correct: bool) -> float:
+        """``r_timing = w * min(M, T) / max(M, T) * 1[correct]``."""
+        if not correct or advanced <= 0 or reference <= 0:
+            return 0.0
+        return self.timing_reward * min(advanced, reference) / max(advanced, reference)
+
+
+def reference_chunk(chunks: list[Interval], evidence_end: float) -> int:
+    """1-based number of the chunk containing ``evidence_end``."""
+    for number, chunk in enumerate(chunks, start=1):
+        if evidence_end <= chunk.end:
+            return number
+    return len(chunks)

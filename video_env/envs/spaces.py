@@ -1,0 +1,57 @@
+"""Space helpers shared by the environments: real-text Text spaces, windows, scalars."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+
+from video_env.types import Interval
+
+#: Characters observation and action texts may hold: printable ASCII, newline and tab,
+#: Latin-1 letters and common typographic punctuation (Gymnasium's default Text charset
+#: is alphanumeric only, which cannot hold real text).
+TEXT_CHARSET = frozenset(
+    "\n\t"
+    + "".join(chr(c) for c in range(32, 127))
+    + "".join(chr(c) for c in range(160, 256))
+    + "‐‑‒–—―‘’‚“”„•…′″€™→←↑↓≤≥×÷"
+)
+_CHARSET_STR = "".join(sorted(TEXT_CHARSET))
+_REPLACEMENT = "?"
+
+
+def text_space(max_length: int) -> spaces.Text:
+    """A Text space of up to ``max_length`` characters from :data:`TEXT_CHARSET`."""
+    return spaces.Text(max_length=max_length, min_length=0, charset=_CHARSET_STR)
+
+
+def clean_text(text: str, max_length: int) -> str:
+    """``text`` restricted to :data:`TEXT_CHARSET` (others become ``?``) and cut to length."""
+    if len(text) > max_length:
+        text = text[: max_length - 1] + "…"
+    if all(c in TEXT_CHARSET for c in text):
+        return text
+    return "".join(c if c in TEXT_CHARSET else _REPLACEMENT for c in text)
+
+
+def window_space() -> spaces.Box:
+    """A time window ``[start, end]`` in seconds."""
+    return spaces.Box(low=0.0, high=np.inf, shape=(2,), dtype=np.float32)
+
+
+def window_array(window: Interval | None) -> npt.NDArray[np.float32]:
+    """A window as ``float32[2]`` (``[0, 0]`` for none)."""
+    if window is None:
+        return np.zeros(2, dtype=np.float32)
+    return np.array([window.start, window.end], dtype=np.float32)
+
+
+def unit_space(shape: tuple[int, ...] = (1,)) -> spaces.Box:
+    """Values in ``[0, 1]``."""
+    return spaces.Box(low=0.0, high=1.0, shape=shape, dtype=np.float32)
+
+
+def scalar(value: float) -> npt.NDArray[np.float32]:
+    """``float32[1]``."""
+    return np.array([value], dtype=np.float32)
