@@ -177,8 +177,10 @@ def test_clip_features_are_cached_and_normalised(world) -> None:  # type: ignore
     video = world[0][0]
     a = clip.image_features(video, [10.0, 20.0, 10.0])
     assert clip.usage.frames == 2
+    assert len(clip._cache) == 2
     b = clip.image_features(video, [20.0])
-    assert clip.usage.frames == 2
+    assert len(clip._cache) == 2  # served from the cache...
+    assert clip.usage.frames == 3  # ...but counted, so costs do not depend on history
     assert clip.usage.clip_calls == 2
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5)
     np.testing.assert_array_equal(a[1], b[0])

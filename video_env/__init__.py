@@ -15,7 +15,13 @@ from video_env.video import Resize, Size, VideoReader, open_video
 
 __version__ = "0.1.0"
 
+# Gymnasium convention: importing the package registers its environment ids.
+from video_env.envs.registration import ENV_IDS, register_envs
+
+register_envs()
+
 __all__ = [
+    "ENV_IDS",
     "OPTION_LETTERS",
     "BackendError",
     "BackendNotInstalled",
@@ -34,4 +40,5 @@ __all__ = [
     "__version__",
     "merge_intervals",
     "open_video",
+    "register_envs",
 ]

@@ -64,7 +64,15 @@ class QueryAction:
     queries: tuple[SegmentQuery, ...]
 
 
-Action = AnswerAction | SpeedAction | RewatchAction | EvaluateAction | QueryAction
+@dataclass(frozen=True)
+class InvalidAction:
+    """An action that could not be read (e.g. unparseable text); the env reports ``reason``."""
+
+    reason: str
+    raw: str = ""
+
+
+Action = AnswerAction | SpeedAction | RewatchAction | EvaluateAction | QueryAction | InvalidAction
 
 
 def describe_action(action: Action) -> str:
@@ -78,4 +86,6 @@ def describe_action(action: Action) -> str:
         return f"rewatch({action.chunk})"
     if isinstance(action, EvaluateAction):
         return "evaluate(" + ", ".join(f"[{w.start:g}, {w.end:g}]" for w in action.windows) + ")"
+    if isinstance(action, InvalidAction):
+        return f"invalid({action.raw[:80]!r})"
     return " ".join(f"query({q.segment}, {q.text!r})" for q in action.queries)

@@ -1,8 +1,23 @@
 """The environments and their registration with Gymnasium."""
 
 from video_env.envs.base import DEFAULT_SUITE, VideoQAEnv
+from video_env.envs.clip_query import ClipQueryEnv
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.perception import Perception
+from video_env.envs.zoom import ZoomEnv
+from video_env.envs.zoom_rules import BUDGET_FLASH, BUDGET_PRO, ZoomRules
 
-__all__ = ["DEFAULT_SUITE", "PacingEnv", "PacingRules", "Perception", "SpeedSpec", "VideoQAEnv"]
+__all__ = [
+    "BUDGET_FLASH",
+    "BUDGET_PRO",
+    "DEFAULT_SUITE",
+    "ClipQueryEnv",
+    "PacingEnv",
+    "PacingRules",
+    "Perception",
+    "SpeedSpec",
+    "VideoQAEnv",
+    "ZoomEnv",
+    "ZoomRules",
+]

@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from video_env.actions.types import Action, AnswerAction, describe_action
+from video_env.actions.types import Action, AnswerAction, InvalidAction, describe_action
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception
 from video_env.envs.render import render_ansi, render_rgb
@@ -113,10 +113,17 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         self._last_error = ""
         self._last_times = np.zeros(0)
         self._begin(sample)
-        return self._observation(), self._info()
+        reset_cost = self._episode.step_cost()  # in the episode's totals, not in step 1's
+        info = self._info()
+        info["reset_cost"] = reset_cost.to_dict()
+        return self._observation(), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Apply an action (a dataclass from :mod:`video_env.actions` or a space dict)."""
+        """Apply an action: a dataclass from :mod:`video_env.actions` or a space dict.
+
+        An :class:`~video_env.actions.InvalidAction` (text that could not be parsed) is
+        reported like any other invalid action.
+        """
         episode = self._require_episode()
         self._last_error = ""
         terminated = truncated = False
@@ -124,7 +131,9 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         answer: AnswerAction | None = None
         parsed: Action | None = None
         try:
-            parsed = self._coerce(action)  # may raise InvalidActionError (bad values)
+            parsed = action if isinstance(action, InvalidAction) else self._coerce(action)
+            if isinstance(parsed, InvalidAction):
+                raise InvalidActionError(parsed.reason)
             if isinstance(parsed, AnswerAction):
                 answer = self._check_answer(parsed)
                 parts = self._answer_reward(answer)
@@ -140,16 +149,18 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         reward = float(sum(parts.values()))
         summary = describe_action(parsed) if parsed is not None else "(malformed action)"
         episode.record(summary, reward, self._last_error, episode.step_cost())
-        info = self._info()
+        record = None
         if terminated or truncated:
-            final = answer if answer is not None else None
-            info["episode"] = episode.finish(
-                final.text if final else None,
-                self._answer_window(final) if final else None,
+            record = episode.finish(
+                answer.text if answer is not None else None,
+                self._answer_window(answer) if answer is not None else None,
                 self._episode_reward_parts(parts),
                 self.judge,
                 "answer" if terminated else "invalid_actions",
             )
+        info = self._info()  # after finish(): no action is legal any more
+        if record is not None:
+            info["episode"] = record
         return self._observation(), reward, terminated, truncated, info
 
     def render(self) -> Any:
@@ -220,7 +231,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             "turn": episode.turns,
             "last_action_error": self._last_error,
             "invalid_actions": episode.invalid_actions,
-            "legal_actions": self._legal_kinds(),
+            "legal_actions": [] if episode.done else self._legal_kinds(),
             "simulated": self.perception.simulated,
             "step_cost": episode.steps[-1].cost if episode.steps else {},
         }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +50,6 @@ class EpisodeTracker:
     done: bool = False
     _start_usage: Cost = field(default_factory=Cost)
     _last_usage: Cost = field(default_factory=Cost)
-    _started: float = field(default_factory=time.perf_counter)
 
     def __post_init__(self) -> None:
         self._start_usage = self._last_usage = self.perception.usage()
@@ -73,9 +71,13 @@ class EpisodeTracker:
         self.steps.append(StepRecord(action, reward, error, cost.to_dict()))
 
     def total_cost(self) -> Cost:
-        """Perception cost of the whole episode so far, with the wall time."""
-        cost = self.perception.usage() - self._start_usage
-        return cost + Cost(wall_s=time.perf_counter() - self._started)
+        """Perception cost of the whole episode so far.
+
+        Wall time is left out on purpose: Gymnasium requires ``info`` to be deterministic
+        for a seed, and the episode runner measures wall time around the whole loop
+        (policy included).
+        """
+        return self.perception.usage() - self._start_usage
 
     def finish(
         self,
@@ -108,7 +110,6 @@ class EpisodeTracker:
             "clip_calls": cost.clip_calls,
             "visual_tokens": cost.visual_tokens,
             "invalid_actions": self.invalid_actions,
-            "wall_s": cost.wall_s,
             "ended_by": ended_by,
             "simulated": self.perception.simulated,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],

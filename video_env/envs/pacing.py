@@ -14,7 +14,10 @@ from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
+    MAX_SECONDS,
     clean_text,
+    fraction_to_window,
+    fraction_window_space,
     scalar,
     text_space,
     unit_space,
@@ -46,8 +49,9 @@ class PacingEnv(VideoQAEnv):
     ## Action Space
     ``Dict(kind: Discrete(3) [0 speed, 1 rewatch, 2 answer], speed: Discrete(3)
     [1x, 2x, 4x], chunk: Discrete(max_chunks, start=1), answer: Text, has_window:
-    Discrete(2), window: Box(2), memory: Text)``; or the dataclasses ``SpeedAction``,
-    ``RewatchAction``, ``AnswerAction`` of :mod:`video_env.actions`; LLM text goes through
+    Discrete(2), window: Box(2) in fractions of the duration, memory: Text)``; or the
+    dataclasses ``SpeedAction``, ``RewatchAction``, ``AnswerAction`` of
+    :mod:`video_env.actions`; LLM text goes through
     :class:`~video_env.actions.PacingActionSet` (VideoScout's Think-Act format accepted).
     An empty ``memory`` leaves the notes unchanged.
 
@@ -81,7 +85,8 @@ class PacingEnv(VideoQAEnv):
     step_cost, memory_truncated``; on the last step ``episode``: ``answer, correct, score,
     window, gtou, iou, reward, reward_parts (acc, fmt, timing), turns, frames,
     frames_shown, vlm_calls, caption_calls, clip_calls, visual_tokens, invalid_actions,
-    wall_s, ended_by, simulated, explored, trajectory``.
+    ended_by, simulated, explored, trajectory``. (Wall time is not in ``info``, which
+    Gymnasium requires to be deterministic; the episode runner measures it.)
 
     ## Arguments
     ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
@@ -140,7 +145,7 @@ class PacingEnv(VideoQAEnv):
                 "chunk": spaces.Discrete(self.max_chunks, start=1),
                 "answer": text_space(256),
                 "has_window": spaces.Discrete(2),
-                "window": window_space(),
+                "window": fraction_window_space(),
                 "memory": text_space(self.memory_chars),
             }
         )
@@ -151,7 +156,7 @@ class PacingEnv(VideoQAEnv):
             "question": text_space(_TEXT),
             "options": text_space(_TEXT),
             "memory": text_space(self.memory_chars),
-            "timestamps": spaces.Box(-1.0, np.inf, (n,), np.float32),
+            "timestamps": spaces.Box(-1.0, MAX_SECONDS, (n,), np.float32),
             "n_frames": spaces.Discrete(n + 1),
             "window": window_space(),
             "chunks": spaces.Box(0, self.max_chunks, (2,), np.int64),
@@ -250,8 +255,7 @@ class PacingEnv(VideoQAEnv):
             return RewatchAction(int(action["chunk"]), memory)
         window = None
         if int(action.get("has_window", 0)):
-            start, end = (float(v) for v in np.asarray(action["window"]).reshape(2))
-            window = _window_or_invalid(start, end)
+            window = fraction_to_window(action["window"], self.video.duration)
         return AnswerAction(str(action["answer"]), window, memory)
 
     def _act(self, action: Action) -> float:
@@ -343,8 +347,10 @@ class PacingEnv(VideoQAEnv):
         }
         if self.pixel_observations:
             obs["frames"] = self._frames()
-        if self.sensors:
-            obs["sensor"] = self._sensor
+        if self.sensors:  # fresh arrays: callers may keep and modify observations
+            obs["sensor"] = {
+                k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self._sensor.items()
+            }
         return obs
 
     def _frames(self) -> np.ndarray:
@@ -370,12 +376,6 @@ class PacingEnv(VideoQAEnv):
             f"speed {self.speed}x{' (rewatch)' if self.rewatching else ''}",
             f"memory: {self.memory or '(empty)'}",
         ]
-
-
-def _window_or_invalid(start: float, end: float) -> Interval:
-    if not (np.isfinite(start) and np.isfinite(end)) or start < 0 or start > end:
-        raise InvalidActionError(f"window [{start:g}, {end:g}] is not a valid [start, end]")
-    return Interval(start, end)
 
 
 def format_options(options: Sequence[str] | None) -> str:

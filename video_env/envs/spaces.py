@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from video_env.errors import InvalidActionError
 from video_env.types import Interval
 
 #: Characters observation and action texts may hold: printable ASCII, newline and tab,
@@ -35,9 +36,37 @@ def clean_text(text: str, max_length: int) -> str:
     return "".join(c if c in TEXT_CHARSET else _REPLACEMENT for c in text)
 
 
+#: Upper bound of times in spaces (a week, in seconds): finite, as Gymnasium's checker wants
+#: for action spaces.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
 def window_space() -> spaces.Box:
     """A time window ``[start, end]`` in seconds."""
-    return spaces.Box(low=0.0, high=np.inf, shape=(2,), dtype=np.float32)
+    return spaces.Box(low=0.0, high=MAX_SECONDS, shape=(2,), dtype=np.float32)
+
+
+def fraction_window_space() -> spaces.Box:
+    """A window as fractions ``[start, end]`` of the video's duration, in ``[0, 1]``.
+
+    Structured (dict) actions use it: Gymnasium and SB3 want normalised Box actions, and
+    fractions make a learned policy independent of the video's length.
+    """
+    return spaces.Box(low=0.0, high=1.0, shape=(2,), dtype=np.float32)
+
+
+def fraction_to_window(value: object, duration: float) -> Interval:
+    """Seconds from a fraction window (see :func:`fraction_window_space`).
+
+    Raises:
+        InvalidActionError: If the fractions are not finite, outside ``[0, 1]`` or reversed.
+    """
+    start, end = (float(v) for v in np.asarray(value, dtype=np.float64).reshape(2))
+    if not (np.isfinite(start) and np.isfinite(end)) or not 0 <= start <= end <= 1:
+        raise InvalidActionError(
+            f"window fractions [{start:g}, {end:g}] must satisfy 0 <= start <= end <= 1"
+        )
+    return Interval(start * duration, end * duration)
 
 
 def window_array(window: Interval | None) -> npt.NDArray[np.float32]:

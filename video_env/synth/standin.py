@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from video_env._seeding import stable_seed
-from video_env.errors import ConfigError
 from video_env.synth.generate import generate_scenes
 from video_env.synth.vocab import Category
 from video_env.synth.world import Needle, SynthVideo
@@ -22,6 +21,8 @@ from video_env.types import VideoQA
 DEFAULT_STANDIN_PIXEL_SIZE = 48.0
 #: Wrong answers a stand-in offers for open questions.
 OPEN_DISTRACTORS = ("something else", "nothing visible", "it cannot be determined")
+#: Length given to a video of unknown duration without intervals (EgoSchema clips: 3 min).
+DEFAULT_STANDIN_DURATION = 180.0
 #: Length given to a video of unknown duration beyond its last interval.
 _TAIL_S = 60.0
 
@@ -29,17 +30,23 @@ _TAIL_S = 60.0
 def standin_video(sample: VideoQA, seed: int = 0) -> SynthVideo:
     """A synthetic video carrying ``sample``'s answer in its ground-truth intervals.
 
-    Args:
-        sample: A sample with at least one ground-truth interval.
-        seed: Seed of the procedural scenes.
+    A sample without ground-truth intervals gets a video with no needle at all: where the
+    evidence is is unknown, so simulated perception never finds it (MCQs are then at
+    chance). Unknown durations default to the last interval plus a minute, or 3 minutes.
 
-    Raises:
-        ConfigError: If the sample has no ground-truth interval.
+    Args:
+        sample: The sample.
+        seed: Seed of the procedural scenes.
     """
-    if not sample.gt_intervals:
-        raise ConfigError(f"sample {sample.id}: a simulated stand-in needs ground-truth intervals")
-    duration = sample.duration or max(iv.end for iv in sample.gt_intervals) + _TAIL_S
+    if sample.gt_intervals:
+        duration = sample.duration or max(iv.end for iv in sample.gt_intervals) + _TAIL_S
+    else:
+        duration = sample.duration or DEFAULT_STANDIN_DURATION
     rng = np.random.default_rng(stable_seed(seed, sample.id, "standin"))
+    video_id = f"standin-{sample.id}".replace("/", "_")
+    scenes = generate_scenes(rng, duration)
+    if not sample.gt_intervals:
+        return SynthVideo(video_id, duration, scenes, [], seed=seed)
     fact = sample.answer_text if sample.answer_text is not None else "(unknown answer)"
     if sample.options is not None:
         distractors = tuple(o for o in sample.options if o != fact)
@@ -59,8 +66,7 @@ def standin_video(sample: VideoQA, seed: int = 0) -> SynthVideo:
         presence="something related to the question",
         statement=f"evidence that the answer is {fact}",
     )
-    video_id = f"standin-{sample.id}".replace("/", "_")
-    return SynthVideo(video_id, duration, generate_scenes(rng, duration), [needle], seed=seed)
+    return SynthVideo(video_id, duration, scenes, [needle], seed=seed)
 
 
 def _category(name: str | None) -> Category:

@@ -4,7 +4,8 @@ A frame's feature is the normalised sum of the text embedding of its scene descr
 the embeddings of the needles on screen (each weighted by its legibility at CLIP's input
 size, mixing the fact statement and the bare carrier), and Gaussian noise of norm
 ``noise`` seeded by (seed, video, time). Text features are text embeddings. Features
-are computed once per (video, timestamp) and cached.
+are computed once per (video, timestamp) and cached; ``usage`` counts every distinct frame
+requested by a call, cached or not, so costs never depend on earlier episodes.
 """
 
 from __future__ import annotations
@@ -74,12 +75,13 @@ class SimulatedCLIP:
         batch = FrameBatch(video, np.asarray(times, dtype=np.float64), self.settings.input_size)
         world = world_of(batch, self.name)
         snapped = world.snap(batch.times)
-        new = [
-            float(t) for t in dict.fromkeys(snapped.tolist()) if (world.name, t) not in self._cache
-        ]
-        for t in new:
-            self._cache[(world.name, t)] = self._feature(world, t)
-        self.usage = self.usage + Cost(clip_calls=1, frames=len(new))
+        unique = [float(t) for t in dict.fromkeys(snapped.tolist())]
+        for t in unique:
+            if (world.name, t) not in self._cache:
+                self._cache[(world.name, t)] = self._feature(world, t)
+        # Usage counts every distinct frame asked for, cached or not, so that an episode's
+        # record does not depend on which episodes ran before it (the cache saves time).
+        self.usage = self.usage + Cost(clip_calls=1, frames=len(unique))
         return (
             np.stack([self._cache[(world.name, float(t))] for t in snapped])
             if len(snapped)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
@@ -24,10 +23,6 @@ from video_env.errors import BackendError, ConfigError
 from video_env.synth.vocab import Category
 from video_env.synth.world import Needle, SynthVideo
 from video_env.video.base import Size
-
-
-def _frozen(values: dict[str, float]) -> Mapping[str, float]:
-    return MappingProxyType(values)
 
 
 @dataclass(frozen=True)
@@ -44,11 +39,11 @@ class SensorSettings:
     """
 
     legible_px: Mapping[str, float] = field(
-        default_factory=lambda: _frozen({"text": 10.0, "visual": 3.0, "time": 14.0, "object": 8.0})
+        default_factory=lambda: {"text": 10.0, "visual": 3.0, "time": 14.0, "object": 8.0}
     )
     legibility_softness: float = 0.25
     per_frame_detection: Mapping[str, float] = field(
-        default_factory=lambda: _frozen({"text": 0.35, "visual": 0.5, "time": 0.3, "object": 0.4})
+        default_factory=lambda: {"text": 0.35, "visual": 0.5, "time": 0.3, "object": 0.4}
     )
     ceiling: float = 0.97
     dilution: float = 0.25
@@ -61,7 +56,7 @@ class SensorSettings:
             missing = {"text", "visual", "time", "object"} - set(table)
             if missing:
                 raise ConfigError(f"{name} lacks categories {sorted(missing)}")
-            object.__setattr__(self, name, _frozen(dict(table)))
+            object.__setattr__(self, name, dict(table))  # a copy: callers keep theirs
 
     def legibility(self, needle: Needle, size: Size, native: Size) -> float:
         """Chance-like legibility of ``needle`` in one frame of ``size``."""

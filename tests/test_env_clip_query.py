@@ -1,0 +1,299 @@
+"""The ClipQuery env: VideoAgent's search space, Gymnasium conformance, robustness."""
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import video_env  # noqa: F401  (registers the ids)
+from video_env.actions.types import AnswerAction, QueryAction, SegmentQuery
+from video_env.backends.simulated import SimulatedCaptioner, SimulatedCLIP
+from video_env.backends.text import LexicalEmbedder
+from video_env.envs.clip_query import ClipQueryEnv
+from video_env.envs.clip_query_rules import candidate_times, segments_between
+from video_env.envs.perception import Perception
+from video_env.errors import ConfigError
+from video_env.types import Interval
+from video_env.video.sampling import uniform_times
+
+_EMBEDDER = LexicalEmbedder()
+
+
+def perception() -> Perception:
+    """Simulated captioner and CLIP over the (fast) lexical embedder."""
+    return Perception(
+        vlm=None, captioner=SimulatedCaptioner(), clip=SimulatedCLIP(embedder=_EMBEDDER)
+    )
+
+
+def make(index: int = 0, **kw: Any) -> ClipQueryEnv:
+    env = ClipQueryEnv("synth-tiny", perception=perception(), **kw)
+    env.reset(seed=0, options={"index": index})
+    return env
+
+
+def query(*pairs: tuple[int, str]) -> QueryAction:
+    return QueryAction(tuple(SegmentQuery(k, text) for k, text in pairs))
+
+
+def frame_times(obs: dict[str, Any]) -> list[float]:
+    return [float(f["time"][0]) for f in obs["frames"]]
+
+
+def segment_windows(obs: dict[str, Any]) -> list[tuple[float, float]]:
+    return [(float(s["window"][0]), float(s["window"][1])) for s in obs["segments"]]
+
+
+def test_segments_and_candidates() -> None:
+    segs = segments_between([10.0, 20.0], 30.0)
+    assert segs == [Interval(0, 10), Interval(10, 20), Interval(20, 30)]
+    assert segments_between([], 5.0) == [Interval(0, 5)]
+    np.testing.assert_allclose(candidate_times(Interval(10, 14), 1.0), [11, 12, 13])
+    np.testing.assert_allclose(candidate_times(Interval(10.5, 12.2), 2.0), [11, 11.5, 12])
+    assert len(candidate_times(Interval(3.2, 3.9), 1.0)) == 0
+
+
+def test_start_state() -> None:
+    env = ClipQueryEnv("synth-tiny", perception=perception())
+    obs, info = env.reset(seed=0, options={"index": 0})
+    duration = env.video.duration
+    expected = uniform_times(Interval(0, duration), 5)
+    np.testing.assert_allclose(frame_times(obs), expected, rtol=1e-6)
+    assert all(f["caption"] for f in obs["frames"])
+    assert env.perception.captioner.usage.caption_calls == 5  # type: ignore[union-attr]
+    assert env.caption_calls == 5
+    windows = segment_windows(obs)
+    assert len(windows) == 6
+    assert windows[0][0] == 0 and windows[-1][1] == pytest.approx(duration)
+    assert obs["rounds_left"][0] == 3 and obs["frames_left"][0] == 27
+    assert obs["duration"][0] == pytest.approx(duration)
+    assert info["legal_actions"] == ["query", "answer"]
+    assert env.observation_space.contains(obs)
+
+
+def test_retrieval_stays_inside_the_segment_and_sees_new_times() -> None:
+    env = make(1)
+    obs = env._observation()
+    for _ in range(3):
+        segments, seen = list(env.segments), list(env.times)
+        np.testing.assert_allclose(segment_windows(obs), [(s.start, s.end) for s in segments])
+        picks = [(1, "a clock"), (len(segments), "a street sign"), (3, "a red umbrella")]
+        obs, _, _, _, info = env.step(query(*picks))
+        assert info["last_action_error"] == ""
+        assert len(info["retrieved"]) == 3
+        for (k, _), got in zip(picks, info["retrieved"], strict=True):
+            assert segments[k - 1].start < got["time"] < segments[k - 1].end
+            assert all(abs(got["time"] - t) > 1e-3 for t in seen)
+        times = frame_times(obs)
+        assert times == sorted(times) and len(set(times)) == len(times)
+        assert len(obs["segments"]) == len(times) + 1
+    assert obs["rounds_left"][0] == 0
+    assert env._current_window() == Interval(env.last_retrieved, env.last_retrieved)  # type: ignore[arg-type]
+
+
+def test_needle_queries_beat_chance() -> None:
+    env = ClipQueryEnv("synth-tiny", perception=perception())
+    hits = chance = 0.0
+    for index in range(len(env.samples)):
+        obs, _ = env.reset(seed=0, options={"index": index})
+        needle = env.video.needle_for(env.sample.question)
+        assert needle is not None
+        windows = segment_windows(obs)
+        k = next(i for i, (s, e) in enumerate(windows, 1) if s <= needle.start < e)
+        _, _, _, _, info = env.step(query((k, needle.statement)))
+        t = info["retrieved"][0]["time"]
+        hits += needle.visible(t)
+        segment = Interval(*windows[k - 1])
+        candidates = candidate_times(segment, 1.0)
+        chance += float(np.mean([needle.visible(c) for c in candidates]))
+    assert hits >= chance + 3  # 12 questions
+
+
+def test_budgets_and_answer_only_after_the_last_round() -> None:
+    env = make(0, max_rounds=2, max_frames=8)
+    obs, _, _, _, info = env.step(query((1, "a"), (2, "b")))
+    assert obs["frames_left"][0] == 1 and obs["rounds_left"][0] == 1
+    obs, reward, _, _, info = env.step(query((1, "a"), (2, "b")))  # needs 2, has 1
+    assert "1 frame(s) left" in info["last_action_error"]
+    assert reward == pytest.approx(-0.1)
+    assert obs["frames_left"][0] == 1 and obs["rounds_left"][0] == 1
+    obs, _, _, _, info = env.step(query((4, "c")))
+    assert info["legal_actions"] == ["answer"]
+    assert obs["frames_left"][0] == 0 and obs["rounds_left"][0] == 0
+    _, _, _, _, info = env.step(query((1, "a")))
+    assert "only answer is legal" in info["last_action_error"]
+    assert env.frames_left == 0 and len(env.times) == 8
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (query((0, "a")), "does not exist"),
+        (query((7, "a")), "does not exist"),
+        (query((2, "   ")), "no description"),
+        (QueryAction(()), "at least one"),
+        (query(*[(1, "a")] * 6), "at most 5"),
+    ],
+)
+def test_invalid_queries_spend_nothing(action: QueryAction, message: str) -> None:
+    env = make(0)
+    before = (list(env.times), env.rounds_left, env.caption_calls)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert message in info["last_action_error"]
+    assert message in obs["last_action_error"]
+    assert reward == pytest.approx(-0.1) and not (terminated or truncated)
+    assert (list(env.times), env.rounds_left, env.caption_calls) == before
+    assert info["retrieved"] == []
+
+
+def test_exhausted_segment_is_invalid() -> None:
+    env = make(0, candidate_fps=0.1, max_rounds=10, max_invalid_actions=50)  # few candidates
+    segment = env.segments[0]
+    n = len(candidate_times(segment, 0.1))
+    _, _, _, _, info = env.step(query(*[(1, "x")] * (n + 1)))
+    assert "unseen frame(s) left" in info["last_action_error"]
+    _, _, _, _, info = env.step(query(*[(1, "x")] * n))
+    assert info["last_action_error"] == ""
+    for k in range(1, n + 2):  # the first n + 1 segments now lie inside the old segment 1
+        _, _, _, _, info = env.step(query((k, "x")))
+        assert "unseen frame(s) left" in info["last_action_error"]
+
+
+def test_invalid_actions_end_the_episode_past_the_allowance() -> None:
+    env = make(0, max_invalid_actions=2)
+    for k in range(3):
+        _, _, terminated, truncated, info = env.step(query((99, "a")))
+        assert not terminated and truncated == (k == 2)
+    episode = info["episode"]
+    assert episode["ended_by"] == "invalid_actions"
+    assert episode["gtou"] == 0.0
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(query((1, "a")))
+
+
+def test_correct_answer_with_the_gt_window() -> None:
+    env = make(2, call_cost=0.01)
+    sample = env.sample
+    _, reward, terminated, _, info = env.step(AnswerAction(sample.answer, sample.gt_intervals[0]))
+    assert terminated
+    parts = info["episode"]["reward_parts"]
+    assert parts["acc"] == 1.0
+    assert parts["gtou"] == pytest.approx(0.5) and info["episode"]["gtou"] == 1.0
+    assert parts["cost"] == pytest.approx(-0.05)
+    assert reward == pytest.approx(1.45)
+    env.reset(seed=0, options={"index": 2})
+    _, reward, *_ = env.step(AnswerAction(sample.answer))  # no window: GToU 0
+    assert reward == pytest.approx(0.95)
+
+
+def test_dict_actions_and_wrong_types() -> None:
+    env = make(0)
+    action = env.action_space.sample()
+    action.update(kind=0, n_queries=2, segments=np.array([1, 6, 1, 1, 1]))
+    action["texts"] = ("a clock", "a sign", "", "", "")
+    _, _, _, _, info = env.step(action)
+    assert info["last_action_error"] == "" and len(info["retrieved"]) == 2
+    action["n_queries"] = 0
+    _, _, _, _, info = env.step(action)
+    assert "at least one" in info["last_action_error"]
+    action.update(kind=1, answer="A", has_window=1, window=np.array([0.5, 0.2], np.float32))
+    _, _, _, _, info = env.step(action)
+    assert "window" in info["last_action_error"]
+    with pytest.raises(TypeError):
+        env.step("query(1, 'a')")
+    with pytest.raises(TypeError):
+        env.step(QueryAction((SegmentQuery("1", "a"),)))  # type: ignore[arg-type]
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ConfigError):
+        ClipQueryEnv("synth-tiny", perception=perception(), initial_frames=6, max_frames=5)
+    with pytest.raises(ConfigError):
+        ClipQueryEnv("synth-tiny", perception=Perception(captioner=SimulatedCaptioner()))
+
+
+def test_check_env_without_warnings() -> None:
+    env = ClipQueryEnv("synth-tiny", perception=perception())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+
+
+@pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
+def test_check_env_with_render_through_the_registry(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "lexical")  # fast default perception
+    env = gym.make("VideoEnv/ClipQuery-v0", dataset="synth-tiny", render_mode=mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=False)
+
+
+@pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
+def test_render(mode: str) -> None:
+    env = make(0, render_mode=mode)
+    env.step(query((2, "a clock")))
+    picture = env.render()
+    if mode == "ansi":
+        assert "rounds left 2" in picture
+    else:
+        assert picture.dtype == np.uint8 and picture.ndim == 3
+
+
+def test_registered_id_runs_offline_with_no_arguments() -> None:
+    env = gym.make("VideoEnv/ClipQuery-v0")
+    obs, info = env.reset(seed=0)
+    assert info["simulated"] is True
+    assert env.observation_space.contains(obs)
+
+
+def rollout(seed: int) -> list[tuple[object, ...]]:
+    env = ClipQueryEnv("synth-tiny", perception=perception())
+    obs, _ = env.reset(seed=seed)
+    trace: list[tuple[object, ...]] = [tuple(frame_times(obs))]
+    script = [
+        query((1, "a clock on the wall"), (6, "a street sign")),
+        query((3, "a red umbrella")),
+        query((99, "bad")),
+        AnswerAction("A", Interval(10, 20)),
+    ]
+    for action in script:
+        obs, reward, term, trunc, _ = env.step(action)
+        captions = tuple(f["caption"] for f in obs["frames"])
+        trace.append((tuple(frame_times(obs)), captions, reward, term, trunc))
+    return trace
+
+
+def test_determinism_same_seed_same_trajectory() -> None:
+    assert rollout(5) == rollout(5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.integers(0, 2**31 - 1), min_size=20, max_size=40))
+def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> None:
+    env = ClipQueryEnv("synth-tiny", perception=perception(), max_frames=12, max_invalid_actions=4)
+    env.reset(seed=seed)
+    for s in action_seeds:
+        rng = np.random.default_rng(s)
+        action: Any
+        if s % 2:
+            env.action_space.seed(s)
+            action = env.action_space.sample()
+            action["kind"] = int(s % 5 == 1)  # mostly queries
+        else:
+            words = ["x", " ", "a clock", "a street sign"]
+            n = int(rng.integers(0, 4))
+            action = query(*((int(rng.integers(0, 12)), str(rng.choice(words))) for _ in range(n)))
+        obs, _, term, trunc, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        assert env.rounds_used <= env.max_rounds and len(env.times) <= env.max_frames
+        assert len(obs["segments"]) == len(obs["frames"]) + 1
+        if term or trunc:
+            assert 0.0 <= info["episode"]["gtou"] <= 1.0
+            env.reset()

@@ -1,0 +1,385 @@
+"""The ClipQuery environment: VideoAgent's CLIP-retrieval search over a long video."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+
+from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
+from video_env.backends.base import CLIP, Captioner, FrameBatch
+from video_env.envs.base import VideoQAEnv
+from video_env.envs.clip_query_rules import (
+    EDGE_EPS,
+    candidate_times,
+    check_query_types,
+    check_round,
+    segments_between,
+)
+from video_env.envs.pacing import format_options
+from video_env.envs.perception import Perception
+from video_env.envs.spaces import (
+    MAX_SECONDS,
+    clean_text,
+    fraction_to_window,
+    fraction_window_space,
+    scalar,
+    text_space,
+    window_array,
+    window_space,
+)
+from video_env.errors import ConfigError, InvalidActionError
+from video_env.metrics.judges import Judge
+from video_env.types import Interval, VideoQA
+from video_env.video.sampling import frame_size, uniform_times
+
+_TEXT, _ERROR, _CAPTION, _QUERY = 2048, 512, 512, 256
+
+
+class ClipQueryEnv(VideoQAEnv):
+    """VideoAgent's iterative frame search: CLIP retrieval inside segments, captions.
+
+    ## Description
+    The agent reads captions of the frames seen so far and asks, in rounds, for more
+    frames: each query names a segment (a gap between two consecutive seen frames) and a
+    description; CLIP picks the unseen frame of the segment that best matches the
+    description, the captioner describes it, and it joins the seen frames (kept sorted by
+    time). The agent answers when it is confident enough.
+
+    ## Action Space
+    ``Dict(kind: Discrete(2) [0 query, 1 answer], segments:
+    MultiDiscrete([max_segments] * Q, start=1), texts: Tuple(Text * Q), n_queries:
+    Discrete(Q + 1), answer: Text, has_window: Discrete(2), window: Box(2) in fractions
+    of the duration)`` with
+    ``Q = max_queries_per_round`` (the first ``n_queries`` pairs form the round; 0 is
+    invalid); or the dataclasses ``QueryAction`` (a tuple of ``SegmentQuery(segment,
+    text)``) and ``AnswerAction`` of :mod:`video_env.actions`; LLM text goes through
+    :class:`~video_env.actions.ClipQueryActionSet`. Segment numbers are 1-based and refer
+    to the segments shown before the round. A query is invalid (and the whole round with
+    it: nothing is retrieved) when its segment does not exist, its description is empty,
+    its segment has no unseen candidate left, or the round would exceed the frame budget.
+
+    ## Observation Space
+    ``question``, ``options`` (``"A. ...`` lines, empty for open questions), ``frames``
+    (``Sequence(Dict(time: float32[1], caption: Text))``, a tuple sorted by time),
+    ``segments`` (``Sequence(Dict(window: float32[2]))``: with seen times
+    ``t1 < ... < tn``, the segments ``[0, t1], [t1, t2], ..., [tn, duration]``, numbered
+    1 to n + 1 in this order), ``rounds_left``, ``frames_left``, ``duration`` (seconds),
+    ``turn``, ``last_action_error``.
+
+    ## Rewards
+    On answering: ``acc`` (1 if correct) + ``gtou`` (``gtou_weight`` x GToU of the given
+    window; no window scores 0) + ``cost`` (``-call_cost`` x caption calls of the
+    episode). An invalid action gives ``-invalid_action_penalty``.
+
+    ## Starting State
+    ``initial_frames`` frames at the centres of equal bins of the video, each captioned
+    on its own; hence ``initial_frames + 1`` segments and ``max_rounds`` rounds left.
+
+    ## Episode End
+    Terminated by ``answer``; truncated after more than ``max_invalid_actions`` invalid
+    actions. When the rounds or the frame budget are spent (or no segment has an unseen
+    candidate), only ``answer`` is legal. Wrap with ``TimeLimit`` for a turn limit.
+
+    ## Information
+    ``sample_id, turn, last_action_error, invalid_actions, legal_actions, simulated,
+    step_cost, retrieved`` (this step's retrievals: ``segment, text, time, score``); on
+    the last step ``episode``: ``answer, correct, score, window, gtou, iou, reward,
+    reward_parts (acc, gtou, cost), turns, frames, frames_shown, vlm_calls,
+    caption_calls, clip_calls, visual_tokens, invalid_actions, ended_by, simulated,
+    explored, trajectory``.
+
+    ## Arguments
+    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
+    :class:`~video_env.envs.base.VideoQAEnv`); ``initial_frames`` (5), ``max_rounds``
+    (3), ``max_frames`` (32 seen frames in all, the initial ones included),
+    ``max_queries_per_round`` (5), ``max_segments`` (bound of the segment action, 64),
+    ``candidate_fps`` (retrieval grid, 1 fps as VideoAgent), ``caption_resolution``
+    (448: frames fit inside 448 x 448 for captions), ``caption_max_tokens`` (64),
+    ``gtou_weight`` (0.5), ``call_cost`` (0.0).
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(
+        self,
+        dataset: Sequence[VideoQA] | str | None = None,
+        *,
+        perception: Perception | None = None,
+        judge: Judge | None = None,
+        initial_frames: int = 5,
+        max_rounds: int = 3,
+        max_frames: int = 32,
+        max_queries_per_round: int = 5,
+        max_segments: int = 64,
+        candidate_fps: float = 1.0,
+        caption_resolution: int = 448,
+        caption_max_tokens: int = 64,
+        gtou_weight: float = 0.5,
+        call_cost: float = 0.0,
+        max_invalid_actions: int = 3,
+        invalid_action_penalty: float = 0.1,
+        standin_missing_videos: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(
+            dataset,
+            perception=perception,
+            judge=judge,
+            max_invalid_actions=max_invalid_actions,
+            invalid_action_penalty=invalid_action_penalty,
+            standin_missing_videos=standin_missing_videos,
+            render_mode=render_mode,
+        )
+        _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
+        if not candidate_fps > 0 or caption_resolution < 1 or caption_max_tokens < 1:
+            raise ConfigError("candidate_fps, caption_resolution, caption_max_tokens must be > 0")
+        self.perception.require("captioner", "clip")
+        self.initial_frames = initial_frames
+        self.max_rounds = max_rounds
+        self.max_frames = max_frames
+        self.max_queries_per_round = max_queries_per_round
+        self.max_segments = max_segments
+        self.candidate_fps = candidate_fps
+        self.caption_resolution = caption_resolution
+        self.caption_max_tokens = caption_max_tokens
+        self.gtou_weight = gtou_weight
+        self.call_cost = call_cost
+        self.action_space = self._make_action_space()
+        self.observation_space = self._make_observation_space()
+
+    # -- spaces ----------------------------------------------------------------------
+
+    def _make_action_space(self) -> spaces.Dict:
+        q = self.max_queries_per_round
+        return spaces.Dict(
+            {
+                "kind": spaces.Discrete(2),
+                "segments": spaces.MultiDiscrete([self.max_segments] * q, start=[1] * q),
+                "texts": spaces.Tuple([text_space(_QUERY)] * q),
+                "n_queries": spaces.Discrete(q + 1),
+                "answer": text_space(256),
+                "has_window": spaces.Discrete(2),
+                "window": fraction_window_space(),
+            }
+        )
+
+    def _make_observation_space(self) -> spaces.Dict:
+        frame = spaces.Dict(
+            {
+                "time": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+                "caption": text_space(_CAPTION),
+            }
+        )
+        segment = spaces.Dict({"window": window_space()})
+        return spaces.Dict(
+            {
+                "question": text_space(_TEXT),
+                "options": text_space(_TEXT),
+                "frames": spaces.Sequence(frame, stack=False),
+                "segments": spaces.Sequence(segment, stack=False),
+                "rounds_left": spaces.Box(0, self.max_rounds, (1,), np.int64),
+                "frames_left": spaces.Box(0, self.max_frames, (1,), np.int64),
+                "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+                "turn": spaces.Box(0, np.iinfo(np.int64).max, (1,), np.int64),
+                "last_action_error": text_space(_ERROR),
+            }
+        )
+
+    # -- episode ---------------------------------------------------------------------
+
+    def _begin(self, sample: VideoQA) -> None:
+        self.times: list[float] = []
+        self.captions: list[str] = []
+        self.rounds_used = 0
+        self.caption_calls = 0
+        self.retrieved: list[dict[str, Any]] = []
+        self.last_retrieved: float | None = None
+        self.caption_size = frame_size(self.video.size, self.caption_resolution)
+        for t in uniform_times(Interval(0.0, self.video.duration), self.initial_frames):
+            self._see(float(t))
+        self.segments = segments_between(self.times, self.video.duration)
+
+    def _see(self, t: float) -> None:
+        """Caption the frame at ``t`` and insert it among the seen frames."""
+        batch = FrameBatch(self.video, np.array([t]), self.caption_size)
+        caption = self._captioner().caption(batch, max_tokens=self.caption_max_tokens)
+        self.caption_calls += 1
+        i = bisect.bisect(self.times, t)
+        self.times.insert(i, t)
+        self.captions.insert(i, caption)
+        episode = self._require_episode_or_done()
+        episode.explore(Interval(t, t), "frame")
+        episode.frames_shown += 1
+        self._last_times = np.array(self.times)
+
+    @property
+    def rounds_left(self) -> int:
+        """Query rounds still allowed."""
+        return self.max_rounds - self.rounds_used
+
+    @property
+    def frames_left(self) -> int:
+        """Frames the budget still allows."""
+        return self.max_frames - len(self.times)
+
+    # -- actions ---------------------------------------------------------------------
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Apply an action (see the class docstring); ``info["retrieved"]`` lists its frames."""
+        self.retrieved = []
+        return super().step(action)
+
+    def _coerce(self, action: Any) -> Action:
+        if isinstance(action, QueryAction):
+            check_query_types(action)
+            return action
+        if isinstance(action, AnswerAction):
+            if not isinstance(action.text, str):
+                raise TypeError(f"answer text must be a str, got {type(action.text).__name__}")
+            return action
+        if not isinstance(action, dict):
+            raise TypeError(
+                f"ClipQuery actions are QueryAction, AnswerAction or an action_space dict, "
+                f"got {type(action).__name__}"
+            )
+        kind = int(action["kind"])
+        if kind == 0:
+            return self._query_from_dict(action)
+        if kind != 1:
+            raise InvalidActionError(f"kind must be 0 (query) or 1 (answer), got {kind}")
+        window = None
+        if int(action.get("has_window", 0)):
+            window = fraction_to_window(action["window"], self.video.duration)
+        return AnswerAction(str(action["answer"]), window)
+
+    def _query_from_dict(self, action: dict[str, Any]) -> QueryAction:
+        n = int(action["n_queries"])
+        segments = np.asarray(action["segments"]).reshape(-1)
+        texts = action["texts"]
+        if not isinstance(texts, (tuple, list)) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("texts must be a tuple of str")
+        if not 0 <= n <= min(len(segments), len(texts)):
+            raise InvalidActionError(f"n_queries must be between 1 and {len(texts)}, got {n}")
+        return QueryAction(tuple(SegmentQuery(int(segments[i]), texts[i]) for i in range(n)))
+
+    def _act(self, action: Action) -> float:
+        if not isinstance(action, QueryAction):
+            raise TypeError(f"not a ClipQuery action: {action!r}")
+        if "query" not in self._legal_kinds():
+            raise InvalidActionError(
+                f"no query possible ({self.rounds_left} round(s), {self.frames_left} frame(s) "
+                "left, or no unseen frame): only answer is legal"
+            )
+        check_round(
+            action, self.segments, self.candidate_fps, self.max_queries_per_round, self.frames_left
+        )
+        shown = list(self.segments)
+        texts = self._clip().text_features([q.text for q in action.queries])
+        for query, text_feature in zip(action.queries, texts, strict=True):
+            self._retrieve(query, shown[query.segment - 1], text_feature)
+        self.rounds_used += 1
+        self.segments = segments_between(self.times, self.video.duration)
+        return 0.0
+
+    def _retrieve(
+        self, query: SegmentQuery, segment: Interval, text_feature: npt.NDArray[np.float32]
+    ) -> None:
+        """See the unseen frame of ``segment`` that best matches the query's text."""
+        candidates = candidate_times(segment, self.candidate_fps)
+        seen = np.array(self.times)
+        unseen = ~np.isclose(candidates[:, None], seen[None, :], rtol=0, atol=EDGE_EPS).any(1)
+        candidates = candidates[unseen]
+        scores = self._clip().image_features(self.video, candidates.tolist()) @ text_feature
+        best = int(np.argmax(scores))
+        t = float(candidates[best])
+        self._see(t)
+        self.last_retrieved = t
+        self.retrieved.append(
+            {"segment": query.segment, "text": query.text, "time": t, "score": float(scores[best])}
+        )
+
+    def _clip(self) -> CLIP:
+        if self.perception.clip is None:
+            raise ConfigError("this environment needs perception backends: clip")
+        return self.perception.clip
+
+    def _captioner(self) -> Captioner:
+        if self.perception.captioner is None:
+            raise ConfigError("this environment needs perception backends: captioner")
+        return self.perception.captioner
+
+    def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
+        correct = self._correct(action.text)
+        return {
+            "acc": 1.0 if correct else 0.0,
+            "gtou": self.gtou_weight * self._gtou(action.window),
+            "cost": 0.0 - self.call_cost * self.caption_calls,
+        }
+
+    def _legal_kinds(self) -> list[str]:
+        if self._episode is not None and self._episode.done:
+            return []
+        searchable = any(
+            len(candidate_times(s, self.candidate_fps)) for s in getattr(self, "segments", [])
+        )
+        if self.rounds_left > 0 and self.frames_left > 0 and searchable:
+            return ["query", "answer"]
+        return ["answer"]
+
+    # -- observation -----------------------------------------------------------------
+
+    def _observation(self) -> dict[str, Any]:
+        sample = self.sample
+        frames = tuple(
+            {"time": scalar(t), "caption": clean_text(c, _CAPTION)}
+            for t, c in zip(self.times, self.captions, strict=True)
+        )
+        return {
+            "question": clean_text(sample.question, _TEXT),
+            "options": clean_text(format_options(sample.options), _TEXT),
+            "frames": frames,
+            "segments": tuple({"window": window_array(s)} for s in self.segments),
+            "rounds_left": np.array([self.rounds_left], dtype=np.int64),
+            "frames_left": np.array([self.frames_left], dtype=np.int64),
+            "duration": scalar(self.video.duration),
+            "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
+            "last_action_error": clean_text(self._last_error, _ERROR),
+        }
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        info["retrieved"] = [dict(r) for r in getattr(self, "retrieved", [])]
+        return info
+
+    def _current_window(self) -> Interval | None:
+        t = getattr(self, "last_retrieved", None)
+        return None if t is None else Interval(t, t)
+
+    def _ansi_lines(self) -> list[str]:
+        lines = [
+            f"rounds left {self.rounds_left}, frames left {self.frames_left}, "
+            f"{len(self.segments)} segments"
+        ]
+        lines += [f"  {t:8.1f} s  {c}" for t, c in zip(self.times, self.captions, strict=True)]
+        return lines
+
+
+def _check_settings(
+    initial_frames: int, max_rounds: int, max_frames: int, max_queries: int, max_segments: int
+) -> None:
+    """Raise :class:`ConfigError` for inconsistent budgets."""
+    if initial_frames < 0 or max_rounds < 0:
+        raise ConfigError("initial_frames and max_rounds must be >= 0")
+    if max_frames < initial_frames:
+        raise ConfigError(f"max_frames={max_frames} is below initial_frames={initial_frames}")
+    if max_queries < 1:
+        raise ConfigError("max_queries_per_round must be >= 1")
+    if max_segments < max_frames + 1:
+        raise ConfigError(f"max_segments={max_segments} must be >= max_frames + 1")

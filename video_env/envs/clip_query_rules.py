@@ -1,0 +1,103 @@
+"""Segments and retrieval candidates of the ClipQuery env (VideoAgent's search space)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env.actions.types import QueryAction, SegmentQuery
+from video_env.errors import InvalidActionError
+from video_env.types import Interval
+
+#: Candidates closer than this (seconds) to a segment's ends are not strictly inside it.
+EDGE_EPS = 1e-6
+
+
+def segments_between(times: Sequence[float], duration: float) -> list[Interval]:
+    """The gaps between consecutive seen times, with both edges of the video.
+
+    Args:
+        times: Seen frame times, sorted, strictly inside ``(0, duration)``.
+        duration: Video length in seconds.
+
+    Returns:
+        ``[0, t1], [t1, t2], ..., [tn, duration]`` (one segment ``[0, duration]`` when
+        nothing was seen); segment number ``k`` in observations is ``result[k - 1]``.
+    """
+    bounds = [0.0, *(float(t) for t in times), float(duration)]
+    return [Interval(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def candidate_times(segment: Interval, fps: float) -> npt.NDArray[np.float64]:
+    """Times of the ``fps`` grid (``k / fps``) strictly inside ``segment``.
+
+    The segment's ends are seen frames (or the video's ends), so no candidate is a seen
+    time.
+    """
+    first = math.floor(segment.start * fps) + 1
+    last = math.ceil(segment.end * fps) - 1
+    if last < first:
+        return np.zeros(0, dtype=np.float64)
+    times = np.arange(first, last + 1, dtype=np.float64) / fps
+    inside = (times > segment.start + EDGE_EPS) & (times < segment.end - EDGE_EPS)
+    return times[inside]
+
+
+def check_query_types(action: QueryAction) -> None:
+    """Raise :class:`TypeError` unless ``action`` holds well-typed segment queries."""
+    if not isinstance(action.queries, tuple):
+        raise TypeError(f"QueryAction.queries must be a tuple, got {type(action.queries).__name__}")
+    for query in action.queries:
+        if not isinstance(query, SegmentQuery):
+            raise TypeError(f"queries must be SegmentQuery, got {type(query).__name__}")
+        if isinstance(query.segment, bool) or not isinstance(query.segment, (int, np.integer)):
+            raise TypeError(f"segment must be an int, got {type(query.segment).__name__}")
+        if not isinstance(query.text, str):
+            raise TypeError(f"query text must be a str, got {type(query.text).__name__}")
+
+
+def check_round(
+    action: QueryAction,
+    segments: Sequence[Interval],
+    fps: float,
+    max_queries: int,
+    frames_left: int,
+) -> None:
+    """Raise :class:`InvalidActionError` unless the round can be run in full.
+
+    Args:
+        action: The round's queries (segment numbers refer to ``segments``, 1-based).
+        segments: The segments shown before the round.
+        fps: Candidate grid rate.
+        max_queries: Queries allowed per round.
+        frames_left: Frames the budget still allows.
+    """
+    n = len(action.queries)
+    if n == 0:
+        raise InvalidActionError("a query round needs at least one query")
+    if n > max_queries:
+        raise InvalidActionError(f"at most {max_queries} queries per round, got {n}")
+    if n > frames_left:
+        raise InvalidActionError(
+            f"only {frames_left} frame(s) left in the budget; this round asks for {n}"
+        )
+    for query in action.queries:
+        if not 1 <= query.segment <= len(segments):
+            raise InvalidActionError(
+                f"segment {query.segment} does not exist; segments are 1 to {len(segments)}"
+            )
+        if not query.text.strip():
+            raise InvalidActionError(f"the query of segment {query.segment} has no description")
+    for number, wanted in Counter(int(q.segment) for q in action.queries).items():
+        available = len(candidate_times(segments[number - 1], fps))
+        if wanted > available:
+            segment = segments[number - 1]
+            raise InvalidActionError(
+                f"segment {number} [{segment.start:g}, {segment.end:g}] has {available} unseen "
+                f"frame(s) left; {wanted} queried"
+            )

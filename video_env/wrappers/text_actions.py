@@ -1,0 +1,72 @@
+"""Text actions: let an LLM policy step an environment with its raw reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from video_env.actions.base import ActionSet
+from video_env.actions.parsing import ActionParseError
+from video_env.actions.types import InvalidAction
+from video_env.envs.spaces import text_space
+
+
+def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
+    """The text action set of an environment (by its class).
+
+    Raises:
+        TypeError: If the environment has no known action set.
+    """
+    from video_env.actions import ClipQueryActionSet, PacingActionSet, ZoomActionSet
+
+    sets: dict[str, type[ActionSet[Any]]] = {
+        "PacingEnv": PacingActionSet,
+        "ZoomEnv": ZoomActionSet,
+        "ClipQueryEnv": ClipQueryActionSet,
+    }
+    name = type(env.unwrapped).__name__
+    if name not in sets:
+        raise TypeError(f"no text action set for {name}; pass action_set=")
+    return sets[name]()
+
+
+class TextActions(gym.Wrapper[Any, Any, Any, Any]):
+    """Accept text actions, parsed by the environment's :class:`ActionSet`.
+
+    Text that cannot be parsed becomes an invalid action: the environment reports the
+    parser's message in ``last_action_error`` (meant to be shown to the model), counts it
+    against the error allowance and applies the penalty. ``instructions`` documents the
+    actions for a prompt.
+
+    Args:
+        env: A video-env environment.
+        action_set: Parser (default: the env's own).
+        strict: Accept only exactly-formatted replies.
+        max_length: Longest reply the action space admits.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        action_set: ActionSet[Any] | None = None,
+        strict: bool = False,
+        max_length: int = 16384,
+    ) -> None:
+        super().__init__(env)
+        self.action_set = action_set or default_action_set(env)
+        self.strict = strict
+        self.action_space = text_space(max_length)
+
+    @property
+    def instructions(self) -> str:
+        """What the actions are and how to write them."""
+        return self.action_set.describe()
+
+    def step(self, action: str) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Parse ``action`` and step the environment with it."""
+        try:
+            parsed: Any = self.action_set.parse(action, strict=self.strict)
+        except ActionParseError as exc:
+            parsed = InvalidAction(str(exc), raw=action)
+        return self.env.step(parsed)
