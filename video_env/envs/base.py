@@ -171,6 +171,19 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             return render_ansi(self._episode, self._current_window(), self._ansi_lines())
         return render_rgb(self._episode, self._video, self._last_times, self._current_window())
 
+    def abandon(self, reason: str) -> dict[str, Any]:
+        """End the current episode without an answer and return its record.
+
+        The episode runner uses it when a policy raises or never answers.
+
+        Raises:
+            RuntimeError: If no episode was started.
+        """
+        episode = self._require_episode_or_done()
+        if episode.done:
+            raise RuntimeError("the episode has already ended")
+        return episode.finish(None, None, {}, self.judge, reason)
+
     def close(self) -> None:
         """Release the current video."""
         self._close_video()

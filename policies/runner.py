@@ -1,0 +1,90 @@
+"""The one episode loop everything uses: benchmarks, notebooks and tests."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+import gymnasium as gym
+
+from policies.base import Policy, env_kind
+
+#: Steps after which an episode is abandoned (a policy that never answers).
+DEFAULT_MAX_STEPS = 200
+
+
+def run_episode(
+    env: gym.Env[Any, Any],
+    policy: Policy,
+    seed: int | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> dict[str, Any]:
+    """Run one episode and return its record.
+
+    The record is the env's ``info["episode"]`` plus the policy's costs for this episode
+    (``llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``money_usd``), ``policy``,
+    ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
+    backend does not propagate: the episode is abandoned and the record carries the error
+    and its traceback, so a benchmark goes on.
+
+    Args:
+        env: A video-env environment (possibly wrapped).
+        policy: The policy; it must support the env.
+        seed: Seed of the env's reset.
+        options: Reset options (e.g. ``{"sample": s}`` or ``{"index": i}``).
+        max_steps: Steps after which the episode is abandoned.
+
+    Raises:
+        ValueError: If the policy does not support the env.
+    """
+    if not policy.supports(env):
+        raise ValueError(f"policy {policy.name!r} does not support the {env_kind(env)} env")
+    started = time.perf_counter()
+    usage_before = policy.usage
+    base: Any = env.unwrapped
+    record: dict[str, Any] | None = None
+    error = tb = None
+    steps = 0
+    try:
+        obs, info = env.reset(seed=seed, options=options)
+        policy.reset(obs, info)
+        while steps < max_steps:
+            obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
+            steps += 1
+            if terminated or truncated:
+                record = dict(info["episode"])
+                break
+    except Exception as exc:
+        error, tb = f"{type(exc).__name__}: {exc}", traceback.format_exc()
+    if record is None:
+        try:
+            record = base.abandon("error" if error else "max_steps")
+        except RuntimeError:  # the reset itself failed: no episode to close
+            record = {
+                "sample_id": _sample_id(options),
+                "answer": None,
+                "correct": None,
+                "ended_by": "error",
+            }
+    cost = policy.usage - usage_before
+    record.update(
+        policy=policy.name,
+        env=env_kind(env),
+        seed=seed,
+        llm_calls=cost.llm_calls,
+        prompt_tokens=cost.prompt_tokens,
+        completion_tokens=cost.completion_tokens,
+        money_usd=cost.money_usd,
+        wall_s=time.perf_counter() - started,
+        error=error,
+        traceback=tb,
+    )
+    return record
+
+
+def _sample_id(options: dict[str, Any] | None) -> str | None:
+    sample = (options or {}).get("sample")
+    return getattr(sample, "id", None)

@@ -1,0 +1,249 @@
+"""VideoAgent (Wang et al.) on the ClipQuery env: predict -> self-reflect -> find frames.
+
+Each round the agent predicts an answer from the captions of the frames seen so far
+(chain of thought, JSON answer), rates its confidence from 1 to 3, answers at 3, and
+otherwise names the missing information as (segment, description) queries; CLIP in the
+env retrieves and captions one frame per query. After the last round it answers. The
+answer's window comes from the frames that support it (the "+OQ" variant of FALCONEye's
+comparison): from the first to the last supporting frame, widened by ``margin_s``.
+
+Without an LLM the agent is reported as ``videoagent[offline]``: the documented heuristic
+reasoner (option-caption matching, a confidence from the match, queries on the segments
+around the most relevant frames), not the paper's agent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from policies import prompts
+from policies.base import Policy
+from policies.observations import Caption, frame_captions, parse_options, window_of
+from policies.reasoning import JsonCaller, OfflineReasoner, clauses
+from video_env.actions import AnswerAction, QueryAction, SegmentQuery
+from video_env.backends.llm.base import LLM
+from video_env.metrics.answers import normalize_text
+from video_env.types import Interval
+
+_WH = re.compile(r"^(what|which|who|where|when|how)( \w+)?( is| are| does| do)?\s+", re.I)
+
+
+class VideoAgentPolicy(Policy):
+    """VideoAgent's loop (see the module docstring).
+
+    Args:
+        llm: The LLM (``None``: the offline reasoner).
+        max_queries: Queries per round.
+        margin_s: Margin around the supporting frames for the answer's window.
+    """
+
+    env_kinds = ("clip_query",)
+
+    def __init__(self, llm: LLM | None = None, max_queries: int = 2, margin_s: float = 5.0) -> None:
+        super().__init__(llm)
+        self.max_queries, self.margin_s = max_queries, margin_s
+        self.name = "videoagent" if llm is not None else "videoagent[offline]"
+        self.reasoner = OfflineReasoner()
+        self.caller = JsonCaller(llm) if llm is not None else None
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """One round: predict, reflect, then answer or query."""
+        question, options = observation["question"], parse_options(observation["options"])
+        duration = float(observation["duration"][0])
+        captions = frame_captions(observation)
+        answer, support, reasoning, confidence = self._predict(
+            question, options, captions, duration
+        )
+        if confidence < 3 and "query" in info["legal_actions"]:
+            if self.caller is not None:
+                confidence = self._reflect(question, options, captions, duration, answer, reasoning)
+            if confidence < 3:
+                segments = [window_of(s["window"]) for s in observation["segments"]]
+                queries = self._queries(question, options, captions, segments, duration)
+                if queries:
+                    return QueryAction(tuple(queries))
+        return AnswerAction(answer, self._window(captions, support, duration))
+
+    # -- predict ---------------------------------------------------------------------
+
+    def _predict(
+        self, question: str, options: list[str], captions: list[Caption], duration: float
+    ) -> tuple[str, list[int], str, int]:
+        """``(answer, supporting frame indices, reasoning, offline confidence 1-3)``."""
+        if self.caller is not None:
+            reply = self.caller.ask(
+                prompts.render(
+                    "videoagent/predict",
+                    duration=f"{duration:.0f}",
+                    captions=_numbered(captions),
+                    question=question,
+                    options_block=prompts.options_block(options),
+                ),
+                ["final_answer"],
+            )
+            if reply and str(reply.get("final_answer") or "").strip():
+                frames = reply.get("supporting_frames")
+                indices = (
+                    [_as_index(k, len(captions)) for k in frames]
+                    if isinstance(frames, list)
+                    else []
+                )
+                support = [k - 1 for k in indices if k is not None]
+                return (
+                    str(reply["final_answer"]).strip(),
+                    support,
+                    str(reply.get("reasoning", "")),
+                    1,
+                )
+        return self._offline_predict(question, options, captions)
+
+    def _offline_predict(
+        self, question: str, options: list[str], captions: list[Caption]
+    ) -> tuple[str, list[int], str, int]:
+        texts = [c.text for c in captions]
+        if options:
+            answer, score, index = self.reasoner.answer(question, options, texts)
+            confidence = 3 if score >= 1.0 else 2 if score >= 0.35 else 1
+            return answer, [] if index is None else [index], "", confidence
+        candidates = self._open_candidates(question, texts)
+        if not candidates:
+            return "unknown", [], "", 1
+        score, clause, index = max(candidates)
+        return clause, [index], "", 3 if score >= 0.3 else 2
+
+    def _open_candidates(self, question: str, texts: Sequence[str]) -> list[tuple[float, str, int]]:
+        """Caption clauses that share words with the question and add new ones."""
+        asked = set(normalize_text(question).split())
+        parts = [(i, c) for i, t in enumerate(texts) for c in clauses(t)]
+        informative = []
+        for i, clause in parts:
+            words = set(normalize_text(clause).split())
+            if words & asked and words - asked:
+                informative.append((i, clause))
+        rel = self.reasoner.relevance(question, (), [c for _, c in informative])
+        return [(float(r), c, i) for r, (i, c) in zip(rel, informative, strict=True)]
+
+    # -- reflect and find frames -------------------------------------------------------
+
+    def _reflect(
+        self,
+        question: str,
+        options: list[str],
+        captions: list[Caption],
+        duration: float,
+        answer: str,
+        reasoning: str,
+    ) -> int:
+        assert self.caller is not None
+        reply = self.caller.ask(
+            prompts.render(
+                "videoagent/reflect",
+                duration=f"{duration:.0f}",
+                captions=_numbered(captions),
+                question=question,
+                options_block=prompts.options_block(options),
+                prediction=f"Answer: {answer}\nReasoning: {reasoning or '(none)'}",
+            ),
+            ["confidence"],
+        )
+        try:
+            return min(3, max(1, int((reply or {}).get("confidence", 1))))
+        except (TypeError, ValueError):
+            return 1
+
+    def _queries(
+        self,
+        question: str,
+        options: list[str],
+        captions: list[Caption],
+        segments: list[Interval],
+        duration: float,
+    ) -> list[SegmentQuery]:
+        if self.caller is not None:
+            reply = self.caller.ask(
+                prompts.render(
+                    "videoagent/find_frames",
+                    duration=f"{duration:.0f}",
+                    captions=_numbered(captions),
+                    segments=_segments(segments),
+                    max_queries=self.max_queries,
+                    question=question,
+                    options_block=prompts.options_block(options),
+                ),
+                ["frame_descriptions"],
+            )
+            queries = _llm_queries(reply, len(segments), self.max_queries)
+            if queries:
+                return queries
+        return self._offline_queries(question, options, captions, segments)
+
+    def _offline_queries(
+        self, question: str, options: list[str], captions: list[Caption], segments: list[Interval]
+    ) -> list[SegmentQuery]:
+        """The question's subject, searched next to the most relevant frames.
+
+        Segments are ranked by the relevance of their bounding frames' captions, longer
+        segments first on ties.
+        """
+        rel = self.reasoner.relevance(question, options, [c.text for c in captions])
+        scores = []
+        for k, segment in enumerate(segments):
+            neighbours = [rel[j] for j in (k - 1, k) if 0 <= j < len(rel)]
+            scores.append((float(np.max(neighbours)) if neighbours else 0.0, segment.length, k))
+        description = _WH.sub("", question.strip().rstrip("?")) or question
+        ranked = sorted((s for s in scores if segments[s[2]].length > 1.0), reverse=True)
+        return [SegmentQuery(k + 1, description) for _, _, k in ranked[: self.max_queries]]
+
+    def _window(
+        self, captions: list[Caption], support: list[int], duration: float
+    ) -> Interval | None:
+        times = [captions[i].window.start for i in support if 0 <= i < len(captions)]
+        if not times:
+            return None
+        return Interval(
+            max(0.0, min(times) - self.margin_s), min(duration, max(times) + self.margin_s)
+        )
+
+
+def _numbered(captions: list[Caption]) -> str:
+    return "\n".join(
+        f"Frame {k} at {c.window.start:.1f}s: {c.text}" for k, c in enumerate(captions, 1)
+    )
+
+
+def _segments(segments: list[Interval]) -> str:
+    return "\n".join(
+        f"Segment {k}: {s.start:.1f}s to {s.end:.1f}s" for k, s in enumerate(segments, 1)
+    )
+
+
+def _as_index(value: Any, n: int) -> int | None:
+    """``value`` as a 1-based index up to ``n``, or ``None``."""
+    try:
+        index = int(value)
+    except (TypeError, ValueError):
+        return None
+    return index if 1 <= index <= n else None
+
+
+def _llm_queries(reply: dict[str, Any] | None, n_segments: int, limit: int) -> list[SegmentQuery]:
+    raw = (reply or {}).get("frame_descriptions")
+    if not isinstance(raw, list):
+        return []
+    queries, seen = [], set()
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        segment = _as_index(item.get("segment_id"), n_segments)
+        text = str(item.get("description") or "").strip()
+        if segment is None or not text:
+            continue
+        key = (segment, text)
+        if key not in seen:
+            seen.add(key)
+            queries.append(SegmentQuery(*key))
+    return queries[:limit]

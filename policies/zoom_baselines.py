@@ -1,0 +1,170 @@
+"""Baselines of FALCONEye's comparison on the Zoom env: Socratic, Sequential, Iterative."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from policies import prompts
+from policies.base import Policy
+from policies.observations import (
+    Caption,
+    Evaluation,
+    clip_captions,
+    evaluations,
+    format_captions,
+    parse_options,
+    threshold_for,
+)
+from policies.reasoning import JsonCaller, OfflineReasoner, window_from
+from video_env.actions import AnswerAction, EvaluateAction
+from video_env.backends.llm.base import LLM
+from video_env.types import Interval
+
+OPEN_THRESHOLD, MCQ_THRESHOLD = 0.8, 0.9
+#: Zoom budget large enough for exhaustive baselines (Sequential reads every clip).
+UNLIMITED = {"zoom": {"budget": 100_000}}
+
+
+def best(done: list[Evaluation]) -> Evaluation | None:
+    """The most confident evaluation (earliest on ties)."""
+    return max(done, key=lambda e: e.confidence, default=None)
+
+
+class SocraticPolicy(Policy):
+    """Captions to answer, without a VLM question (FALCONEye's Socratic baseline).
+
+    With an LLM, the captions of every 60 s clip and the question go into one prompt;
+    offline, the documented reasoner matches options (or question) against captions. The
+    ``short`` variant keeps only the ``short_k`` clips most relevant to the question in
+    the prompt (a short context: our reading of Socratic-Short).
+
+    Args:
+        llm: The LLM (``None``: offline reasoner).
+        short: Socratic-Short.
+        short_k: Clips kept by the short variant.
+    """
+
+    env_kinds = ("zoom",)
+
+    def __init__(self, llm: LLM | None = None, short: bool = False, short_k: int = 10) -> None:
+        super().__init__(llm)
+        self.short, self.short_k = short, short_k
+        self.reasoner = OfflineReasoner()
+        self.caller = JsonCaller(llm) if llm is not None else None
+        base = "socratic-short" if short else "socratic"
+        self.name = base if llm is not None else f"{base}[offline]"
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """Answer from the captions at once."""
+        question, options = observation["question"], parse_options(observation["options"])
+        captions = clip_captions(observation)
+        if self.short:
+            rel = self.reasoner.relevance(question, options, [c.text for c in captions])
+            keep = sorted(sorted(range(len(captions)), key=lambda i: -rel[i])[: self.short_k])
+            captions = [captions[i] for i in keep]
+        if self.caller is None:
+            text, _, index = self.reasoner.answer(question, options, [c.text for c in captions])
+            return AnswerAction(text, captions[index].window if index is not None else None)
+        return self._ask(question, options, captions, float(observation["duration"][0]))
+
+    def _ask(
+        self, question: str, options: list[str], captions: list[Caption], duration: float
+    ) -> Any:
+        prompt = prompts.render(
+            "baselines/socratic",
+            captions=format_captions(captions),
+            question=question,
+            options_block=prompts.options_block(options),
+        )
+        assert self.caller is not None
+        reply = self.caller.ask(prompt, ["answer"]) or {}
+        window = window_from(reply.get("window"), duration)
+        text = str(reply.get("answer") or "").strip() or ("A" if options else "unknown")
+        return AnswerAction(text, Interval(*window) if window else None)
+
+
+class SequentialPolicy(Policy):
+    """The VLM on consecutive 60 s clips from the start (FALCONEye's Sequential).
+
+    ``early_stop`` (SequentialBP) answers as soon as a clip's confidence reaches the
+    threshold (0.8 open / 0.9 MCQ); otherwise every clip is read and the most confident
+    answer wins.
+
+    Args:
+        early_stop: SequentialBP.
+        batch: Clips evaluated per step.
+    """
+
+    env_kinds = ("zoom",)
+    env_kwargs = UNLIMITED
+
+    def __init__(self, early_stop: bool = False, batch: int = 8) -> None:
+        super().__init__()
+        self.early_stop, self.batch = early_stop, batch
+        self.name = "sequential-bp" if early_stop else "sequential"
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """Evaluate the next clips, or answer."""
+        done = evaluations(observation)
+        threshold = threshold_for(
+            parse_options(observation["options"]), OPEN_THRESHOLD, MCQ_THRESHOLD
+        )
+        top = best(done)
+        if self.early_stop and top is not None and top.confidence >= threshold:
+            return AnswerAction(top.answer, top.window)
+        clips = [c.window for c in clip_captions(observation)][len(done) :]
+        budget = int(observation["budget_left"][0])
+        if clips and budget > 0 and "evaluate" in info["legal_actions"]:
+            return EvaluateAction(tuple(clips[: min(self.batch, budget)]))
+        return AnswerAction(top.answer if top else "unknown", top.window if top else None)
+
+
+class IterativeSamplingPolicy(Policy):
+    """Coarse-to-fine sampling over the whole video.
+
+    Evaluates ``splits`` equal windows, zooms into the most confident one, and repeats
+    until a window is short, confident, or the budget ends.
+
+    Args:
+        splits: Windows per level.
+        min_window_s: Shortest window.
+    """
+
+    name = "iterative-sampling"
+    env_kinds = ("zoom",)
+
+    def __init__(self, splits: int = 4, min_window_s: float = 5.0) -> None:
+        super().__init__()
+        self.splits, self.min_window_s = splits, min_window_s
+        self._pending = 0  # windows of the last level (the newest evaluations)
+
+    def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Start from the whole video."""
+        self._pending = 0
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """Split the current focus window, or answer."""
+        done = evaluations(observation)
+        threshold = threshold_for(
+            parse_options(observation["options"]), OPEN_THRESHOLD, MCQ_THRESHOLD
+        )
+        focus = best(done[-self._pending :]) if self._pending else None
+        if focus is None:
+            target = Interval(0.0, float(observation["duration"][0]))
+        elif focus.confidence >= threshold or focus.window.length <= self.min_window_s:
+            return AnswerAction(focus.answer, focus.window)
+        else:
+            target = focus.window
+        budget = int(observation["budget_left"][0])
+        n = min(self.splits, budget, max(1, math.floor(target.length / self.min_window_s)))
+        if budget <= 0 or "evaluate" not in info["legal_actions"]:
+            top = best(done)
+            return AnswerAction(top.answer if top else "unknown", top.window if top else None)
+        step = target.length / n
+        self._pending = n
+        return EvaluateAction(
+            tuple(
+                Interval(target.start + k * step, target.start + (k + 1) * step) for k in range(n)
+            )
+        )

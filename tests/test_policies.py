@@ -1,0 +1,148 @@
+"""Policies offline: every policy on every env it supports, the runner, the registry."""
+
+from typing import Any
+
+import pytest
+
+import policies
+from policies import Policy, run_episode
+from video_env import ConfigError, UnknownNameError
+from video_env.actions import AnswerAction, SpeedAction
+from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+
+ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
+RECORD_KEYS = {
+    "sample_id",
+    "answer",
+    "correct",
+    "score",
+    "window",
+    "gtou",
+    "iou",
+    "reward",
+    "reward_parts",
+    "turns",
+    "frames",
+    "vlm_calls",
+    "caption_calls",
+    "clip_calls",
+    "invalid_actions",
+    "ended_by",
+    "simulated",
+    "policy",
+    "env",
+    "seed",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "money_usd",
+    "wall_s",
+    "error",
+    "traceback",
+    "trajectory",
+}
+
+
+def cases() -> list[tuple[str, str]]:
+    return [
+        (name, kind)
+        for name in policies.available(offline=True)
+        for kind in policies.spec(name).env_kinds
+    ]
+
+
+@pytest.mark.parametrize(("name", "kind"), cases())
+def test_every_offline_policy_runs_on_its_envs(name: str, kind: str) -> None:
+    policy = policies.make(name)
+    env = ENVS[kind]("synth-tiny", **policy.env_kwargs.get(kind, {}))
+    for index in range(len(env.samples)):
+        record = run_episode(env, policy, seed=0, options={"index": index})
+        assert record["error"] is None, record["traceback"]
+        assert set(record) >= RECORD_KEYS
+        assert record["ended_by"] == "answer"
+        assert record["policy"] == policy.name
+        assert record["llm_calls"] == 0
+        assert 0.0 <= record["gtou"] <= 1.0
+
+
+def test_offline_reasoners_are_labelled() -> None:
+    assert policies.make("falconeye").name == "falconeye[offline]"
+    assert policies.make("videoagent").name == "videoagent[offline]"
+    assert policies.make("socratic-short").name == "socratic-short[offline]"
+    assert policies.make("falconeye-flash").env_kwargs == {"zoom": {"budget": 10}}
+
+
+def test_falconeye_offline_beats_its_baselines_on_synth_tiny() -> None:
+    def accuracy(name: str) -> float:
+        policy = policies.make(name)
+        env = ZoomEnv("synth-tiny", **policy.env_kwargs.get("zoom", {}))
+        records = [
+            run_episode(env, policy, 0, options={"index": i}) for i in range(len(env.samples))
+        ]
+        return sum(bool(r["correct"]) for r in records) / len(records)
+
+    assert accuracy("falconeye") > accuracy("socratic")
+    assert accuracy("falconeye") > accuracy("uniform")
+
+
+class Exploding(Policy):
+    name = "exploding"
+    env_kinds = ("pacing",)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if info["turn"] >= 2:
+            raise RuntimeError("model server on fire")
+        return SpeedAction(1)
+
+
+class Dawdling(Policy):
+    name = "dawdling"
+    env_kinds = ("pacing",)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return SpeedAction(1) if "speed" in info["legal_actions"] else AnswerAction("A")
+
+
+def test_runner_records_a_failing_policy_and_goes_on() -> None:
+    env = PacingEnv("synth-tiny")
+    record = run_episode(env, Exploding(), seed=0)
+    assert record["error"] == "RuntimeError: model server on fire"
+    assert "Traceback" in record["traceback"]
+    assert record["ended_by"] == "error"
+    assert record["correct"] is False
+    assert record["turns"] == 2
+    ok = run_episode(env, Dawdling(), seed=0)  # the env is still usable
+    assert ok["error"] is None
+
+
+def test_runner_abandons_a_policy_that_never_answers() -> None:
+    record = run_episode(PacingEnv("synth-tiny"), Dawdling(), seed=0, max_steps=3)
+    assert record["ended_by"] == "max_steps"
+    assert record["turns"] == 3
+    assert record["answer"] is None
+
+
+def test_runner_rejects_an_unsupported_env() -> None:
+    with pytest.raises(ValueError, match="does not support the zoom env"):
+        run_episode(ZoomEnv("synth-tiny"), Dawdling())
+
+
+def test_registry_errors() -> None:
+    with pytest.raises(UnknownNameError, match="falconeye"):
+        policies.make("falcon-eye")
+    with pytest.raises(ConfigError, match="needs an LLM"):
+        policies.make("blind-llm")
+    assert "blind-llm" not in policies.available(offline=True)
+    assert "blind-llm" in policies.available()
+
+
+def test_a_custom_policy_takes_a_few_lines() -> None:
+    class AlwaysA(Policy):
+        name = "always-a"
+        env_kinds = ("pacing", "zoom", "clip_query")
+
+        def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+            return AnswerAction("A")
+
+    for env_cls in ENVS.values():
+        assert run_episode(env_cls("synth-tiny"), AlwaysA(), seed=1)["answer"] == "A"
