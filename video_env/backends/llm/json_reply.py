@@ -63,6 +63,9 @@ def parse_json_reply(text: str) -> dict[str, Any] | list[Any]:
 def parse_json_object(text: str) -> dict[str, Any]:
     """Like :func:`parse_json_reply`, but only a JSON object (a dict) will do.
 
+    Parsing starts at a ``{`` only, so the first object in the reply is returned, even
+    one inside an array; prose such as ``see [1]`` is skipped.
+
     Raises:
         ReplyFormatError: If the reply holds no JSON object.
         TypeError: If ``text`` is not a string.
@@ -118,6 +121,5 @@ def _repair(body: str) -> Any:
     json_repair = require("json_repair", "llm", "repairing JSON in model replies")
     try:
         return json_repair.loads(body)
-    except Exception:  # noqa: BLE001 - best effort: any failure means "no JSON here"
+    except Exception:  # best effort: any failure means "no JSON here"
         return None
-

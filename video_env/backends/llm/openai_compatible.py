@@ -1,0 +1,265 @@
+"""One chat client for every OpenAI-compatible server: OpenAI, vLLM, SGLang, Ollama, llama.cpp.
+
+Calls go through the official ``openai`` SDK with its own retries off; `tenacity
+<https://tenacity.readthedocs.io>`_ retries them with exponential backoff and jitter on
+rate limits (408, 409, 429), server errors (5xx), timeouts, connection errors and reply
+bodies that are not a chat completion (HTML from a proxy, no ``choices``). Other client
+errors (400, 401, 403, 404, 422) fail at once. A call that fails for good raises
+:class:`LLMCallError`, which the caller records; it never hangs past
+``(max_retries + 1) * timeout_s`` plus the backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from video_env._optional import require
+from video_env.backends.llm.base import Completion, Message, estimate_tokens
+from video_env.backends.llm.config import public_url, resolve_openai_settings
+from video_env.backends.llm.failures import (
+    InvalidReplyError,
+    LLMCallError,
+    describe_failure,
+    is_retryable,
+    retry_after_s,
+)
+from video_env.backends.llm.pricing import PriceTable, lookup_price, price
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+
+__all__ = ["OpenAICompatibleLLM"]
+
+log = logging.getLogger(__name__)
+
+
+class OpenAICompatibleLLM:
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        model: Model name; ``$VIDEO_ENV_LLM_MODEL`` if None.
+        base_url: Server URL, e.g. ``http://localhost:8000/v1`` for vLLM;
+            ``$VIDEO_ENV_LLM_BASE_URL`` or ``$OPENAI_BASE_URL`` if None, else OpenAI's.
+        api_key: API key; ``$VIDEO_ENV_LLM_API_KEY`` or ``$OPENAI_API_KEY`` if None, or
+            a placeholder for local servers. Never logged or shown.
+        timeout_s: Seconds one request may take.
+        max_retries: Retries after the first attempt.
+        backoff_s: ``(first, cap)`` wait before a retry; it doubles per retry up to the
+            cap, plus up to ``first`` seconds of random jitter. A ``Retry-After`` header
+            (capped) is honoured.
+        prices: Price table for ``money_usd`` (see :mod:`~video_env.backends.llm.pricing`).
+        extra_body: Extra JSON fields for every request (e.g. vLLM sampling options).
+
+    Raises:
+        ConfigError: On missing model or key, or bad timeout, retry or backoff values.
+        BackendNotInstalled: If the ``llm`` extra is not installed.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: tuple[float, float] = (1.0, 20.0),
+        prices: PriceTable | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not timeout_s > 0 or max_retries < 0:
+            raise ConfigError("timeout_s must be > 0 and max_retries >= 0")
+        if not 0 <= backoff_s[0] <= backoff_s[1]:
+            raise ConfigError(
+                f"backoff_s must be (first, cap) with 0 <= first <= cap, got {backoff_s}"
+            )
+        settings = resolve_openai_settings(model, base_url, api_key)
+        self._openai = require("openai", "llm", "the OpenAI-compatible LLM backend")
+        self._tenacity = require("tenacity", "llm", "retrying LLM calls")
+        self.model = settings.model
+        self.base_url = settings.base_url
+        self._api_key = settings.api_key
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_s = (float(backoff_s[0]), float(backoff_s[1]))
+        first, cap = self.backoff_s  # first * 2**n capped, plus jitter (any tenacity >= 8.2)
+        self._backoff = self._tenacity.wait_exponential(
+            multiplier=first, max=cap
+        ) + self._tenacity.wait_random(0, first)
+        self.prices = prices
+        self.extra_body = dict(extra_body) if extra_body else None
+        self.name = f"openai:{self.model}"
+        self.usage = Cost()
+        self.failed_calls = 0
+        self._lock = threading.Lock()
+        self._client = self._openai.OpenAI(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            timeout=self.timeout_s,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleLLM(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """Settings for run metadata (no key)."""
+        return {
+            "backend": "openai-compatible",
+            "model": self.model,
+            "base_url": public_url(self.base_url) or "https://api.openai.com/v1",
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "backoff_s": list(self.backoff_s),
+        }
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        json: bool = False,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        logprobs: bool = False,
+    ) -> Completion:
+        """Reply to ``messages`` (see :class:`~video_env.backends.llm.base.LLM`).
+
+        Raises:
+            LLMCallError: If the call fails after its retries, or at once on a client
+                error such as 401.
+        """
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+        }
+        if json:
+            params["response_format"] = {"type": "json_object"}
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if logprobs:
+            params["logprobs"] = True
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
+        start = time.perf_counter()
+        response = self._call_with_retries(params)
+        completion = self._completion(response, messages, logprobs, time.perf_counter() - start)
+        with self._lock:
+            self.usage = self.usage + completion.cost()
+        log.debug(
+            "LLM %s: %d prompt + %d completion tokens in %.2fs",
+            self.name,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.latency_s,
+        )
+        return completion
+
+    def _call_with_retries(self, params: dict[str, Any]) -> Any:
+        tn = self._tenacity
+        retrying = tn.Retrying(
+            stop=tn.stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            retry=tn.retry_if_exception(self._retryable),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        attempts = 0
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    return self._request(params)
+        except (self._openai.OpenAIError, InvalidReplyError) as exc:
+            error = self._failure(exc, attempts)
+        else:  # pragma: no cover - tenacity either returns or raises
+            raise AssertionError("unreachable")
+        # raised outside the handler, so the SDK's exception (request, headers) is not chained
+        raise error
+
+    def _failure(self, exc: BaseException, attempts: int) -> LLMCallError:
+        with self._lock:
+            self.failed_calls += 1
+        retryable = self._retryable(exc)
+        plural = "" if attempts == 1 else "s"
+        tail = f"after {attempts} attempt{plural}" if retryable else "(not retried)"
+        message = f"LLM call to {self.name} failed {tail}: {self._detail(exc)}"
+        return LLMCallError(message, getattr(exc, "status_code", None), attempts, retryable)
+
+    def _request(self, params: dict[str, Any]) -> Any:
+        try:
+            response = self._client.chat.completions.create(**params)
+        except ValueError as exc:  # the body is not JSON, or not the expected shape
+            raise InvalidReplyError(
+                f"reply body is not valid JSON ({type(exc).__name__})"
+            ) from None
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            kind = type(response).__name__
+            raise InvalidReplyError(f"reply is not a chat completion (a {kind} with no choices)")
+        if getattr(choices[0], "message", None) is None:
+            raise InvalidReplyError("reply choice has no message")
+        return response
+
+    def _retryable(self, exc: BaseException) -> bool:
+        return is_retryable(self._openai, exc)
+
+    def _wait(self, state: Any) -> float:
+        wait = float(self._backoff(state))
+        retry_after = retry_after_s(state.outcome.exception() if state.outcome else None)
+        if retry_after is not None:  # honour the server's Retry-After, up to the cap
+            wait = max(wait, min(retry_after, self.backoff_s[1]))
+        return wait
+
+    def _log_retry(self, state: Any) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        sleep = state.next_action.sleep if state.next_action else 0.0
+        log.warning(
+            "LLM %s: attempt %d failed (%s); retrying in %.2fs",
+            self.name,
+            state.attempt_number,
+            self._detail(exc),
+            sleep,
+        )
+
+    def _detail(self, exc: BaseException | None) -> str:
+        return describe_failure(self._openai, exc, self.timeout_s, self._api_key)
+
+    def _completion(
+        self, response: Any, messages: Sequence[Message], logprobs: bool, latency_s: float
+    ) -> Completion:
+        choice = response.choices[0]
+        text = getattr(choice.message, "content", None) or ""
+        usage = getattr(response, "usage", None)
+        prompt: Any = getattr(usage, "prompt_tokens", None)
+        estimated = prompt is None
+        if estimated:
+            prompt_tokens = sum(estimate_tokens(m.get("content", "")) for m in messages)
+            completion_tokens = estimate_tokens(text)
+        else:
+            prompt_tokens = int(prompt)
+            completion_tokens = int(getattr(usage, "completion_tokens", None) or 0)
+        model = getattr(response, "model", None) or self.model
+        # price by the served snapshot's name if the table knows it, else by the asked name
+        billed = model if lookup_price(model, self.prices) != (0.0, 0.0) else self.model
+        return Completion(
+            text=text,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            logprobs=_logprobs(choice) if logprobs else None,
+            finish_reason=getattr(choice, "finish_reason", None),
+            latency_s=latency_s,
+            usage_estimated=estimated,
+            cost_usd=price(billed, prompt_tokens, completion_tokens, self.prices),
+        )
+
+
+def _logprobs(choice: Any) -> tuple[float, ...] | None:
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    return tuple(float(token.logprob) for token in content)
