@@ -1,0 +1,158 @@
+"""LLM-prompted policies: their prompts, their use of replies, and robustness to bad replies.
+
+The in-process ``RuleLLM`` is a test double (it answers by rules), used to check the
+agents' control flow; ``FakeOpenAIServer`` checks what a real ``openai`` client sends.
+"""
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import policies
+from policies import run_episode
+from video_env.backends.llm import OpenAICompatibleLLM
+from video_env.backends.llm.base import Completion, Message
+from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply
+from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.metrics.cost import Cost
+
+CORPUS = [
+    json.loads(line) for line in (Path(__file__).parent / "fixtures" / "llm_replies.jsonl").open()
+]
+
+
+class RuleLLM:
+    """Replies with ``rule(prompt)``; records prompts; counts usage like a real backend."""
+
+    name = "rule-llm"
+
+    def __init__(self, rule: Callable[[str], str]) -> None:
+        self.rule = rule
+        self.prompts: list[str] = []
+        self.usage = Cost()
+
+    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        text = self.rule(prompt)
+        completion = Completion(text, "rule", len(prompt) // 4, max(1, len(text) // 4))
+        self.usage = self.usage + completion.cost()
+        return completion
+
+
+def falcon_rule(prompt: str) -> str:
+    if "Write a summary" in prompt:
+        return "A long video with several scenes."
+    if "Choose the" in prompt:
+        return '```json\n{"reasoning": "the sign", "candidates": [[0, 60], [60, 120]]}\n```'
+    if "Decide what to do next" in prompt:
+        return '{"decision": "zoom", "zoom": [[60, 120]]}'
+    return '{"answer": "B", "window": [60, 80]}'
+
+
+def test_falconeye_with_an_llm_follows_the_paper_loop() -> None:
+    llm = RuleLLM(falcon_rule)
+    env = ZoomEnv("synth-tiny", budget=10)
+    record = run_episode(env, policies.make("falconeye", llm=llm), seed=0, options={"index": 0})
+    assert record["error"] is None
+    assert record["policy"] == "falconeye"
+    kinds = [p.split("\n", 1)[0][:40] for p in llm.prompts]
+    assert "Write a summary" in llm.prompts[0]
+    assert "Choose the 3 clips" in llm.prompts[1]
+    assert any("Decide what to do next" in p for p in llm.prompts), kinds
+    assert record["llm_calls"] == len(llm.prompts)
+    assert record["prompt_tokens"] > 0
+    explored = [tuple(e[:2]) for e in record["explored"] if e[2] == "evaluate"]
+    assert explored[:2] == [(0.0, 60.0), (60.0, 120.0)]  # the LLM's candidates
+    assert (60.0, 80.0) in explored  # then the zoom into [60, 120] (20 s pieces)
+
+
+def test_videoagent_with_an_llm_predicts_reflects_and_queries() -> None:
+    rounds = {"n": 0}
+
+    def rule(prompt: str) -> str:
+        if "Think step by step" in prompt:
+            return '{"reasoning": "frame 2", "final_answer": "C", "supporting_frames": [2, 3]}'
+        if "Rate how confident" in prompt:
+            rounds["n"] += 1
+            return '{"confidence": 3}' if rounds["n"] >= 2 else '{"confidence": 1}'
+        return '{"frame_descriptions": [{"segment_id": 2, "description": "a wall clock"}]}'
+
+    llm = RuleLLM(rule)
+    env = ClipQueryEnv("synth-tiny")
+    record = run_episode(env, policies.make("videoagent", llm=llm), seed=0, options={"index": 0})
+    assert record["error"] is None
+    assert record["answer"] == "C"
+    assert record["caption_calls"] == 6  # 5 initial frames + one retrieved
+    assert record["window"] is not None  # from the supporting frames (+OQ)
+    assert sum("Rate how confident" in p for p in llm.prompts) == 2
+
+
+def test_socratic_and_blind_llm() -> None:
+    llm = RuleLLM(lambda p: '{"answer": "D", "window": [0, 30]}')
+    record = run_episode(ZoomEnv("synth-tiny"), policies.make("socratic", llm=llm), seed=0)
+    assert record["answer"] == "D"
+    assert record["window"] == [0.0, 30.0]
+    assert "Answer from the captions" in llm.prompts[0]
+    blind = RuleLLM(lambda p: '{"answer": "A"}')
+    record = run_episode(PacingEnv("synth-tiny"), policies.make("blind-llm", llm=blind), seed=0)
+    assert record["answer"] == "A"
+    assert record["turns"] == 1
+    assert "cannot see" in blind.prompts[0]
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
+def test_agents_survive_every_malformed_reply(case: dict[str, Any]) -> None:
+    for name, env in (
+        ("falconeye", ZoomEnv("synth-tiny", budget=6)),
+        ("videoagent", ClipQueryEnv("synth-tiny")),
+    ):
+        policy = policies.make(name, llm=RuleLLM(lambda _: case["reply"]))
+        record = run_episode(env, policy, seed=0, options={"index": 1})
+        assert record["error"] is None, record["traceback"]
+        assert record["ended_by"] == "answer"
+        if case.get("error"):  # nothing usable: counted, and the offline rule took over
+            assert policy.caller.failures > 0  # type: ignore[attr-defined]
+
+
+def test_falconeye_with_a_real_openai_client_against_a_fake_server() -> None:
+    universal = json.dumps(
+        {
+            "reasoning": "r",
+            "candidates": [[0, 60]],
+            "decision": "reason",
+            "zoom": [],
+            "answer": "A",
+            "window": [0, 60],
+        }
+    )
+    with FakeOpenAIServer(
+        default=chat_reply(universal, prompt_tokens=100, completion_tokens=20)
+    ) as server:
+        llm = OpenAICompatibleLLM(
+            "gpt-4o-mini",
+            base_url=server.base_url,
+            api_key="sk-test-secret",
+            timeout_s=5,
+            max_retries=1,
+            backoff_s=(0.01, 0.02),
+        )
+        record = run_episode(
+            ZoomEnv("synth-tiny", budget=5), policies.make("falconeye", llm=llm), seed=0
+        )
+        requests = server.requests
+    assert record["error"] is None
+    assert record["llm_calls"] == len(requests)
+    assert record["prompt_tokens"] == 100 * len(requests)
+    assert record["money_usd"] > 0
+    assert all(r.body["model"] == "gpt-4o-mini" for r in requests)
+    assert requests[0].body["messages"][0]["content"].startswith("You will help to find the answer")
+    json_requests = [
+        r for r in requests if r.body.get("response_format") == {"type": "json_object"}
+    ]
+    assert len(json_requests) == len(requests) - 1  # all but the free-text summary
+    assert "Clip captions (start-end in seconds)" in json_requests[0].body["messages"][0]["content"]
+    assert "sk-test-secret" not in json.dumps(record)
