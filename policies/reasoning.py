@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from video_env.backends.base import TextEmbedder
+from video_env.backends.base import TextEmbedder, similarities
 from video_env.backends.llm.base import LLM
 from video_env.backends.llm.json_reply import ReplyFormatError, parse_json_object
 from video_env.backends.text import default_text_embedder
@@ -55,8 +55,7 @@ class OfflineReasoner:
             return np.zeros(0)
         query = " ".join([question, *options])
         vectors = self._embed([query, *texts])
-        scores: np.ndarray = vectors[1:] @ vectors[0]
-        return scores
+        return similarities(vectors[1:], vectors[0])
 
     def option_scores(self, options: Sequence[str], captions: Sequence[str]) -> np.ndarray:
         """How strongly the captions support each option (see the module docstring)."""
@@ -66,7 +65,9 @@ class OfflineReasoner:
             return scores
         normalised = [f" {normalize_text(p)} " for p in parts]
         vectors = self._embed([*options, *parts])
-        cosines = vectors[: len(options)] @ vectors[len(options) :].T
+        cosines = np.stack(
+            [similarities(vectors[len(options) :], v) for v in vectors[: len(options)]]
+        )
         for i, option in enumerate(options):
             needle = f" {normalize_text(option)} "
             if needle.strip() and any(needle in p for p in normalised):

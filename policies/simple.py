@@ -10,6 +10,7 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import evaluations, parse_options
 from policies.reasoning import JsonCaller
+from video_env._seeding import stable_seed
 from video_env.actions import AnswerAction, EvaluateAction
 from video_env.backends.llm.base import LLM
 from video_env.types import OPTION_LETTERS, Interval
@@ -24,6 +25,9 @@ def _duration(observation: dict[str, Any]) -> float:
 class RandomPolicy(Policy):
     """Answers at once: a random option (open questions: "unknown") and a random window.
 
+    Its draws are seeded per episode from ``seed`` and the sample id, so a record does
+    not depend on which episodes the same policy object ran before (any executor order).
+
     Args:
         seed: Seed of the policy's own random draws.
         window_s: Length of the random window.
@@ -34,8 +38,13 @@ class RandomPolicy(Policy):
 
     def __init__(self, seed: int = 0, window_s: float = 60.0) -> None:
         super().__init__()
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.window_s = window_s
+
+    def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Seed this episode's draws."""
+        self.rng = np.random.default_rng(stable_seed(self.seed, info.get("sample_id")))
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Answer immediately."""

@@ -140,3 +140,23 @@ def normalize_rows(x: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     out: npt.NDArray[np.float32] = (x / np.where(norms == 0, 1, norms)).astype(np.float32)
     return out
+
+
+#: Decimals kept in similarity scores that decisions are taken on (see :func:`similarities`).
+SCORE_DECIMALS = 6
+
+
+def similarities(
+    rows: npt.NDArray[np.floating], query: npt.NDArray[np.floating]
+) -> npt.NDArray[np.float64]:
+    """Dot product of each row with ``query``, reproducibly, rounded to 6 decimals.
+
+    Retrieval and ranking decisions take arg-maxes of these scores. A BLAS matrix product
+    may sum in a different order depending on threads and memory layout, so identical
+    rows (two frames with the same caption) could differ in the last bit and flip a tie
+    between runs or executors. An element-wise product summed by numpy does not, and the
+    rounding turns near-ties into exact ties broken by position.
+    """
+    products = np.asarray(rows, dtype=np.float64) * np.asarray(query, dtype=np.float64)
+    scores: npt.NDArray[np.float64] = np.round(products.sum(axis=-1), SCORE_DECIMALS)
+    return scores

@@ -132,9 +132,23 @@ class MiniLMEmbedder:
         """Embeddings of ``texts``, ``float32[N, 384]``, rows L2-normalised."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
-            vectors = self._model.encode(
-                missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-            )
+            # One text per forward pass: an embedding must not depend on which other texts
+            # happened to share its batch (padding changes the float arithmetic), or runs
+            # would depend on the order episodes ran in.
+            # ...and on one thread, so that it does not depend on the worker's thread count.
+            torch = require("torch", "models")
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                vectors = self._model.encode(
+                    missing,
+                    batch_size=1,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                torch.set_num_threads(threads)
             if len(self._cache) + len(missing) > self._cache_size:
                 self._cache.clear()
             for text, vector in zip(missing, vectors, strict=True):

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
-from video_env.backends.base import CLIP, Captioner, FrameBatch
+from video_env.backends.base import CLIP, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
@@ -296,7 +296,9 @@ class ClipQueryEnv(VideoQAEnv):
         seen = np.array(self.times)
         unseen = ~np.isclose(candidates[:, None], seen[None, :], rtol=0, atol=EDGE_EPS).any(1)
         candidates = candidates[unseen]
-        scores = self._clip().image_features(self.video, candidates.tolist()) @ text_feature
+        scores = similarities(
+            self._clip().image_features(self.video, candidates.tolist()), text_feature
+        )
         best = int(np.argmax(scores))
         t = float(candidates[best])
         self._see(t)

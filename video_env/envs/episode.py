@@ -47,6 +47,7 @@ class EpisodeTracker:
     explored: list[tuple[Interval, str]] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
     frames_shown: int = 0
+    vlm_readings: list[tuple[float, bool | None]] = field(default_factory=list)
     done: bool = False
     _start_usage: Cost = field(default_factory=Cost)
     _last_usage: Cost = field(default_factory=Cost)
@@ -57,6 +58,11 @@ class EpisodeTracker:
     def explore(self, window: Interval, kind: str) -> None:
         """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""
         self.explored.append((window, kind))
+
+    def reading(self, answer: str, confidence: float, judge: Judge | None = None) -> None:
+        """Record a VLM answer and its confidence, graded (for reliability diagrams only)."""
+        grade = grade_answer(self.sample, answer, judge)
+        self.vlm_readings.append((float(confidence), grade.correct if grade else None))
 
     def step_cost(self) -> Cost:
         """Perception cost since the previous call."""
@@ -113,5 +119,6 @@ class EpisodeTracker:
             "ended_by": ended_by,
             "simulated": self.perception.simulated,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
+            "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],
         }

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
-from video_env.backends.base import FrameBatch
+from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
 from video_env.envs.perception import Perception
@@ -218,13 +218,14 @@ class PacingEnv(VideoQAEnv):
         answer, confidence = "", 0.0
         if "vlm" in self.sensors and self.perception.vlm is not None:
             reply = self.perception.vlm.answer(self.batch, sample.question, sample.options)
+            self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
             answer, confidence = reply.text, reply.confidence
         relevance = np.full(_CLIP_SLOTS, -1.0, dtype=np.float32)
         if "clip" in self.sensors and self.perception.clip is not None:
             clip = self.perception.clip
             features = clip.image_features(self.video, self._last_times.tolist())
             query = clip.text_features([sample.question])[0]
-            sims = features @ query
+            sims = similarities(features, query)
             first, last = self.window_chunks
             for slot, number in enumerate(range(first, last + 1)):
                 chunk = self.chunks[number - 1]

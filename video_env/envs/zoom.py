@@ -214,6 +214,7 @@ class ZoomEnv(VideoQAEnv):
         batch = self._batch(window)
         sample = self.sample
         reply = vlm.answer(batch, sample.question, sample.options)
+        self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
         self._require_episode_or_done().explore(window, "evaluate")
         self._last_times = np.asarray(batch.times, dtype=np.float64).copy()
         confidence = min(max(float(reply.confidence), 0.0), 1.0)

@@ -1,0 +1,83 @@
+"""What a benchmark run evaluates: datasets, environments, policies, seeds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from video_env.errors import ConfigError
+
+ENV_KINDS = ("pacing", "zoom", "clip_query")
+EXECUTORS = ("serial", "process", "ray")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A benchmark's definition; with the same config, a run gives the same records.
+
+    Attributes:
+        suite: Synthetic suite (used when ``dataset`` is None).
+        dataset: Dataset loader name (``video_env.data.available()``).
+        annotations: Annotation file or folder of the dataset.
+        videos: Video folder of the dataset.
+        envs: Environment kinds.
+        policies: Policy names, or ``("all",)`` for every policy that can run (offline
+            ones only when ``llm`` is None).
+        llm: LLM spec for prompted policies (``None``: offline reasoners).
+        seeds: Reset seeds; every sample runs once per seed.
+        limit: Samples to keep (the first ``limit``).
+        max_steps: Steps after which an episode is abandoned.
+        standin_missing_videos: With real backends, stand in for missing video files.
+        perception: Perception backends; only ``"simulated"`` exists so far (real VLM
+            backends are a later milestone).
+        extra: Free-form notes kept in ``run.json``.
+    """
+
+    suite: str = "synth-quick"
+    dataset: str | None = None
+    annotations: str | None = None
+    videos: str | None = None
+    envs: tuple[str, ...] = ENV_KINDS
+    policies: tuple[str, ...] = ("all",)
+    llm: str | None = None
+    seeds: tuple[int, ...] = (0,)
+    limit: int | None = None
+    max_steps: int = 200
+    standin_missing_videos: bool = True
+    perception: str = "simulated"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.envs) - set(ENV_KINDS)
+        if unknown or not self.envs:
+            raise ConfigError(f"unknown envs {sorted(unknown)}; known: {list(ENV_KINDS)}")
+        if self.dataset is not None and self.annotations is None:
+            raise ConfigError("--dataset needs --annotations")
+        if not self.seeds:
+            raise ConfigError("give at least one seed")
+        if self.perception != "simulated":
+            raise ConfigError(f"perception {self.perception!r} is not available; known: simulated")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> BenchConfig:
+        """Inverse of :meth:`to_dict`."""
+        values = dict(record)
+        for key in ("envs", "policies", "seeds"):
+            values[key] = tuple(values[key])
+        return cls(**values)
+
+    def fingerprint(self) -> str:
+        """A short hash of the config: a results folder holds one config."""
+        text = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+    @property
+    def source(self) -> str:
+        """The dataset's name for folders and tables."""
+        return self.dataset or self.suite

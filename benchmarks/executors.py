@@ -1,0 +1,73 @@
+"""Executors: run jobs serially, on a local process pool, or as Ray tasks."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from benchmarks.config import EXECUTORS
+from benchmarks.jobs import Job, run_job
+from video_env._optional import require
+from video_env.errors import UnknownNameError
+
+
+def execute(
+    name: str,
+    config: dict[str, Any],
+    jobs: Sequence[Job],
+    workers: int,
+    ray_address: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield the record of every job as it finishes (in any order).
+
+    Args:
+        name: ``serial``, ``process`` or ``ray``.
+        config: The run's :class:`BenchConfig` as a dict.
+        jobs: Jobs to run.
+        workers: Processes (``process``) or CPUs requested (``ray``).
+        ray_address: A Ray cluster address (``None``: a local Ray instance).
+
+    Raises:
+        UnknownNameError: For an unknown executor.
+    """
+    if name == "serial":
+        yield from (run_job(config, job) for job in jobs)
+    elif name == "process":
+        yield from _process(config, jobs, workers)
+    elif name == "ray":
+        yield from _ray(config, jobs, workers, ray_address)
+    else:
+        raise UnknownNameError("executor", name, EXECUTORS)
+
+
+def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+    # "spawn": safe with the threads that torch and tokenizers start in the parent.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
+        futures = [pool.submit(run_job, config, job) for job in jobs]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _ray(
+    config: dict[str, Any], jobs: Sequence[Job], workers: int, address: str | None
+) -> Iterator[dict[str, Any]]:
+    ray = require("ray", "ray", "the Ray executor")
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    try:
+        task = ray.remote(num_cpus=1)(run_job)
+        config_ref = ray.put(config)
+        pending = [task.remote(config_ref, job) for job in jobs]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,127 @@
+"""Episodes to run (jobs) and running one of them in a worker process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+import policies
+from benchmarks.config import BenchConfig
+from video_env.backends.llm import make_llm
+from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
+from video_env.types import VideoQA
+
+_ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
+    "pacing": PacingEnv,
+    "zoom": ZoomEnv,
+    "clip_query": ClipQueryEnv,
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode: a policy on a sample in an env, with a seed."""
+
+    env: str
+    policy: str
+    index: int
+    sample_id: str
+    seed: int
+
+    @property
+    def key(self) -> str:
+        """Unique id of the episode within a run (used to resume)."""
+        return f"{self.env}|{self.policy}|{self.sample_id}|{self.seed}"
+
+
+def load_samples(config: BenchConfig) -> list[VideoQA]:
+    """The run's samples (the first ``limit``)."""
+    if config.dataset is not None:
+        from video_env import data
+
+        samples: list[VideoQA] = list(
+            data.load(config.dataset, config.annotations, config.videos, limit=config.limit)
+        )
+        return samples
+    from video_env.synth import load_suite
+
+    return load_suite(config.suite, limit=config.limit)
+
+
+def policy_names(config: BenchConfig) -> list[str]:
+    """The policies of the run (``all``: every one that can run with or without the LLM)."""
+    if "all" in config.policies:
+        return policies.available(offline=True if config.llm is None else None)
+    for name in config.policies:
+        policies.spec(name)  # raises UnknownNameError with the known names
+    return list(config.policies)
+
+
+def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:
+    """Every episode of the run, in a stable order."""
+    jobs = []
+    for name in policy_names(config):
+        kinds = [k for k in policies.spec(name).env_kinds if k in config.envs]
+        for kind in kinds:
+            for seed in config.seeds:
+                jobs += [Job(kind, name, i, s.id, seed) for i, s in enumerate(samples)]
+    return jobs
+
+
+class Worker:
+    """Runs jobs of one config, keeping envs, policies and the LLM between jobs."""
+
+    def __init__(self, config: BenchConfig) -> None:
+        self.config = config
+        self.samples = load_samples(config)
+        self.llm = make_llm(config.llm) if config.llm else None
+        self._policies: dict[str, policies.Policy] = {}
+        self._envs: dict[tuple[str, str], gym.Env[Any, Any]] = {}
+
+    def policy(self, name: str) -> policies.Policy:
+        """The (cached) policy."""
+        if name not in self._policies:
+            entry = policies.spec(name)
+            self._policies[name] = policies.make(name, llm=self.llm if entry.uses_llm else None)
+        return self._policies[name]
+
+    def env(self, kind: str, policy: policies.Policy) -> gym.Env[Any, Any]:
+        """The (cached) env with the settings the policy asks for."""
+        kwargs = dict(policy.env_kwargs.get(kind, {}))
+        key = (kind, repr(sorted(kwargs.items())))
+        if key not in self._envs:
+            self._envs[key] = _ENV_CLASSES[kind](
+                self.samples, standin_missing_videos=self.config.standin_missing_videos, **kwargs
+            )
+        return self._envs[key]
+
+    def run(self, job: Job) -> dict[str, Any]:
+        """Run one job; the record carries the job key, category and video id."""
+        policy = self.policy(job.policy)
+        env = self.env(job.env, policy)
+        record = policies.run_episode(
+            env, policy, job.seed, options={"index": job.index}, max_steps=self.config.max_steps
+        )
+        sample = self.samples[job.index]
+        record.update(
+            job=job.key,
+            category=sample.category,
+            video_id=str(sample.meta.get("video_id") or sample.video_path or sample.id),
+            source=sample.source,
+            gt_intervals=[iv.to_list() for iv in sample.gt_intervals],
+        )
+        return record
+
+
+_WORKERS: dict[str, Worker] = {}
+
+
+def run_job(config: dict[str, Any], job: Job) -> dict[str, Any]:
+    """Run ``job`` in this process (its :class:`Worker` is built once per config)."""
+    cfg = BenchConfig.from_dict(config)
+    key = cfg.fingerprint()
+    if key not in _WORKERS:
+        _WORKERS[key] = Worker(cfg)
+    return _WORKERS[key].run(job)

@@ -1,0 +1,183 @@
+"""A benchmark run: plan, resume, execute, log, summarise, plot."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks.config import BenchConfig
+from benchmarks.executors import execute
+from benchmarks.jobs import load_samples, plan
+from benchmarks.records import EpisodeLog, sorted_records, write_atomic, write_json
+from benchmarks.summary import (
+    CATEGORY_COLUMNS,
+    COLUMNS,
+    by_category,
+    summarize,
+    to_csv,
+    to_markdown,
+)
+from video_env.errors import BackendNotInstalled, ConfigError
+
+RUN_JSON = "run.json"
+
+
+@dataclass
+class RunResult:
+    """What a run produced."""
+
+    folder: Path
+    records: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    new_episodes: int
+    skipped_episodes: int
+    plots: list[str]
+
+
+def run_benchmark(
+    config: BenchConfig,
+    out: str | os.PathLike[str],
+    *,
+    executor: str = "serial",
+    workers: int = 1,
+    ray_address: str | None = None,
+    plots: bool = True,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> RunResult:
+    """Run (or resume) a benchmark into ``out`` and write its tables and plots.
+
+    Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes.
+
+    Raises:
+        ConfigError: If ``out`` holds a run of a different config.
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    _check_same_config(folder, config)
+    log = EpisodeLog(folder)
+    done = {r["job"] for r in log.load()}
+    samples = load_samples(config)
+    jobs = [j for j in plan(config, samples) if j.key not in done]
+    meta = _run_meta(config, executor, workers, len(jobs) + len(done))
+    write_json(folder / RUN_JSON, meta)
+    started = time.perf_counter()
+    for record in execute(executor, config.to_dict(), jobs, workers, ray_address):
+        log.append(record)
+        if progress is not None:
+            progress(record)
+    meta["run_wall_s"] = time.perf_counter() - started
+    meta["finished"] = _now()
+    write_json(folder / RUN_JSON, meta)
+    result = report(folder, plots=plots)
+    result.new_episodes, result.skipped_episodes = len(jobs), len(done)
+    return result
+
+
+def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
+    """(Re)write the tables and plots of a results folder from its records."""
+    path = Path(folder)
+    records = sorted_records(EpisodeLog(path).load())
+    if not records:
+        raise ConfigError(f"{path} holds no episode records")
+    rows, categories = summarize(records), by_category(records)
+    write_atomic(path / "summary.csv", to_csv(rows, COLUMNS))
+    write_atomic(path / "summary.md", _markdown(records, rows, categories))
+    write_atomic(path / "categories.csv", to_csv(categories, CATEGORY_COLUMNS))
+    written: list[str] = []
+    if plots:
+        from benchmarks.plots import plot_all
+
+        try:
+            written = plot_all(path, records, rows, categories)
+        except BackendNotInstalled as exc:
+            print(f"plots skipped: {exc}")
+    return RunResult(path, records, rows, 0, 0, written)
+
+
+def _markdown(
+    records: list[dict[str, Any]], rows: list[dict[str, Any]], cats: list[dict[str, Any]]
+) -> str:
+    simulated = any(r.get("simulated") for r in records)
+    head = "# Benchmark results\n\n"
+    if simulated:
+        head += (
+            "> Perception: **SIMULATED** (synthetic world and simulated VLM/captioner/CLIP, "
+            "see docs/simulator.md). These numbers measure exploration strategies in the "
+            "simulator, not any model.\n\n"
+        )
+    return (
+        head
+        + to_markdown(rows, COLUMNS)
+        + "\n## Per category\n\n"
+        + to_markdown(cats, CATEGORY_COLUMNS)
+    )
+
+
+def _check_same_config(folder: Path, config: BenchConfig) -> None:
+    meta_path = folder / RUN_JSON
+    if not meta_path.exists():
+        return
+    import json
+
+    previous = json.loads(meta_path.read_text(encoding="utf-8"))
+    if previous.get("fingerprint") != config.fingerprint():
+        raise ConfigError(
+            f"{folder} holds a run of another configuration; choose another --out "
+            "(or delete the folder)"
+        )
+
+
+def _run_meta(config: BenchConfig, executor: str, workers: int, episodes: int) -> dict[str, Any]:
+    from video_env.backends.text import resolve_text_embedder
+
+    return {
+        "config": config.to_dict(),
+        "fingerprint": config.fingerprint(),
+        "executor": executor,
+        "workers": workers,
+        "episodes": episodes,
+        "started": _now(),
+        "perception": config.perception,
+        "simulated_backends": ["vlm", "captioner", "clip"]
+        if config.perception == "simulated"
+        else [],
+        "text_embedder": resolve_text_embedder(),
+        "llm": config.llm,
+        "versions": _versions(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "git_commit": _git_commit(),
+    }
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in ("video-env", "numpy", "gymnasium", "torch", "transformers", "openai", "ray"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _git_commit() -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+            cwd=Path(__file__).resolve().parent, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

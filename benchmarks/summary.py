@@ -1,0 +1,135 @@
+"""Summary tables: one row per (env, policy), a per-category breakdown, bootstrap CIs."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+COLUMNS = (
+    "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
+    "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
+    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_wall_s",
+)  # fmt: skip
+CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "mean_gtou")
+BOOTSTRAP_SAMPLES = 1000
+
+
+def _mean(values: Iterable[float | None]) -> float:
+    kept = [float(v) for v in values if v is not None]
+    return float(np.mean(kept)) if kept else float("nan")
+
+
+def bootstrap_ci(
+    correct: Sequence[bool],
+    clusters: Sequence[str],
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % CI of accuracy by a bootstrap over clusters (videos), not over questions.
+
+    Questions about one video are correlated; resampling whole videos keeps that.
+    """
+    if not correct:
+        return float("nan"), float("nan")
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for ok, cluster in zip(correct, clusters, strict=True):
+        groups[cluster].append(ok)
+    hits = np.array([sum(g) for g in groups.values()], dtype=float)
+    sizes = np.array([len(g) for g in groups.values()], dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(hits), size=(samples, len(hits)))
+    acc = hits[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    low, high = np.percentile(acc, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (env, policy) with the columns of :data:`COLUMNS`.
+
+    Accuracy is over episodes whose answer is known (``correct`` not None); failed
+    episodes count as wrong and are also counted in ``failures``.
+    """
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        groups[(r["env"], r["policy"])].append(r)
+    rows = []
+    for (env, policy), rs in sorted(groups.items()):
+        graded = [r for r in rs if r.get("correct") is not None]
+        correct = [bool(r["correct"]) for r in graded]
+        low, high = bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
+        rows.append({
+            "env": env,
+            "policy": policy,
+            "perception": "simulated" if any(r.get("simulated") for r in rs) else "real",
+            "episodes": len(rs),
+            "failures": sum(1 for r in rs if r.get("error")),
+            "accuracy": _mean(correct),
+            "acc_ci_low": low,
+            "acc_ci_high": high,
+            "score": _mean(r.get("score") for r in graded),
+            "mean_gtou": _mean(r.get("gtou") for r in rs),
+            "mean_iou": _mean(r.get("iou") for r in rs),
+            "mean_reward": _mean(r.get("reward") for r in rs),
+            "mean_turns": _mean(r.get("turns") for r in rs),
+            "mean_frames": _mean(r.get("frames") for r in rs),
+            "mean_vlm_calls": _mean(r.get("vlm_calls") for r in rs),
+            "mean_llm_calls": _mean(r.get("llm_calls") for r in rs),
+            "mean_llm_tokens": _mean(
+                (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rs
+            ),
+            "mean_wall_s": _mean(r.get("wall_s") for r in rs),
+        })  # fmt: skip
+    return rows
+
+
+def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Accuracy and GToU per (env, policy, category)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        groups[(r["env"], r["policy"], str(r.get("category") or "(none)"))].append(r)
+    return [
+        {
+            "env": env,
+            "policy": policy,
+            "category": category,
+            "episodes": len(rs),
+            "accuracy": _mean(bool(r["correct"]) for r in rs if r.get("correct") is not None),
+            "mean_gtou": _mean(r.get("gtou") for r in rs),
+        }
+        for (env, policy, category), rs in sorted(groups.items())
+    ]
+
+
+def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _fmt(row[k], csv_mode=True) for k in columns})
+    return out.getvalue()
+
+
+def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(row[k]) for k in columns) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: Any, csv_mode: bool = False) -> str:
+    if isinstance(value, float):
+        if value != value:  # nan
+            return "" if csv_mode else "–"
+        return f"{value:.4f}" if csv_mode else f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)
+
+
+#: Columns of the compact table printed after a run.
+BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
+         "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames")  # fmt: skip

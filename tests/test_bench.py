@@ -1,0 +1,139 @@
+"""The benchmark runner: executors, resume after a kill, failures, reports."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import policies
+from benchmarks.config import BenchConfig
+from benchmarks.records import EpisodeLog
+from benchmarks.run import report, run_benchmark
+from video_env import ConfigError
+from video_env.cli import main
+
+POLICIES = ["random", "falconeye", "pacing-4x", "videoagent"]
+ARGS = ["bench", "--suite", "synth-tiny", "--policies", *POLICIES, "--quiet", "--no-plots"]
+
+
+def records(folder: Path) -> list[dict[str, Any]]:
+    out = EpisodeLog(folder).load()
+    for r in out:
+        r.pop("wall_s")
+        r.pop("traceback")
+    return sorted(out, key=lambda r: r["job"])
+
+
+@pytest.fixture(scope="module")
+def serial_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("serial")
+    assert main([*ARGS, "--out", str(out), "--executor", "serial"]) == 0
+    return out
+
+
+def test_serial_run_writes_every_file(serial_run: Path) -> None:
+    recs = records(serial_run)
+    assert len(recs) == 12 * 6  # random on 3 envs + 3 single-env policies, 12 samples
+    assert len({r["job"] for r in recs}) == len(recs)
+    for name in ("summary.csv", "summary.md", "categories.csv", "run.json"):
+        assert (serial_run / name).stat().st_size > 0
+    meta = json.loads((serial_run / "run.json").read_text())
+    assert meta["perception"] == "simulated"
+    assert meta["config"]["suite"] == "synth-tiny"
+    assert "SIMULATED" in (serial_run / "summary.md").read_text()
+    header = (serial_run / "summary.csv").read_text().splitlines()[0]
+    assert header.startswith("env,policy,perception,episodes,failures,accuracy,acc_ci_low")
+
+
+def test_process_executor_gives_identical_records(serial_run: Path, tmp_path: Path) -> None:
+    assert main([*ARGS, "--out", str(tmp_path), "--executor", "process", "--workers", "2"]) == 0
+    assert records(tmp_path) == records(serial_run)
+
+
+@pytest.mark.slow
+def test_ray_executor_gives_identical_records(serial_run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    assert main([*ARGS, "--out", str(tmp_path), "--executor", "ray", "--workers", "2"]) == 0
+    assert records(tmp_path) == records(serial_run)
+
+
+def test_resume_after_a_kill_loses_and_duplicates_nothing(serial_run: Path, tmp_path: Path) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "video_env.cli",
+        *ARGS,
+        "--out",
+        str(tmp_path),
+        "--executor",
+        "serial",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "episodes.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_bytes().count(b"\n") >= 20:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with log.open("ab") as f:  # as if the kill had cut a record in half
+        f.write(b'{"job": "zoom|random|half-writ')
+    partial = len(EpisodeLog(tmp_path).load())
+    assert 20 <= partial < 72
+    assert main([*ARGS, "--out", str(tmp_path), "--executor", "serial"]) == 0
+    assert records(tmp_path) == records(serial_run)
+
+
+def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    class Broken(policies.Policy):
+        name = "broken"
+        env_kinds = ("pacing",)
+
+        def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+            raise RuntimeError("boom")
+
+    policies.register(
+        "broken", policies.PolicySpec(Broken, False, False, ("pacing",), "test"), overwrite=True
+    )
+    config = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=("broken", "pacing-4x"))
+    result = run_benchmark(config, tmp_path, executor="serial", plots=False)
+    rows = {r["policy"]: r for r in result.rows}
+    assert rows["broken"]["failures"] == 12
+    assert rows["broken"]["accuracy"] == 0.0
+    assert rows["pacing-4x"]["failures"] == 0
+    broken = [r for r in result.records if r["policy"] == "broken"]
+    assert all(r["error"] == "RuntimeError: boom" and "Traceback" in r["traceback"] for r in broken)
+
+
+def test_report_regenerates_tables_and_plots(serial_run: Path, tmp_path: Path) -> None:
+    for name in ("episodes.jsonl", "run.json"):
+        (tmp_path / name).write_bytes((serial_run / name).read_bytes())
+    result = report(tmp_path, plots=True)
+    assert (tmp_path / "summary.md").read_text() == (serial_run / "summary.md").read_text()
+    assert set(result.plots) == {
+        "frontier.png",
+        "categories.png",
+        "timeline.png",
+        "reliability.png",
+    }
+    assert all((tmp_path / p).read_bytes()[:4] == b"\x89PNG" for p in result.plots)
+
+
+def test_compare_and_cli_errors(
+    serial_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "compare", str(serial_run), str(serial_run)]) == 0
+    assert "+0.000" in capsys.readouterr().out
+    assert main(["bench", "report", str(tmp_path)]) == 2
+    assert "holds no episode records" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="another configuration"):
+        run_benchmark(
+            BenchConfig(suite="synth-tiny", policies=("random",)), serial_run, plots=False
+        )
