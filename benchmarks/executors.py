@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from benchmarks.config import EXECUTORS
-from benchmarks.jobs import Job, run_job
+from benchmarks.jobs import Job, run_job, run_jobs
 from video_env._optional import require
 from video_env.errors import UnknownNameError
 
@@ -42,13 +42,21 @@ def execute(
         raise UnknownNameError("executor", name, EXECUTORS)
 
 
+#: Modules imported once by the fork server, so that workers start without re-importing.
+_PRELOAD = ["benchmarks.jobs", "policies", "video_env.backends.text"]
+
+
 def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
-    # "spawn": safe with the threads that torch and tokenizers start in the parent.
-    context = multiprocessing.get_context("spawn")
+    # "forkserver": workers fork from a clean server process (safe with the threads torch
+    # and tokenizers start in this one) that has already imported the heavy modules.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    size = max(1, min(8, len(jobs) // (max(1, workers) * 8)))
+    chunks = [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
     with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures = [pool.submit(run_job, config, job) for job in jobs]
+        futures = [pool.submit(run_jobs, config, chunk) for chunk in chunks]
         for future in as_completed(futures):
-            yield future.result()
+            yield from future.result()
 
 
 def _ray(
