@@ -137,3 +137,16 @@ def test_compare_and_cli_errors(
         run_benchmark(
             BenchConfig(suite="synth-tiny", policies=("random",)), serial_run, plots=False
         )
+
+
+def test_bench_on_a_benchmark_dataset_without_its_videos(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "data" / "cg_bench" / "cgbench.json"
+    args = ["bench", "--dataset", "cg-bench", "--annotations", str(fixture), "--videos",
+            "/nonexistent", "--policies", "falconeye", "--out", str(tmp_path), "--quiet",
+            "--no-plots", "--executor", "serial"]  # fmt: skip
+    with pytest.warns(UserWarning, match="have no video"):
+        assert main(args) == 0
+    recs = EpisodeLog(tmp_path).load()
+    assert recs
+    assert all(r["simulated"] and r["source"] == "cg-bench" and r["error"] is None for r in recs)
+    assert json.loads((tmp_path / "run.json").read_text())["config"]["dataset"] == "cg-bench"

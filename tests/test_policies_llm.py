@@ -156,3 +156,32 @@ def test_falconeye_with_a_real_openai_client_against_a_fake_server() -> None:
     assert len(json_requests) == len(requests) - 1  # all but the free-text summary
     assert "Clip captions (start-end in seconds)" in json_requests[0].body["messages"][0]["content"]
     assert "sk-test-secret" not in json.dumps(record)
+
+
+def test_videoagent_with_a_real_openai_client_against_a_fake_server() -> None:
+    universal = json.dumps(
+        {
+            "reasoning": "r",
+            "final_answer": "B",
+            "supporting_frames": [1],
+            "confidence": 1,
+            "frame_descriptions": [{"segment_id": 1, "description": "a clock"}],
+        }
+    )
+    with FakeOpenAIServer(default=chat_reply(universal)) as server:
+        llm = OpenAICompatibleLLM(
+            "qwen2.5-7b-instruct", base_url=server.base_url, api_key="k", timeout_s=5, max_retries=0
+        )
+        record = run_episode(
+            ClipQueryEnv("synth-tiny"), policies.make("videoagent", llm=llm), seed=0
+        )
+        requests = server.requests
+    assert record["error"] is None
+    assert record["answer"] == "B"
+    assert record["llm_calls"] == len(requests) == 3 * 3 + 1  # 3 rounds x (predict, reflect,
+    # find frames), then the last prediction
+    assert all(r.body["response_format"] == {"type": "json_object"} for r in requests)
+    first = requests[0].body["messages"][0]["content"]
+    assert first.startswith("Given a video that lasts")
+    assert "Frame 1 at" in first
+    assert record["money_usd"] == 0.0  # a local model is free
