@@ -13,6 +13,7 @@ from video_env.actions.types import Action, AnswerAction, InvalidAction, describ
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception
 from video_env.envs.render import render_ansi, render_rgb
+from video_env.envs.spaces import fraction_to_window
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
@@ -218,6 +219,25 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 f"video (0 to {self.video.duration:g} s)"
             )
         return action
+
+    def _answer_from_dict(
+        self, action: Mapping[str, Any], memory: str | None = None
+    ) -> AnswerAction:
+        """An answer from an ``action_space`` dict (its window in fractions of the duration)."""
+        window = None
+        if int(action.get("has_window", 0)):
+            window = fraction_to_window(action["window"], self.video.duration)
+        return AnswerAction(str(action["answer"]), window, memory)
+
+    def _search_reward(
+        self, action: AnswerAction, gtou_weight: float, cost: float
+    ) -> dict[str, float]:
+        """Zoom's and ClipQuery's terminal reward: ``acc + gtou_weight * GToU - cost``."""
+        return {
+            "acc": 1.0 if self._correct(action.text) else 0.0,
+            "gtou": gtou_weight * self._gtou(self._answer_window(action)),
+            "cost": -cost,
+        }
 
     def _answer_window(self, action: AnswerAction) -> Interval | None:
         """The predicted evidence window (subclasses may infer one)."""

@@ -25,7 +25,6 @@ from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
-    fraction_to_window,
     fraction_window_space,
     scalar,
     text_space,
@@ -254,10 +253,7 @@ class ClipQueryEnv(VideoQAEnv):
             return self._query_from_dict(action)
         if kind != 1:
             raise InvalidActionError(f"kind must be 0 (query) or 1 (answer), got {kind}")
-        window = None
-        if int(action.get("has_window", 0)):
-            window = fraction_to_window(action["window"], self.video.duration)
-        return AnswerAction(str(action["answer"]), window)
+        return self._answer_from_dict(action)
 
     def _query_from_dict(self, action: dict[str, Any]) -> QueryAction:
         n = int(action["n_queries"])
@@ -318,12 +314,7 @@ class ClipQueryEnv(VideoQAEnv):
         return self.perception.captioner
 
     def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
-        correct = self._correct(action.text)
-        return {
-            "acc": 1.0 if correct else 0.0,
-            "gtou": self.gtou_weight * self._gtou(action.window),
-            "cost": 0.0 - self.call_cost * self.caption_calls,
-        }
+        return self._search_reward(action, self.gtou_weight, self.call_cost * self.caption_calls)
 
     def _legal_kinds(self) -> list[str]:
         if self._episode is not None and self._episode.done:

@@ -16,7 +16,6 @@ from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
-    fraction_to_window,
     fraction_window_space,
     scalar,
     text_space,
@@ -254,10 +253,7 @@ class PacingEnv(VideoQAEnv):
             return SpeedAction(SPEED_FACTORS[int(action["speed"])], memory)
         if kind == 1:
             return RewatchAction(int(action["chunk"]), memory)
-        window = None
-        if int(action.get("has_window", 0)):
-            window = fraction_to_window(action["window"], self.video.duration)
-        return AnswerAction(str(action["answer"]), window, memory)
+        return self._answer_from_dict(action, memory)
 
     def _act(self, action: Action) -> float:
         if isinstance(action, SpeedAction):

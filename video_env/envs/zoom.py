@@ -243,10 +243,7 @@ class ZoomEnv(VideoQAEnv):
             return self._evaluate_from_dict(action)
         if kind != 1:
             raise InvalidActionError(f"kind must be 0 (evaluate) or 1 (answer), got {kind}")
-        window = None
-        if int(action.get("has_window", 0)):
-            window = fraction_to_window(action["window"], self.video.duration)
-        return AnswerAction(str(action["answer"]), window)
+        return self._answer_from_dict(action)
 
     def _evaluate_from_dict(self, action: dict[str, Any]) -> EvaluateAction:
         """The first ``n_windows`` rows of ``windows`` (fractions of the duration)."""
@@ -309,11 +306,7 @@ class ZoomEnv(VideoQAEnv):
 
     def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
         used = self.budget - self.budget_left
-        return {
-            "acc": 1.0 if self._correct(action.text) else 0.0,
-            "gtou": self.gtou_weight * self._gtou(self._answer_window(action)),
-            "cost": -self.call_cost * used,
-        }
+        return self._search_reward(action, self.gtou_weight, self.call_cost * used)
 
     def _answer_window(self, action: AnswerAction) -> Interval | None:
         """The given window, else that of the most confident evaluation (or ``None``)."""
