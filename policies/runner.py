@@ -25,7 +25,8 @@ def run_episode(
     """Run one episode and return its record.
 
     The record is the env's ``info["episode"]`` plus the policy's costs for this episode
-    (``llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``money_usd``), ``policy``,
+    (``llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``money_usd``; per step in
+    ``trajectory[i]["llm"]``), ``policy``,
     ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
     backend does not propagate: the episode is abandoned and the record carries the error
     and its traceback, so a benchmark goes on.
@@ -48,11 +49,15 @@ def run_episode(
     record: dict[str, Any] | None = None
     error = tb = None
     steps = 0
+    step_costs: list[dict[str, Any]] = []  # the policy's own (LLM) cost of each step
     try:
         obs, info = env.reset(seed=seed, options=options)
         policy.reset(obs, info)
         while steps < max_steps:
-            obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
+            before = policy.usage
+            action = policy.act(obs, info)
+            step_costs.append(_llm_part(policy.usage - before))
+            obs, _, terminated, truncated, info = env.step(action)
             steps += 1
             if terminated or truncated:
                 record = dict(info["episode"])
@@ -70,6 +75,8 @@ def run_episode(
                 "ended_by": "error",
             }
     cost = policy.usage - usage_before
+    for step, llm in zip(record.get("trajectory") or [], step_costs, strict=False):
+        step["llm"] = llm
     record.update(
         policy=policy.name,
         env=env_kind(env),
@@ -83,6 +90,15 @@ def run_episode(
         traceback=tb,
     )
     return record
+
+
+def _llm_part(cost: Any) -> dict[str, Any]:
+    return {
+        "llm_calls": cost.llm_calls,
+        "prompt_tokens": cost.prompt_tokens,
+        "completion_tokens": cost.completion_tokens,
+        "money_usd": cost.money_usd,
+    }
 
 
 def _sample_id(options: dict[str, Any] | None) -> str | None:

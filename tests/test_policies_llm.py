@@ -185,3 +185,12 @@ def test_videoagent_with_a_real_openai_client_against_a_fake_server() -> None:
     assert first.startswith("Given a video that lasts")
     assert "Frame 1 at" in first
     assert record["money_usd"] == 0.0  # a local model is free
+
+
+def test_per_step_llm_costs_are_in_the_trajectory() -> None:
+    llm = RuleLLM(lambda p: '{"answer": "D", "window": [0, 30]}')
+    record = run_episode(ZoomEnv("synth-tiny"), policies.make("socratic", llm=llm), seed=0)
+    steps = record["trajectory"]
+    assert len(steps) == 1
+    assert steps[0]["llm"]["llm_calls"] == 1
+    assert steps[0]["llm"]["prompt_tokens"] == record["prompt_tokens"] > 0
