@@ -114,8 +114,10 @@ def test_end_of_video_leaves_only_answer(samples: list[VideoQA]) -> None:
         obs, *_, info = env.step(SpeedAction(4))
     assert list(obs["chunks"]) == [18, 20]  # the last window is cut at the video's end
     assert obs["progress"][0] == 1.0
-    assert info["legal_actions"] == ["rewatch", "answer"]
+    assert info["legal_actions"] == ["answer"]
     obs, *_, info = env.step(SpeedAction(1))
+    assert "only answer" in info["last_action_error"]
+    obs, *_, info = env.step(RewatchAction(19))
     assert "only answer" in info["last_action_error"]
 
 

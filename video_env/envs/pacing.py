@@ -76,7 +76,8 @@ class PacingEnv(VideoQAEnv):
 
     ## Episode End
     Terminated by ``answer``; truncated after more than ``max_invalid_actions`` invalid
-    actions. Past the last chunk only ``answer`` is legal. Wrap with ``TimeLimit`` for a
+    actions. Once the last chunk has been shown only ``answer`` is legal (no rewatch
+    either). Wrap with ``TimeLimit`` for a
     turn limit.
 
     ## Information
@@ -269,6 +270,8 @@ class PacingEnv(VideoQAEnv):
             self.pointer = last + 1
             return 0.0
         if isinstance(action, RewatchAction):
+            if self.pointer > len(self.chunks):
+                raise InvalidActionError("the video has ended: only answer is legal")
             first, last = self.window_chunks
             if self.rewatching or first == last:
                 raise InvalidActionError(
@@ -312,12 +315,12 @@ class PacingEnv(VideoQAEnv):
     def _legal_kinds(self) -> list[str]:
         if self._episode is not None and self._episode.done:
             return []
-        kinds = ["answer"]
-        if self.pointer <= len(self.chunks):
-            kinds.insert(0, "speed")
+        if self.pointer > len(self.chunks):
+            return ["answer"]  # the end of the video
+        kinds = ["speed", "answer"]
         first, last = self.window_chunks
         if not self.rewatching and last > first:
-            kinds.insert(-1, "rewatch")
+            kinds.insert(1, "rewatch")
         return kinds
 
     # -- observation -----------------------------------------------------------------

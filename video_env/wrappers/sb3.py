@@ -91,8 +91,9 @@ class PacingFeatures(gym.Wrapper[Any, Any, Any, Any]):
         env = self.pacing
         mask = np.zeros(len(ACTIONS), dtype=bool)
         mask[-1] = True
-        if env.pointer <= len(env.chunks):
-            mask[:3] = True
+        if env.pointer > len(env.chunks):
+            return mask  # the end of the video: only answer
+        mask[:3] = True
         first, last = env.window_chunks
         if not env.rewatching and last > first:
             mask[3 : 3 + (last - first + 1)] = True
