@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, BenchConfig
+from benchmarks.jobs import validate
 from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
 
@@ -29,6 +30,7 @@ def _run(args: argparse.Namespace) -> int:
         limit=args.limit,
         perception=args.perception,
     )
+    validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
     workers = args.workers or (os.cpu_count() or 1)
     executor = args.executor or ("process" if workers > 1 else "serial")

@@ -59,6 +59,23 @@ def policy_names(config: BenchConfig) -> list[str]:
     return list(config.policies)
 
 
+def validate(config: BenchConfig) -> None:
+    """Check the names a config refers to (policies, suite or dataset).
+
+    Raises:
+        UnknownNameError: Listing the known names.
+    """
+    policy_names(config)
+    if config.dataset is None:
+        from video_env.synth import get_suite
+
+        get_suite(config.suite)
+    else:
+        from video_env import data
+
+        data.get_loader(config.dataset)
+
+
 def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:
     """Every episode of the run, in a stable order."""
     jobs = []
