@@ -155,7 +155,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             record = episode.finish(
                 answer.text if answer is not None else None,
                 self._answer_window(answer) if answer is not None else None,
-                self._episode_reward_parts(parts),
+                dict(parts),
                 self.judge,
                 "answer" if terminated else "invalid_actions",
             )
@@ -252,10 +252,6 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
 
         grade = grade_answer(self.sample, text, self.judge)
         return bool(grade and grade.correct)
-
-    def _episode_reward_parts(self, last: Mapping[str, float]) -> dict[str, float]:
-        """Reward parts reported in ``info["episode"]`` (default: the final step's)."""
-        return dict(last)
 
     def _info(self) -> dict[str, Any]:
         episode = self._require_episode_or_done()
