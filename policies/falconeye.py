@@ -125,8 +125,10 @@ class FalconEyePolicy(Policy):
         """Windows to evaluate next: zoom-ins, or new candidates from reasoning."""
         if done and self.caller is not None:
             choice = self._llm_decision(question, options, done, duration, threshold, budget)
-            if choice is not None:
+            if choice:  # zoom-ins chosen by the LLM
                 return choice
+            if choice is not None:  # "reason": new candidates, explored clips excluded
+                return self._reason(question, options, captions, duration)
         zoom = self._zoom_ins(done)
         if zoom:
             return zoom

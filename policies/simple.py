@@ -25,8 +25,9 @@ def _duration(observation: dict[str, Any]) -> float:
 class RandomPolicy(Policy):
     """Answers at once: a random option (open questions: "unknown") and a random window.
 
-    Its draws are seeded per episode from ``seed`` and the sample id, so a record does
-    not depend on which episodes the same policy object ran before (any executor order).
+    Its draws are seeded per episode from ``seed``, the sample id and the env's episode
+    seed, so a record does not depend on which episodes the same policy object ran before
+    (any executor order), and replicas with other seeds draw anew.
 
     Args:
         seed: Seed of the policy's own random draws.
@@ -44,7 +45,9 @@ class RandomPolicy(Policy):
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
         """Seed this episode's draws."""
-        self.rng = np.random.default_rng(stable_seed(self.seed, info.get("sample_id")))
+        self.rng = np.random.default_rng(
+            stable_seed(self.seed, info.get("sample_id"), info.get("episode_seed"))
+        )
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Answer immediately."""

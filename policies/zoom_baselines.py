@@ -152,12 +152,13 @@ class IterativeSamplingPolicy(Policy):
         focus = best(done[-self._pending :]) if self._pending else None
         if focus is None:
             target = Interval(0.0, float(observation["duration"][0]))
-        elif focus.confidence >= threshold or focus.window.length <= self.min_window_s:
+        elif focus.confidence >= threshold or focus.window.length < 2 * self.min_window_s:
+            # confident, or too short to split into pieces of min_window_s: answer
             return AnswerAction(focus.answer, focus.window)
         else:
             target = focus.window
         budget = int(observation["budget_left"][0])
-        n = min(self.splits, budget, max(1, math.floor(target.length / self.min_window_s)))
+        n = min(self.splits, budget, max(2, math.floor(target.length / self.min_window_s)))
         if budget <= 0 or "evaluate" not in info["legal_actions"]:
             top = best(done)
             return AnswerAction(top.answer if top else "unknown", top.window if top else None)

@@ -82,7 +82,9 @@ def test_retrieval_stays_inside_the_segment_and_sees_new_times() -> None:
     for _ in range(3):
         segments, seen = list(env.segments), list(env.times)
         np.testing.assert_allclose(segment_windows(obs), [(s.start, s.end) for s in segments])
-        picks = [(1, "a clock"), (len(segments), "a street sign"), (3, "a red umbrella")]
+        longest = sorted(range(1, len(segments) + 1), key=lambda k: -segments[k - 1].length)
+        texts = ("a clock", "a street sign", "a red umbrella")
+        picks = list(zip(longest[:3], texts, strict=True))
         obs, _, _, _, info = env.step(query(*picks))
         assert info["last_action_error"] == ""
         assert len(info["retrieved"]) == 3

@@ -194,3 +194,33 @@ def test_per_step_llm_costs_are_in_the_trajectory() -> None:
     assert len(steps) == 1
     assert steps[0]["llm"]["llm_calls"] == 1
     assert steps[0]["llm"]["prompt_tokens"] == record["prompt_tokens"] > 0
+
+
+def test_falconeye_reason_decision_searches_new_clips() -> None:
+    def rule(prompt: str) -> str:
+        if "Choose the" in prompt:
+            explored = prompt.split("do not pick again: ", 1)[1].split("\n", 1)[0]
+            pick = [[0, 60]] if explored == "none" else [[60, 120]]
+            return json.dumps({"candidates": pick})
+        if "Decide what to do next" in prompt:
+            return '{"decision": "reason"}'
+        if "Write a summary" in prompt:
+            return "summary"
+        return '{"answer": "A", "window": [0, 60]}'
+
+    llm = RuleLLM(rule)
+    record = run_episode(
+        ZoomEnv("synth-tiny", budget=3), policies.make("falconeye", llm=llm), seed=0
+    )
+    evaluated = [tuple(e[:2]) for e in record["explored"] if e[2] == "evaluate"]
+    assert evaluated[:2] == [(0.0, 60.0), (60.0, 120.0)]  # reasoned again, did not give up
+    assert sum("Choose the" in p for p in llm.prompts) >= 2
+
+
+def test_iterative_sampling_never_repeats_a_window() -> None:
+    policy = policies.make("iterative-sampling")
+    env = ZoomEnv("synth-quick")
+    for index in range(0, 48, 4):
+        record = run_episode(env, policy, seed=0, options={"index": index})
+        windows = [tuple(e[:2]) for e in record["explored"] if e[2] == "evaluate"]
+        assert len(windows) == len(set(windows)), windows

@@ -108,6 +108,12 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             sample = self.samples[index]
         if not isinstance(sample, VideoQA):
             raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
+        # Simulated sensors draw independently per episode seed (replicas of a benchmark);
+        # real backends have no such attribute and are left alone.
+        episode_seed = int(self.np_random.integers(2**31 - 1))
+        for backend in self.perception.backends:
+            if hasattr(backend, "episode_seed"):
+                backend.episode_seed = episode_seed
         self._close_video()
         self._video = self.perception.video_for(sample, self.standin_missing_videos)
         self._episode = EpisodeTracker(sample, self.perception)
@@ -117,6 +123,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         reset_cost = self._episode.step_cost()  # in the episode's totals, not in step 1's
         info = self._info()
         info["reset_cost"] = reset_cost.to_dict()
+        info["episode_seed"] = episode_seed
         return self._observation(), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:

@@ -59,6 +59,7 @@ class SimulatedCaptioner:
     def __init__(self, settings: SimCaptionerSettings | None = None, seed: int = 0) -> None:
         self.settings = settings or SimCaptionerSettings()
         self.seed = seed
+        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
         self.name = f"simulated-captioner(seed={seed})"
         self.usage = Cost()
 
@@ -66,7 +67,9 @@ class SimulatedCaptioner:
         """A light caption of ``frames`` (at most ``max_words`` words and ``max_tokens``)."""
         world = world_of(frames, self.name)
         stamp = np.round(np.asarray(frames.times), 3).tobytes().hex()
-        rng = np.random.default_rng(stable_seed(self.seed, world.name, stamp, frames.size))
+        rng = np.random.default_rng(
+            stable_seed(self.seed, self.episode_seed, world.name, stamp, frames.size)
+        )
         mentions = []
         seen = {n.id: n for t in frames.times for n in world.needles_at(float(t))}
         for needle in seen.values():

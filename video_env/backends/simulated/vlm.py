@@ -93,6 +93,7 @@ class SimulatedVLM:
     def __init__(self, settings: SimVLMSettings | None = None, seed: int = 0) -> None:
         self.settings = settings or SimVLMSettings()
         self.seed = seed
+        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
         self.name = f"simulated-vlm(seed={seed})"
         self.usage = Cost()
 
@@ -139,4 +140,6 @@ class SimulatedVLM:
 
     def _call_seed(self, frames: FrameBatch, question: str, options: Sequence[str] | None) -> int:
         stamp = np.round(np.asarray(frames.times, dtype=np.float64), 3).tobytes().hex()
-        return stable_seed(self.seed, frames.video.name, question, options, stamp, frames.size)
+        return stable_seed(
+            self.seed, self.episode_seed, frames.video.name, question, options, stamp, frames.size
+        )
