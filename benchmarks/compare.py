@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from benchmarks.records import EpisodeLog
+from benchmarks.records import EpisodeLog, dedupe
 from benchmarks.summary import summarize
 from video_env.errors import ConfigError
 
@@ -20,7 +20,7 @@ def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
     """
     rows = []
     for folder in (a, b):
-        records = EpisodeLog(folder).load()
+        records = dedupe(EpisodeLog(folder).load())
         if not records:
             raise ConfigError(f"{folder} holds no episode records")
         rows.append({(r["env"], r["policy"]): r for r in summarize(records)})

@@ -60,12 +60,16 @@ def policy_names(config: BenchConfig) -> list[str]:
 
 
 def validate(config: BenchConfig) -> None:
-    """Check the names a config refers to (policies, suite or dataset).
+    """Check what a config refers to: policies, suite or dataset, and the LLM's settings.
 
     Raises:
         UnknownNameError: Listing the known names.
+        ConfigError: For an LLM without a key.
+        BackendNotInstalled: For an LLM whose extra is missing.
     """
     policy_names(config)
+    if config.llm and not config.llm.startswith("local:"):
+        make_llm(config.llm)  # a missing key or extra fails here, not in every worker
     if config.dataset is None:
         from video_env.synth import get_suite
 

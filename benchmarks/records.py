@@ -73,6 +73,13 @@ def write_json(path: str | os.PathLike[str], value: Any) -> None:
     write_atomic(path, json.dumps(value, indent=2, default=_json_default) + "\n")
 
 
-def sorted_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records in job order (executors finish episodes in any order)."""
-    return sorted(records, key=lambda r: str(r.get("job", "")))
+def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per job (the first), in job order.
+
+    Executors finish episodes in any order, and a log written by two runs at once may
+    hold a job twice.
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    for record in records:
+        seen.setdefault(str(record.get("job", "")), record)
+    return [seen[k] for k in sorted(seen)]

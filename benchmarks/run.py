@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
@@ -16,7 +17,7 @@ from typing import Any
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
 from benchmarks.jobs import load_samples, plan
-from benchmarks.records import EpisodeLog, sorted_records, write_atomic, write_json
+from benchmarks.records import EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
     COLUMNS,
@@ -61,6 +62,19 @@ def run_benchmark(
     """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    with _exclusive(folder):
+        return _run_locked(config, folder, executor, workers, ray_address, plots, progress)
+
+
+def _run_locked(
+    config: BenchConfig,
+    folder: Path,
+    executor: str,
+    workers: int,
+    ray_address: str | None,
+    plots: bool,
+    progress: Callable[[dict[str, Any]], None] | None,
+) -> RunResult:
     _check_same_config(folder, config)
     log = EpisodeLog(folder)
     done = {r["job"] for r in log.load()}
@@ -84,7 +98,7 @@ def run_benchmark(
 def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
     """(Re)write the tables and plots of a results folder from its records."""
     path = Path(folder)
-    records = sorted_records(EpisodeLog(path).load())
+    records = dedupe(EpisodeLog(path).load())
     if not records:
         raise ConfigError(f"{path} holds no episode records")
     rows, categories = summarize(records), by_category(records)
@@ -119,6 +133,26 @@ def _markdown(
         + "\n## Per category\n\n"
         + to_markdown(cats, CATEGORY_COLUMNS)
     )
+
+
+@contextlib.contextmanager
+def _exclusive(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.lock`` for the run: a second run on the same folder fails at once.
+
+    The lock is an OS file lock, released by the kernel if the process dies, so a killed
+    run never blocks its own resumption.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no protection, as documented
+        yield
+        return
+    with (folder / ".lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ConfigError(f"another run is writing to {folder}") from None
+        yield
 
 
 def _check_same_config(folder: Path, config: BenchConfig) -> None:

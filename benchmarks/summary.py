@@ -52,7 +52,9 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (env, policy) with the columns of :data:`COLUMNS`.
 
     Accuracy is over episodes whose answer is known (``correct`` not None); failed
-    episodes count as wrong and are also counted in ``failures``.
+    episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
+    mean episode return (every step's reward, invalid-action penalties included); ``score``
+    is the judge's 0-5 score.
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
@@ -74,7 +76,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "score": _mean(r.get("score") for r in graded),
             "mean_gtou": _mean(r.get("gtou") for r in rs),
             "mean_iou": _mean(r.get("iou") for r in rs),
-            "mean_reward": _mean(r.get("reward") for r in rs),
+            "mean_reward": _mean(r.get("return", r.get("reward")) for r in rs),
             "mean_turns": _mean(r.get("turns") for r in rs),
             "mean_frames": _mean(r.get("frames") for r in rs),
             "mean_vlm_calls": _mean(r.get("vlm_calls") for r in rs),

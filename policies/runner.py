@@ -60,7 +60,8 @@ def run_episode(
             obs, _, terminated, truncated, info = env.step(action)
             steps += 1
             if terminated or truncated:
-                record = dict(info["episode"])
+                # a TimeLimit truncation carries no record: close the episode ourselves
+                record = dict(info["episode"]) if "episode" in info else base.abandon("truncated")
                 break
     except Exception as exc:
         error, tb = f"{type(exc).__name__}: {exc}", traceback.format_exc()
@@ -69,9 +70,9 @@ def run_episode(
             record = base.abandon("error" if error else "max_steps")
         except RuntimeError:  # the reset itself failed: no episode to close
             record = {
-                "sample_id": _sample_id(options),
+                "sample_id": _sample_id(base, options),
                 "answer": None,
-                "correct": None,
+                "correct": False,  # a failure counts as wrong, as any failed episode
                 "ended_by": "error",
             }
     cost = policy.usage - usage_before
@@ -101,6 +102,12 @@ def _llm_part(cost: Any) -> dict[str, Any]:
     }
 
 
-def _sample_id(options: dict[str, Any] | None) -> str | None:
-    sample = (options or {}).get("sample")
+def _sample_id(env: Any, options: dict[str, Any] | None) -> str | None:
+    options = options or {}
+    sample = options.get("sample")
+    if sample is None and "index" in options:
+        try:
+            sample = env.samples[options["index"]]
+        except (AttributeError, IndexError, TypeError):
+            return None
     return getattr(sample, "id", None)

@@ -150,3 +150,14 @@ def test_bench_on_a_benchmark_dataset_without_its_videos(tmp_path: Path) -> None
     assert recs
     assert all(r["simulated"] and r["source"] == "cg-bench" and r["error"] is None for r in recs)
     assert json.loads((tmp_path / "run.json").read_text())["config"]["dataset"] == "cg-bench"
+
+
+def test_two_runs_cannot_write_one_folder(tmp_path: Path) -> None:
+    import fcntl
+
+    config = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=("random",))
+    with (tmp_path / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(ConfigError, match="another run is writing"):
+            run_benchmark(config, tmp_path, plots=False)
+    assert run_benchmark(config, tmp_path, plots=False).new_episodes == 12

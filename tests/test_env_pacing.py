@@ -268,3 +268,22 @@ def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> N
             assert episode["iou"] <= episode["gtou"] + 1e-9
             obs, _ = env.reset()
             last_pointer = env.pointer
+
+
+def test_return_includes_penalties_and_bad_dict_values_are_invalid(samples: list[VideoQA]) -> None:
+    env = make(samples)
+    base = {
+        "chunk": 1,
+        "answer": "A",
+        "has_window": 0,
+        "window": np.zeros(2, np.float32),
+        "memory": "",
+    }
+    _, reward, *_, info = env.step({**base, "kind": 0, "speed": 5})
+    assert "speed must be" in info["last_action_error"]
+    _, reward, *_, info = env.step({**base, "kind": 7, "speed": 0})
+    assert "kind must be" in info["last_action_error"]
+    with pytest.raises(TypeError, match="answer text"):
+        env.step(AnswerAction(5))  # type: ignore[arg-type]
+    *_, info = env.step(AnswerAction("Z"))
+    assert info["episode"]["return"] == pytest.approx(-0.2 + info["episode"]["reward"])

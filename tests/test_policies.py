@@ -146,3 +146,20 @@ def test_a_custom_policy_takes_a_few_lines() -> None:
 
     for env_cls in ENVS.values():
         assert run_episode(env_cls("synth-tiny"), AlwaysA(), seed=1)["answer"] == "A"
+
+
+def test_runner_closes_a_time_limit_truncation() -> None:
+    from gymnasium.wrappers import TimeLimit
+
+    record = run_episode(
+        TimeLimit(PacingEnv("synth-tiny"), max_episode_steps=2), Dawdling(), seed=0
+    )
+    assert record["error"] is None
+    assert record["ended_by"] == "truncated"
+    assert record["turns"] == 2
+
+
+def test_a_failed_reset_counts_as_wrong() -> None:
+    record = run_episode(PacingEnv("synth-tiny"), Dawdling(), seed=0, options={"index": 99})
+    assert record["error"].startswith("IndexError")
+    assert record["correct"] is False

@@ -101,3 +101,28 @@ def test_videoqa_rejects_inconsistent_samples(changes: dict[str, object], messag
 def test_videoqa_round_trips_through_dict() -> None:
     qa = make(category="visual", source="synth", meta={"level": 2})
     assert VideoQA.from_dict(qa.to_dict()) == qa
+
+
+def test_library_errors_survive_pickling() -> None:
+    import pickle
+
+    from video_env.backends.llm.failures import LLMCallError
+    from video_env.errors import (
+        BackendNotInstalled,
+        DatasetError,
+        UnknownNameError,
+        VideoDecodeError,
+    )
+
+    for error in (
+        BackendNotInstalled("torch", "models", "x"),
+        UnknownNameError("suite", "s", ["a", "b"]),
+        VideoDecodeError("/v.mp4", "corrupt"),
+        DatasetError("f.json", "bad", 3),
+        LLMCallError("down", 503, 5, True),
+        SampleError("plain"),
+    ):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert str(copy) == str(error)
+        assert copy.__dict__.keys() >= {k for k in error.__dict__ if k != "_init_args"}

@@ -8,10 +8,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
 class VideoEnvError(Exception):
-    """Base class of every error raised on purpose by video-env."""
+    """Base class of every error raised on purpose by video-env.
+
+    Errors pickle with their constructor arguments (subclasses take other arguments than
+    the message), so they cross process boundaries intact: a benchmark worker's error
+    reaches the parent as itself, not as a broken pool.
+    """
+
+    _init_args: tuple[tuple[Any, ...], dict[str, Any]]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> VideoEnvError:
+        """Remember the constructor's arguments, for pickling."""
+        self = super().__new__(cls, *args)
+        self._init_args = (args, kwargs)
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        args, kwargs = getattr(self, "_init_args", (self.args, {}))
+        return (_rebuild, (type(self), args, kwargs, self.__dict__))
+
+
+def _rebuild(
+    cls: type[VideoEnvError], args: tuple[Any, ...], kwargs: dict[str, Any], state: dict[str, Any]
+) -> VideoEnvError:
+    error = cls(*args, **kwargs)
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigError(VideoEnvError, ValueError):

@@ -37,8 +37,8 @@ class PacingActionSet(ActionSet[PacingAction]):
             "<action>ACTION</action>, where ACTION is one of:\n"
             "- speed(1x) | speed(2x) | speed(4x): watch the next 1, 2 or 4 chunks "
             "(more chunks per turn means fewer, smaller frames per chunk).\n"
-            "- rewatch(k): watch chunk number k of the current window again, alone at 1x "
-            "(only when the current window spans several chunks).\n"
+            "- rewatch(k): watch chunk number k again, alone at 1x; k is the chunk's number "
+            "as shown (it must be in the current window, which must span several chunks).\n"
             '- answer("your answer", [start, end]): answer (the option letter for a '
             "multiple-choice question) and give the window in seconds where the evidence is.\n"
             "The memory replaces your previous notes entirely; keep it within the word budget."

@@ -36,7 +36,11 @@ class SpeedAction:
 
 @dataclass(frozen=True)
 class RewatchAction:
-    """Pacing: rewatch chunk number ``chunk`` of the current window, alone at 1x."""
+    """Pacing: rewatch chunk number ``chunk``, alone at 1x.
+
+    The number is absolute, as in the observation's ``chunks``, and must lie in the current
+    window.
+    """
 
     chunk: int
     memory: str | None = None

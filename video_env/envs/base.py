@@ -218,6 +218,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         return self._episode
 
     def _check_answer(self, action: AnswerAction) -> AnswerAction:
+        if not isinstance(action.text, str):
+            raise TypeError(f"the answer text must be a str, got {type(action.text).__name__}")
         if not action.text.strip():
             raise InvalidActionError("the answer is empty")
         if action.window is not None and action.window.end > self.video.duration + 1e-6:

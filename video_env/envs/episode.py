@@ -107,6 +107,7 @@ class EpisodeTracker:
             "gtou": gtou(gt, window) if gt else None,
             "iou": iou(gt, window) if gt else None,
             "reward": float(sum(reward_parts.values())),
+            "return": float(sum(s.reward for s in self.steps)),
             "reward_parts": reward_parts,
             "turns": self.turns,
             "frames": cost.frames,

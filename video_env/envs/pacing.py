@@ -251,9 +251,16 @@ class PacingEnv(VideoQAEnv):
         memory = str(action.get("memory", "")) or None
         kind = int(action["kind"])
         if kind == 0:
-            return SpeedAction(SPEED_FACTORS[int(action["speed"])], memory)
+            speed = int(action["speed"])
+            if not 0 <= speed < len(SPEED_FACTORS):
+                raise InvalidActionError(f"speed must be 0 (1x), 1 (2x) or 2 (4x), got {speed}")
+            return SpeedAction(SPEED_FACTORS[speed], memory)
         if kind == 1:
             return RewatchAction(int(action["chunk"]), memory)
+        if kind != 2:
+            raise InvalidActionError(
+                f"kind must be 0 (speed), 1 (rewatch) or 2 (answer), got {kind}"
+            )
         return self._answer_from_dict(action, memory)
 
     def _act(self, action: Action) -> float:
