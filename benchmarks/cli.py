@@ -39,6 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         result = run_benchmark(
             config, out, executor=executor, workers=workers, ray_address=args.ray_address,
             plots=not args.no_plots, progress=bar.update if bar else None,
+            on_plan=bar.plan if bar else None,
         )  # fmt: skip
     finally:
         if bar:
@@ -58,6 +59,10 @@ class _Bar:
     def __init__(self, tqdm: Any) -> None:
         self.bar = tqdm(desc="episodes", unit="ep", dynamic_ncols=True)
         self.graded = self.correct = self.failed = 0
+
+    def plan(self, to_run: int, done: int) -> None:
+        self.bar.total = to_run
+        self.bar.refresh()
 
     def update(self, record: dict[str, Any]) -> None:
         if record.get("correct") is not None:

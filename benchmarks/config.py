@@ -57,6 +57,8 @@ class BenchConfig:
             raise ConfigError("--dataset needs --annotations")
         if not self.seeds:
             raise ConfigError("give at least one seed")
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"--limit must be >= 1, got {self.limit}")
         if self.perception != "simulated":
             raise ConfigError(f"perception {self.perception!r} is not available; known: simulated")
 

@@ -50,16 +50,21 @@ def plot_all(
 def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str:
     """Accuracy against mean VLM calls per episode, one point per (env, policy)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(8.5, 5.2))
     markers = {"pacing": "o", "zoom": "s", "clip_query": "^"}
+    colours = plt.get_cmap("tab20").colors
+    labels: dict[tuple[float, float], list[str]] = defaultdict(list)
     for k, row in enumerate(rows):
         x, y = row["mean_vlm_calls"], row["accuracy"]
         ax.errorbar(
             x, y, yerr=[[max(0.0, y - row["acc_ci_low"])], [max(0.0, row["acc_ci_high"] - y)]],
             marker=markers.get(row["env"], "o"), capsize=3, linestyle="none",
+            color=colours[k % len(colours)],
         )  # fmt: skip
-        ax.annotate(f"{row['policy']} ({row['env']})", (x, y), fontsize=7,
-                    xytext=(4, 3 - 9 * (k % 3)), textcoords="offset points")  # fmt: skip
+        labels[(round(x, 2), round(y, 3))].append(f"{row['policy']} ({row['env']})")
+    for k, ((x, y), names) in enumerate(sorted(labels.items())):
+        ax.annotate(" / ".join(names), (x, y), fontsize=7,
+                    xytext=(5, 4 - 10 * (k % 2)), textcoords="offset points")  # fmt: skip
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xlabel("mean VLM calls per episode")
     ax.set_ylabel("accuracy (95 % CI, bootstrap over videos)")
@@ -81,10 +86,13 @@ def per_category(path: Path, categories: Sequence[dict[str, Any]], simulated: bo
     table = {(c["env"], c["policy"], c["category"]): c for c in categories}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     width = 0.8 / max(1, len(runs))
+    colours = plt.get_cmap("tab20").colors
+    hatches = {"pacing": "", "zoom": "//", "clip_query": ".."}
     for metric, ax in zip(("accuracy", "mean_gtou"), axes, strict=True):
         for k, run in enumerate(runs):
             values = [table.get((*run, n), {}).get(metric, np.nan) for n in names]
-            ax.bar(np.arange(len(names)) + k * width, values, width, label=f"{run[1]} ({run[0]})")
+            ax.bar(np.arange(len(names)) + k * width, values, width, label=f"{run[1]} ({run[0]})",
+                   color=colours[k % len(colours)], hatch=hatches.get(run[0], ""))  # fmt: skip
         ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names)
         ax.set_title("accuracy" if metric == "accuracy" else "mean GToU")
         ax.set_ylim(0, 1.05)
@@ -97,7 +105,7 @@ def per_category(path: Path, categories: Sequence[dict[str, Any]], simulated: bo
 
 
 def timeline(
-    path: Path, records: Sequence[dict[str, Any]], simulated: bool, max_rows: int = 10
+    path: Path, records: Sequence[dict[str, Any]], simulated: bool, max_rows: int = 16
 ) -> str:
     """What each policy looked at, on one sample, against the ground truth (green)."""
     plt = _pyplot()
@@ -108,7 +116,8 @@ def timeline(
     if not by_sample:
         return ""
     sample_id = max(by_sample, key=lambda s: (len(by_sample[s]), s))
-    chosen = sorted(by_sample[sample_id], key=lambda r: (r["env"], r["policy"]))[:max_rows]
+    ran = sorted(by_sample[sample_id], key=lambda r: (r["env"], r["policy"]))
+    chosen = ran[:max_rows]
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(chosen) + 1.4))
     end = max([e[1] for r in chosen for e in r["explored"]] + [1.0])
     for y, r in enumerate(chosen):
@@ -123,7 +132,8 @@ def timeline(
         ax.axvspan(gt[0], gt[1], color="#2ca02c", alpha=0.25)
     ax.set_yticks(range(len(chosen)), [f"{r['policy']} ({r['env']})" for r in chosen], fontsize=7)
     ax.set_xlabel("seconds (blue: looked at, orange: answer window, green: ground truth)")
-    ax.set_title(f"Exploration on {sample_id}")
+    dropped = f" (first {len(chosen)} of {len(ran)} runs)" if len(ran) > len(chosen) else ""
+    ax.set_title(f"Exploration on {sample_id}{dropped}")
     _note(fig, simulated)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

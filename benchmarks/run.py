@@ -52,8 +52,12 @@ def run_benchmark(
     ray_address: str | None = None,
     plots: bool = True,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """Run (or resume) a benchmark into ``out`` and write its tables and plots.
+
+    ``on_plan(to_run, already_done)`` is called once the jobs are known; ``progress`` with
+    each new record.
 
     Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes.
 
@@ -63,7 +67,7 @@ def run_benchmark(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder):
-        return _run_locked(config, folder, executor, workers, ray_address, plots, progress)
+        return _run_locked(config, folder, executor, workers, ray_address, plots, progress, on_plan)
 
 
 def _run_locked(
@@ -74,12 +78,15 @@ def _run_locked(
     ray_address: str | None,
     plots: bool,
     progress: Callable[[dict[str, Any]], None] | None,
+    on_plan: Callable[[int, int], None] | None,
 ) -> RunResult:
     _check_same_config(folder, config)
     log = EpisodeLog(folder)
     done = {r["job"] for r in log.load()}
     samples = load_samples(config)
     jobs = [j for j in plan(config, samples) if j.key not in done]
+    if on_plan is not None:
+        on_plan(len(jobs), len(done))
     meta = _run_meta(config, executor, workers, len(jobs) + len(done))
     write_json(folder / RUN_JSON, meta)
     started = time.perf_counter()

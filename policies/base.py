@@ -54,6 +54,12 @@ class Policy(abc.ABC):
             return self._own_usage + self.llm.usage
         return self._own_usage
 
+    @property
+    def reply_failures(self) -> int:
+        """LLM replies the policy could not use so far (re-asked, then a fallback)."""
+        caller = getattr(self, "caller", None)
+        return int(getattr(caller, "failures", 0))
+
     def supports(self, env: gym.Env[Any, Any]) -> bool:
         """Whether the policy can act in ``env``."""
         return env_kind(env) in self.env_kinds

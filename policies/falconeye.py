@@ -37,7 +37,6 @@ from video_env.errors import BackendError, ConfigError
 from video_env.types import Interval
 
 PRESETS = {"pro": 45, "flash": 10}
-OPEN_THRESHOLD, MCQ_THRESHOLD = 0.8, 0.9
 _TOL = 0.05  # seconds: windows read back from float32 observations
 
 
@@ -96,7 +95,7 @@ class FalconEyePolicy(Policy):
         captions = clip_captions(observation)
         done = evaluations(observation)
         budget = int(observation["budget_left"][0]) if "evaluate" in info["legal_actions"] else 0
-        threshold = threshold_for(options, OPEN_THRESHOLD, MCQ_THRESHOLD)
+        threshold = threshold_for(options)
         confident = [e for e in done if e.confidence >= threshold]
         if confident:
             top = max(confident, key=lambda e: e.confidence)

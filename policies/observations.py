@@ -77,6 +77,14 @@ def format_captions(captions: Sequence[Caption]) -> str:
     return "\n".join(lines)
 
 
-def threshold_for(options: Sequence[str], open_threshold: float, mcq_threshold: float) -> float:
+#: FALCONEye's confidence thresholds to stop searching.
+OPEN_THRESHOLD, MCQ_THRESHOLD = 0.8, 0.9
+
+
+def threshold_for(
+    options: Sequence[str],
+    open_threshold: float = OPEN_THRESHOLD,
+    mcq_threshold: float = MCQ_THRESHOLD,
+) -> float:
     """FALCONEye's confidence threshold: 0.9 for MCQs, 0.8 for open questions."""
     return mcq_threshold if options else open_threshold

@@ -26,7 +26,7 @@ def run_episode(
 
     The record is the env's ``info["episode"]`` plus the policy's costs for this episode
     (``llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``money_usd``; per step in
-    ``trajectory[i]["llm"]``), ``policy``,
+    ``trajectory[i]["llm"]``; ``llm_reply_failures``: replies it could not use), ``policy``,
     ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
     backend does not propagate: the episode is abandoned and the record carries the error
     and its traceback, so a benchmark goes on.
@@ -44,7 +44,7 @@ def run_episode(
     if not policy.supports(env):
         raise ValueError(f"policy {policy.name!r} does not support the {env_kind(env)} env")
     started = time.perf_counter()
-    usage_before = policy.usage
+    usage_before, failures_before = policy.usage, policy.reply_failures
     base: Any = env.unwrapped
     record: dict[str, Any] | None = None
     error = tb = None
@@ -86,6 +86,7 @@ def run_episode(
         prompt_tokens=cost.prompt_tokens,
         completion_tokens=cost.completion_tokens,
         money_usd=cost.money_usd,
+        llm_reply_failures=policy.reply_failures - failures_before,
         wall_s=time.perf_counter() - started,
         error=error,
         traceback=tb,

@@ -21,7 +21,6 @@ from video_env.actions import AnswerAction, EvaluateAction
 from video_env.backends.llm.base import LLM
 from video_env.types import Interval
 
-OPEN_THRESHOLD, MCQ_THRESHOLD = 0.8, 0.9
 #: Zoom budget large enough for exhaustive baselines (Sequential reads every clip).
 UNLIMITED = {"zoom": {"budget": 100_000}}
 
@@ -107,9 +106,7 @@ class SequentialPolicy(Policy):
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Evaluate the next clips, or answer."""
         done = evaluations(observation)
-        threshold = threshold_for(
-            parse_options(observation["options"]), OPEN_THRESHOLD, MCQ_THRESHOLD
-        )
+        threshold = threshold_for(parse_options(observation["options"]))
         top = best(done)
         if self.early_stop and top is not None and top.confidence >= threshold:
             return AnswerAction(top.answer, top.window)
@@ -146,9 +143,7 @@ class IterativeSamplingPolicy(Policy):
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Split the current focus window, or answer."""
         done = evaluations(observation)
-        threshold = threshold_for(
-            parse_options(observation["options"]), OPEN_THRESHOLD, MCQ_THRESHOLD
-        )
+        threshold = threshold_for(parse_options(observation["options"]))
         focus = best(done[-self._pending :]) if self._pending else None
         if focus is None:
             target = Interval(0.0, float(observation["duration"][0]))

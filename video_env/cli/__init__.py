@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VideoEnvError as exc:
         print(f"video-env: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an unwritable --out, a full disk: one line, no traceback
+        print(f"video-env: error: {exc}", file=sys.stderr)
+        return 2
     return code
 
 
