@@ -4,7 +4,8 @@ A frame's feature is the normalised sum of the text embedding of its scene descr
 the embeddings of the needles on screen (each weighted by its legibility at CLIP's input
 size, mixing the fact statement and the bare carrier), and Gaussian noise of norm
 ``noise`` seeded by (seed, video, time). Text features are text embeddings. Features
-are computed once per (video, timestamp) and cached; ``usage`` counts every distinct frame
+are computed once per (video, timestamp) and cached — like a real CLIP, the simulated one
+is deterministic and does not change with the episode seed; ``usage`` counts every distinct frame
 requested by a call, cached or not, so costs never depend on earlier episodes.
 """
 
@@ -66,10 +67,9 @@ class SimulatedCLIP:
         self.settings = settings or SimCLIPSettings()
         self._embedder = embedder
         self.seed = seed
-        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
         self.name = f"simulated-clip(seed={seed})"
         self.usage = Cost()
-        self._cache: dict[tuple[str, float, int], npt.NDArray[np.float32]] = {}
+        self._cache: dict[tuple[str, float], npt.NDArray[np.float32]] = {}
 
     def image_features(self, video: VideoReader, times: Sequence[float]) -> npt.NDArray[np.float32]:
         """Features of the frames at ``times`` (cached per video and snapped time)."""
@@ -78,13 +78,13 @@ class SimulatedCLIP:
         snapped = world.snap(batch.times)
         unique = [float(t) for t in dict.fromkeys(snapped.tolist())]
         for t in unique:
-            if (world.name, t, self.episode_seed) not in self._cache:
-                self._cache[(world.name, t, self.episode_seed)] = self._feature(world, t)
+            if (world.name, t) not in self._cache:
+                self._cache[(world.name, t)] = self._feature(world, t)
         # Usage counts every distinct frame asked for, cached or not, so that an episode's
         # record does not depend on which episodes ran before it (the cache saves time).
         self.usage = self.usage + Cost(clip_calls=1, frames=len(unique))
         return (
-            np.stack([self._cache[(world.name, float(t), self.episode_seed)] for t in snapped])
+            np.stack([self._cache[(world.name, float(t))] for t in snapped])
             if len(snapped)
             else np.zeros((0, 1), dtype=np.float32)
         )
@@ -117,7 +117,7 @@ class SimulatedCLIP:
         vectors = self.embedder.embed(texts)
         feature = (np.asarray(weights)[:, None] * vectors).sum(axis=0)
         rng = np.random.default_rng(
-            stable_seed(self.seed, self.episode_seed, world.name, round(t, 3), "clip")
+            stable_seed(self.seed, world.name, round(t, 3), "clip")
         )
         noise = rng.normal(size=feature.shape)
         feature = feature / max(np.linalg.norm(feature), 1e-9)
