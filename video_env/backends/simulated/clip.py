@@ -116,9 +116,7 @@ class SimulatedCLIP:
             ]
         vectors = self.embedder.embed(texts)
         feature = (np.asarray(weights)[:, None] * vectors).sum(axis=0)
-        rng = np.random.default_rng(
-            stable_seed(self.seed, world.name, round(t, 3), "clip")
-        )
+        rng = np.random.default_rng(stable_seed(self.seed, world.name, round(t, 3), "clip"))
         noise = rng.normal(size=feature.shape)
         feature = feature / max(np.linalg.norm(feature), 1e-9)
         feature += self.settings.noise * noise / np.linalg.norm(noise)
