@@ -50,6 +50,17 @@ def load_samples(config: BenchConfig) -> list[VideoQA]:
     return load_suite(config.suite, limit=config.limit)
 
 
+_SAMPLES: dict[str, list[VideoQA]] = {}
+
+
+def samples_for(config: BenchConfig) -> list[VideoQA]:
+    """The run's samples, loaded once per process (planning and a serial run share them)."""
+    key = config.fingerprint()
+    if key not in _SAMPLES:
+        _SAMPLES[key] = load_samples(config)
+    return _SAMPLES[key]
+
+
 def policy_names(config: BenchConfig) -> list[str]:
     """The policies of the run (``all``: every one that can run with or without the LLM)."""
     if "all" in config.policies:
@@ -96,7 +107,7 @@ class Worker:
 
     def __init__(self, config: BenchConfig) -> None:
         self.config = config
-        self.samples = load_samples(config)
+        self.samples = samples_for(config)
         self.llm = make_llm(config.llm) if config.llm else None
         self._policies: dict[str, policies.Policy] = {}
         self._envs: dict[tuple[str, str], gym.Env[Any, Any]] = {}

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import load_samples, plan
+from benchmarks.jobs import plan, samples_for
 from benchmarks.records import EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
@@ -83,7 +83,7 @@ def _run_locked(
     _check_same_config(folder, config)
     log = EpisodeLog(folder)
     done = {r["job"] for r in log.load()}
-    samples = load_samples(config)
+    samples = samples_for(config)
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
         on_plan(len(jobs), len(done))

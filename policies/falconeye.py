@@ -27,6 +27,7 @@ from policies.observations import (
     clip_captions,
     evaluations,
     format_captions,
+    most_confident,
     parse_options,
     threshold_for,
 )
@@ -96,9 +97,8 @@ class FalconEyePolicy(Policy):
         done = evaluations(observation)
         budget = int(observation["budget_left"][0]) if "evaluate" in info["legal_actions"] else 0
         threshold = threshold_for(options)
-        confident = [e for e in done if e.confidence >= threshold]
-        if confident:
-            top = max(confident, key=lambda e: e.confidence)
+        top = most_confident([e for e in done if e.confidence >= threshold])
+        if top is not None:
             return AnswerAction(top.answer, top.window)
         if budget <= 0:
             return self._final(question, options, done, duration)
@@ -184,7 +184,7 @@ class FalconEyePolicy(Policy):
                 return AnswerAction(
                     str(reply["answer"]).strip(), Interval(*window) if window else None
                 )
-        top = max(done, key=lambda e: e.confidence, default=None)
+        top = most_confident(done)
         if top is None:
             return AnswerAction("A" if options else "unknown")
         return AnswerAction(top.answer, top.window)

@@ -67,6 +67,11 @@ def evaluations(observation: dict[str, Any]) -> list[Evaluation]:
     ]
 
 
+def most_confident(done: Sequence[Evaluation]) -> Evaluation | None:
+    """The most confident evaluation (the earliest on ties), or ``None``."""
+    return max(done, key=lambda e: e.confidence, default=None)
+
+
 def format_captions(captions: Sequence[Caption]) -> str:
     """``[start-end s] caption`` lines (``[t s]`` for frames), for prompts."""
     lines = []

@@ -9,10 +9,10 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import (
     Caption,
-    Evaluation,
     clip_captions,
     evaluations,
     format_captions,
+    most_confident,
     parse_options,
     threshold_for,
 )
@@ -23,11 +23,6 @@ from video_env.types import Interval
 
 #: Zoom budget large enough for exhaustive baselines (Sequential reads every clip).
 UNLIMITED = {"zoom": {"budget": 100_000}}
-
-
-def best(done: list[Evaluation]) -> Evaluation | None:
-    """The most confident evaluation (earliest on ties)."""
-    return max(done, key=lambda e: e.confidence, default=None)
 
 
 class SocraticPolicy(Policy):
@@ -107,7 +102,7 @@ class SequentialPolicy(Policy):
         """Evaluate the next clips, or answer."""
         done = evaluations(observation)
         threshold = threshold_for(parse_options(observation["options"]))
-        top = best(done)
+        top = most_confident(done)
         if self.early_stop and top is not None and top.confidence >= threshold:
             return AnswerAction(top.answer, top.window)
         clips = [c.window for c in clip_captions(observation)][len(done) :]
@@ -144,7 +139,7 @@ class IterativeSamplingPolicy(Policy):
         """Split the current focus window, or answer."""
         done = evaluations(observation)
         threshold = threshold_for(parse_options(observation["options"]))
-        focus = best(done[-self._pending :]) if self._pending else None
+        focus = most_confident(done[-self._pending :]) if self._pending else None
         if focus is None:
             target = Interval(0.0, float(observation["duration"][0]))
         elif focus.confidence >= threshold or focus.window.length < 2 * self.min_window_s:
@@ -155,7 +150,7 @@ class IterativeSamplingPolicy(Policy):
         budget = int(observation["budget_left"][0])
         n = min(self.splits, budget, max(2, math.floor(target.length / self.min_window_s)))
         if budget <= 0 or "evaluate" not in info["legal_actions"]:
-            top = best(done)
+            top = most_confident(done)
             return AnswerAction(top.answer if top else "unknown", top.window if top else None)
         step = target.length / n
         self._pending = n

@@ -301,7 +301,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
 
     @abc.abstractmethod
     def _legal_kinds(self) -> list[str]:
-        """Names of the action kinds legal now."""
+        """Names of the action kinds legal now (only asked while the episode runs)."""
 
     @abc.abstractmethod
     def _answer_reward(self, action: AnswerAction) -> dict[str, float]:

@@ -20,11 +20,11 @@ from video_env.envs.clip_query_rules import (
     check_round,
     segments_between,
 )
-from video_env.envs.pacing import format_options
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
+    format_options,
     fraction_window_space,
     scalar,
     text_space,
@@ -317,8 +317,6 @@ class ClipQueryEnv(VideoQAEnv):
         return self._search_reward(action, self.gtou_weight, self.call_cost * self.caption_calls)
 
     def _legal_kinds(self) -> list[str]:
-        if self._episode is not None and self._episode.done:
-            return []
         searchable = any(
             len(candidate_times(s, self.candidate_fps)) for s in getattr(self, "segments", [])
         )

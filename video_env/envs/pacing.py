@@ -16,6 +16,7 @@ from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
+    format_options,
     fraction_window_space,
     scalar,
     text_space,
@@ -320,8 +321,6 @@ class PacingEnv(VideoQAEnv):
         return action.window or self.window
 
     def _legal_kinds(self) -> list[str]:
-        if self._episode is not None and self._episode.done:
-            return []
         if self.pointer > len(self.chunks):
             return ["answer"]  # the end of the video
         kinds = ["speed", "answer"]
@@ -383,12 +382,3 @@ class PacingEnv(VideoQAEnv):
             f"speed {self.speed}x{' (rewatch)' if self.rewatching else ''}",
             f"memory: {self.memory or '(empty)'}",
         ]
-
-
-def format_options(options: Sequence[str] | None) -> str:
-    """Options as ``A. first`` lines (empty for open questions)."""
-    if not options:
-        return ""
-    from video_env.types import OPTION_LETTERS
-
-    return "\n".join(f"{OPTION_LETTERS[i]}. {text}" for i, text in enumerate(options))

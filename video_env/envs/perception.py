@@ -49,18 +49,6 @@ class Perception:
         """Total usage of all backends so far."""
         return sum((b.usage for b in self.backends), Cost())
 
-    def describe(self) -> dict[str, str]:
-        """Backend names by role, for records."""
-        return {
-            role: backend.name
-            for role, backend in (
-                ("vlm", self.vlm),
-                ("captioner", self.captioner),
-                ("clip", self.clip),
-            )
-            if backend is not None
-        }
-
     def require(self, *roles: str) -> None:
         """Raise :class:`ConfigError` unless every role has a backend."""
         missing = [r for r in roles if getattr(self, r) is None]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.errors import InvalidActionError
-from video_env.types import Interval
+from video_env.types import OPTION_LETTERS, Interval
 
 #: Characters observation and action texts may hold: printable ASCII, newline and tab,
 #: Latin-1 letters and common typographic punctuation (Gymnasium's default Text charset
@@ -84,3 +86,10 @@ def unit_space(shape: tuple[int, ...] = (1,)) -> spaces.Box:
 def scalar(value: float) -> npt.NDArray[np.float32]:
     """``float32[1]``."""
     return np.array([value], dtype=np.float32)
+
+
+def format_options(options: Sequence[str] | None) -> str:
+    """Options as ``A. first`` lines, for an observation (empty for open questions)."""
+    if not options:
+        return ""
+    return "\n".join(f"{OPTION_LETTERS[i]}. {text}" for i, text in enumerate(options))

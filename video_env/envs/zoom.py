@@ -14,11 +14,11 @@ from gymnasium import spaces
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
 from video_env.backends.base import FrameBatch
 from video_env.envs.base import VideoQAEnv
-from video_env.envs.pacing import format_options
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
+    format_options,
     fraction_to_window,
     fraction_window_space,
     scalar,
@@ -317,8 +317,6 @@ class ZoomEnv(VideoQAEnv):
         return best.window if best is not None else None
 
     def _legal_kinds(self) -> list[str]:
-        if self._episode is not None and self._episode.done:
-            return []
         return ["evaluate", "answer"] if self.budget_left > 0 else ["answer"]
 
     # -- observation -----------------------------------------------------------------
