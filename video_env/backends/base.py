@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from video_env.backends.llm.base import Completion
 from video_env.metrics.cost import Cost
 from video_env.types import Interval
 from video_env.video.base import FrameArray, Size, VideoReader
@@ -121,6 +122,38 @@ class CLIP(Protocol):
 
     def text_features(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Features of ``texts``, ``float32[M, D]``."""
+        ...
+
+
+VisionContent = str | Sequence["str | FrameBatch"]
+"""A chat message's content: text, or text parts interleaved with frame batches."""
+
+VisionMessage = dict[str, "str | VisionContent"]
+"""A chat message with frames: ``{"role": "system" | "user" | "assistant", "content": ...}``."""
+
+
+@runtime_checkable
+class VisionChat(Protocol):
+    """A VLM that continues a chat whose messages may carry frames (free-form generation).
+
+    Policies that drive an env with a VLM (VideoScout) use this role; the same model
+    usually also serves the :class:`VLM` and :class:`Captioner` roles. A call returns the
+    LLM layer's :class:`~video_env.backends.llm.base.Completion` (text, token counts,
+    per-token log-probabilities when available) and adds its cost to ``usage``.
+    """
+
+    name: str
+    simulated: bool
+    usage: Cost
+
+    def chat(
+        self,
+        messages: Sequence[VisionMessage],
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """The model's reply to ``messages`` (greedy when ``temperature`` is 0)."""
         ...
 
 
