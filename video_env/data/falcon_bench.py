@@ -33,6 +33,8 @@ def _options(ctx: RecordContext, raw: Any, index: int) -> tuple[str, ...]:
     options = list(raw)
     while options and _is_padding(options[-1]):
         options.pop()
+    if not options:
+        raise ctx.error(f"no options, only empty or padding ones: {brief(raw)}", index)
     return ctx.options(options, index, strip_letters=False)
 
 
