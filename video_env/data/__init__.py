@@ -28,10 +28,8 @@ from video_env.data._common import (
     MissingPolicy,
     RecordIssue,
     VideoPathError,
-    parse_time_range,
-    parse_timestamp,
-    strip_option_letters,
 )
+from video_env.data._parsing import parse_time_range, parse_timestamp, strip_option_letters
 from video_env.data._report import Filters, MissingVideosWarning, SampleList, SkippedRecordsWarning
 from video_env.data.cg_bench import load_cg_bench
 from video_env.data.egoschema import load_egoschema

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,10 +23,16 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from video_env.data._files import PathLike, UnreadableRecord
-from video_env.errors import ConfigError, DatasetError
+from video_env.data._parsing import (
+    OPTION_PREFIX,
+    letter_of,
+    parse_timestamp,
+    strip_option_letters,
+)
+from video_env.errors import DatasetError
 from video_env.types import OPTION_LETTERS, Interval, SampleError, VideoQA
 
-__all__ = ["PathLike"]
+__all__ = ["PathLike", "letter_of", "parse_timestamp", "strip_option_letters"]
 
 #: How a loader treats samples whose video file does not exist.
 MissingPolicy: TypeAlias = Literal["keep", "skip", "error"]
@@ -40,8 +45,6 @@ INTERVAL_TOLERANCE = 1.0
 #: option still has its letter, so letter and index answers keep their meaning).
 EMPTY_OPTION = "(empty option)"
 
-_TIMESTAMP = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d{1,2}(?:\.\d+)?)\s*$")
-_OPTION_PREFIX = re.compile(r"^\s*\(?([A-Z])\s*[.):：]\s*")
 _BRIEF = reprlib.Repr()
 _BRIEF.maxstring = _BRIEF.maxother = 80
 #: A record parser: ``(record index, raw record) -> sample(s)``.
@@ -371,53 +374,6 @@ class VideoRoot:
         return normal if self.root is None else os.path.join(os.fspath(self.root), normal)
 
 
-def parse_timestamp(text: str) -> float:
-    """Seconds from ``MM:SS`` or ``H:MM:SS`` (fractional seconds allowed).
-
-    Without hours the minutes may exceed 59 (``"75:10"``).
-
-    Raises:
-        ValueError: If the text is not a timestamp.
-    """
-    match = _TIMESTAMP.match(text)
-    if match is None:
-        raise ValueError(f"not a [H:]MM:SS timestamp: {text!r}")
-    hours, minutes, seconds = match.groups()
-    if float(seconds) >= 60 or (hours is not None and int(minutes) >= 60):
-        raise ValueError(f"not a [H:]MM:SS timestamp: {text!r}")
-    return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
-
-
-def parse_time_range(text: str) -> tuple[float, float]:
-    """``(start, end)`` seconds from ``"MM:SS-MM:SS"`` (or ``H:MM:SS`` bounds).
-
-    Raises:
-        ValueError: If the text is not two timestamps joined by a dash.
-    """
-    parts = [p for p in re.split(r"\s*[-–~]\s*", text.strip()) if p]
-    if len(parts) != 2:
-        raise ValueError(f"not a time range 'MM:SS-MM:SS': {text!r}")
-    return parse_timestamp(parts[0]), parse_timestamp(parts[1])
-
-
-def strip_option_letters(options: Sequence[str]) -> tuple[str, ...]:
-    """Remove ``"A. "`` / ``"(A) "`` / ``"A) "`` prefixes when every option has its own letter.
-
-    Options are left unchanged unless option ``i`` starts with letter ``i`` for all ``i``.
-    """
-    matches = [_OPTION_PREFIX.match(o) for o in options]
-    if all(m is not None and m.group(1) == OPTION_LETTERS[i] for i, m in enumerate(matches)):
-        return tuple(
-            o[m.end() :].strip() for o, m in zip(options, matches, strict=True) if m is not None
-        )
-    return tuple(o.strip() for o in options)
-
-
-def letter_of(index: int) -> str:
-    """Option letter of a zero-based index."""
-    return OPTION_LETTERS[index]
-
-
 def answer_letter(
     ctx: RecordContext,
     options: Sequence[str],
@@ -469,27 +425,10 @@ def _find_answer(
         stripped = [o.strip() for o in options]
         lowered = [o.lower() for o in stripped]
         key = str(answer).strip()
-        prefix = _OPTION_PREFIX.match(key)
+        prefix = OPTION_PREFIX.match(key)
         for text in (key, key[prefix.end() :].strip() if prefix else key):
             if text in stripped:
                 return letter_of(stripped.index(text))
             if text.lower() in lowered:
                 return letter_of(lowered.index(text.lower()))
     return None
-
-
-#: Question forms of benchmarks that have both (FALCON-Bench, CG-Bench).
-FORMS = ("mcq", "open")
-
-
-def parse_form(form: str) -> tuple[str, ...]:
-    """The forms to emit for ``form="mcq" | "open" | "both"``.
-
-    Raises:
-        ConfigError: For any other value.
-    """
-    if form == "both":
-        return FORMS
-    if form in FORMS:
-        return (form,)
-    raise ConfigError(f"form must be 'mcq', 'open' or 'both', got {form!r}")

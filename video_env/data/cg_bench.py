@@ -12,9 +12,9 @@ from video_env.data._common import (
     RecordContext,
     VideoRoot,
     answer_letter,
-    parse_form,
 )
 from video_env.data._files import find_file, read_json, read_records
+from video_env.data._parsing import parse_form
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.errors import DatasetError
 from video_env.types import VideoQA

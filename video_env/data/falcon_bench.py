@@ -12,9 +12,9 @@ from video_env.data._common import (
     VideoRoot,
     answer_letter,
     brief,
-    parse_form,
 )
 from video_env.data._files import find_file, read_records
+from video_env.data._parsing import parse_form
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import Interval, VideoQA
 

@@ -13,9 +13,9 @@ from video_env.data._common import (
     VideoRoot,
     answer_letter,
     brief,
-    parse_time_range,
 )
 from video_env.data._files import find_file, read_records
+from video_env.data._parsing import parse_time_range
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
