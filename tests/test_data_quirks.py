@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from video_env.data import EMPTY_OPTION, SkippedRecordsWarning, load
+from video_env.data._common import RecordContext
 from video_env.errors import DatasetError
 
 QUIRKS = Path(__file__).parent / "fixtures" / "data" / "quirks"
@@ -141,3 +142,28 @@ def test_real_duplicate_options_are_reported_not_refused(tmp_path):
         ("3000000009_9", "options A and E are both 'scarf'")
     ]
     assert samples.skipped_records == ()
+
+
+def test_the_record_guard_drops_the_flags_and_clips_of_a_skipped_record():
+    def parser(ctx):
+        def parse(index, record):
+            ctx.options(record["options"], index)  # flags an empty option
+            ctx.intervals([[0, 10.5]], 10.0, index)  # clips one interval
+            return [] if record["ok"] else ctx.field(record, "absent", index)
+
+        return parse
+
+    records = [
+        {"id": "a", "options": ["x", ""], "ok": False},
+        {"id": "b", "options": ["", "y"], "ok": True},
+    ]
+    ctx = RecordContext(Path("f.json"), strict=False)
+    assert ctx.collect(records, parser(ctx)) == []
+    assert [(i.index, i.id) for i in ctx.skipped] == [(0, "a")]
+    assert [(i.index, i.id, i.message) for i in ctx.repaired] == [
+        (1, "b", f"empty option A kept as {EMPTY_OPTION!r}")
+    ]
+    assert ctx.clipped == 1
+    strict = RecordContext(Path("f.json"))  # strict by default
+    with pytest.raises(DatasetError, match="record 0: missing field 'absent'"):
+        strict.collect(records, parser(strict))

@@ -142,8 +142,8 @@ class RecordContext:
     clipped: int = 0
     skipped: list[RecordIssue] = field(default_factory=list)
     repaired: list[RecordIssue] = field(default_factory=list)
-    _current: tuple[int | None, str | None] = (None, None)
-    _pending: list[RecordIssue] | None = None
+    _current: tuple[int | None, str | None] = field(default=(None, None), init=False, repr=False)
+    _pending: list[RecordIssue] | None = field(default=None, init=False, repr=False)
 
     def error(self, message: str, index: int | None = None) -> DatasetError:
         """A :class:`DatasetError` naming this file (and the record, if given)."""
@@ -166,8 +166,9 @@ class RecordContext:
         A :class:`DatasetError` (or a :class:`RecursionError`: data nested too deeply)
         raised while parsing is re-raised with ``strict``; otherwise the record is added to
         :attr:`skipped` (its defects flagged so far are dropped) and no sample is returned.
-        A :class:`VideoPathError` is always raised. Attempts nest (a video record holding
-        several questions): an inner failure skips only the inner record.
+        A :class:`VideoPathError` is always raised. Intervals clipped by a skipped record
+        are not counted. Attempts nest (a video record holding several questions): an inner
+        failure skips only the inner record.
 
         Args:
             index: The record's index in the file (named in errors).
@@ -177,11 +178,13 @@ class RecordContext:
         """
         outer, self._pending = self._pending, []
         outer_current, self._current = self._current, (index, record_id(record, id_keys))
+        clipped = self.clipped
         try:
             try:
                 if isinstance(record, UnreadableRecord):
                     raise self.error(record.reason, index)
                 parsed = parse(index, record)
+                samples = [parsed] if isinstance(parsed, VideoQA) else list(parsed)
             except RecursionError:
                 raise self.error("data nested too deeply", index) from None
         except VideoPathError:
@@ -189,11 +192,12 @@ class RecordContext:
         except DatasetError as exc:
             if self.strict:
                 raise
+            self.clipped = clipped  # a skipped record's intervals are not counted
             self.skipped.append(RecordIssue(str(self.path), index, self._current[1], _reason(exc)))
             return []
         else:
             (outer if outer is not None else self.repaired).extend(self._pending)
-            return [parsed] if isinstance(parsed, VideoQA) else list(parsed)
+            return samples
         finally:
             self._pending, self._current = outer, outer_current
 

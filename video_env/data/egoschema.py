@@ -57,7 +57,7 @@ def _parse(
 ) -> VideoQA:
     uid = ctx.text(record, "q_uid", index)
     raw = [ctx.field(record, f"option {i}", index) for i in range(N_OPTIONS)]
-    options = ctx.options(raw, index)
+    options = ctx.options(raw, index, strip_letters=False)
     answer = answers.get(uid)
     return ctx.sample(
         index,

@@ -38,10 +38,10 @@ def _task_files(annotations: PathLike | Sequence[PathLike]) -> list[Path]:
 
 def _video(ctx: RecordContext, videos: VideoRoot, index: int, name: str) -> str:
     """``<root>/<task>/<video>`` (the MLVU layout), else ``<root>/<video>`` if that exists."""
+    flat = videos.path(ctx, name, index)
     nested = videos.path(ctx, os.path.join(ctx.path.stem, name), index)
     if videos.root is None:
         return nested
-    flat = videos.path(ctx, name, index)
     return flat if not os.path.exists(nested) and os.path.exists(flat) else nested
 
 
