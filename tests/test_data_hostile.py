@@ -118,18 +118,26 @@ def test_paths_inside_the_root_still_load_and_normalise(dataset, layout, tmp_pat
         load(dataset, escape)
 
 
+def test_a_symlink_inside_the_root_is_the_users_to_trust(layout, tmp_path):
+    # paths are checked lexically: video folders are often links to other disks
+    root, secret = layout
+    (root / "linked.mp4").symlink_to(secret)
+    annotations = annotations_pointing_at("cg-bench", "linked", tmp_path / "ann")
+    samples = load("cg-bench", annotations, root, missing="error")
+    assert samples[0].video == str(root / "linked.mp4")
+
+
 # --- deeply nested JSON -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("dataset", ["jsonl", "lvbench"])
 def test_deeply_nested_json_line_is_a_dataset_error(dataset, tmp_path):
-    good = annotations_pointing_at(dataset, "clip", tmp_path / "good")
-    name = "video_info.meta.jsonl" if dataset == "lvbench" else "samples.jsonl"
-    lines = [DEEP, good.read_text().strip() if dataset == "lvbench" else ""]
     if dataset == "jsonl":
-        lines[1] = json.dumps(json.loads(good.read_text())[0])
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n")
+        good = {"id": "j", "video": "v.mp4", "question": "Q?", "answer": "A", "options": ["a", "b"]}
+    else:
+        good = {"key": "v", "qa": [{"uid": "1", "question": "Q? (A) a (B) b", "answer": "A"}]}
+    path = tmp_path / ("video_info.meta.jsonl" if dataset == "lvbench" else "samples.jsonl")
+    path.write_text(f"{DEEP}\n{json.dumps(good)}\n")
     with pytest.raises(DatasetError, match=r"record 0: JSON nested too deeply"):
         load(dataset, path, strict=True)
     with pytest.warns(SkippedRecordsWarning, match="nested too deeply"):
