@@ -123,7 +123,8 @@ def load(name: str, annotations: Any, videos: Any = None, **options: Any) -> Sam
 
     Raises:
         UnknownNameError: If the dataset is not registered.
-        DatasetError: If the annotations are malformed.
+        DatasetError: If the annotations are malformed (a bad record only with
+            ``strict=True``), or a video path leaves the video root.
         ConfigError: If an option is invalid.
     """
     return get_loader(name)(annotations, videos, **options)

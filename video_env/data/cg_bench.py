@@ -124,7 +124,9 @@ def load_cg_bench(
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     forms = parse_form(form)

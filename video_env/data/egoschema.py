@@ -111,7 +111,9 @@ def load_egoschema(
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed, or ``answers`` does not exist.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`), or ``answers`` does not exist.
         ConfigError: If an argument is invalid.
     """
     path = find_file(annotations, ("questions.json",), "EgoSchema questions")

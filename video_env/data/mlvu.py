@@ -113,7 +113,9 @@ def load_mlvu(
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     contexts = [RecordContext(path, strict=strict) for path in _task_files(annotations)]

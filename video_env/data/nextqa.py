@@ -178,7 +178,9 @@ def load_nextqa(
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record (row index, from 0) is malformed.
+        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
+            otherwise it is skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     filters = Filters(limit, split, categories)
@@ -225,7 +227,9 @@ def load_nextgqa(
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record (row index, from 0) is malformed.
+        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
+            otherwise it is skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     filters = Filters(limit, split, categories)
