@@ -118,6 +118,13 @@ def test_paths_inside_the_root_still_load_and_normalise(dataset, layout, tmp_pat
         load(dataset, escape)
 
 
+def test_a_nul_byte_in_a_video_path_is_refused(layout, tmp_path):
+    root, _ = layout
+    annotations = annotations_pointing_at("falcon-bench", "clip\x00", tmp_path / "ann")
+    with pytest.raises(VideoPathError, match="NUL byte"):
+        load("falcon-bench", annotations, root)
+
+
 def test_a_symlink_inside_the_root_is_the_users_to_trust(layout, tmp_path):
     # paths are checked lexically: video folders are often links to other disks
     root, secret = layout
