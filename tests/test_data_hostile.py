@@ -213,3 +213,10 @@ def test_json_with_a_utf8_bom_loads(dataset, name, tmp_path):
     path = tmp_path / name
     path.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
     assert [s.id for s in load(dataset, path)] == [s.id for s in load(dataset, source)]
+
+
+def test_jsonl_records_may_hold_unicode_line_separators(tmp_path):
+    record = {"id": "u", "video": "v.mp4", "question": "Q?\u2028really?\x85", "answer": "x"}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\r\n", encoding="utf-8")
+    assert load("jsonl", path, strict=True)[0].question == "Q?\u2028really?\x85"

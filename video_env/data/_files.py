@@ -4,7 +4,7 @@ Every reader accepts a UTF-8 byte-order mark (spreadsheet exports write one) and
 file nested too deeply for the parser (:class:`RecursionError`) into a
 :class:`DatasetError`. A JSON Lines line that is not JSON does not abort the file: it is
 returned as an :class:`UnreadableRecord`, which the loaders' per-record guard
-(:meth:`~video_env.data._common.RecordContext.record`) reports like any malformed record.
+(:meth:`~video_env.data._common.RecordContext.attempt`) reports like any malformed record.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def read_jsonl(path: Path) -> list[Any]:
     A line that is not valid JSON becomes an :class:`UnreadableRecord` in its place.
     """
     records: list[Any] = []
-    for line in _read_text(path).splitlines():
+    # split on line feeds only: JSON strings may hold U+2028 and other "line breaks"
+    for line in _read_text(path).split("\n"):
         if not line.strip():
             continue
         record, problem = _parse(line)
