@@ -69,3 +69,43 @@ def test_inspect_errors_exit_2(capsys):
 def test_inspect_requires_annotations():
     with pytest.raises(SystemExit):
         main(["data", "inspect", "nextqa"])
+
+
+QUIRKS = FIXTURES / "quirks"
+
+
+def test_inspect_reports_skipped_and_repaired_records(capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the summaries are printed, not warned
+        code = main(["data", "inspect", "egoschema", "--annotations", str(QUIRKS / "egoschema")])
+    out = capsys.readouterr().out
+    assert code == 0 and "(2 samples" in out
+    assert "skipped malformed records: 2" in out
+    assert "questions.json record 1 (ego-q2): every option is empty" in out
+    assert "questions.json record 3 (ego-q4): the correct option B is empty" in out
+    assert "records kept with a harmless defect: 1" in out
+    assert "questions.json record 0 (ego-q1): empty option C kept as '(empty option)'" in out
+
+
+def test_inspect_json_lists_records_and_strict_refuses(capsys):
+    args = ["data", "inspect", "video-mme", "--annotations", str(QUIRKS / "video_mme")]
+    assert main([*args, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert [(r["index"], r["id"]) for r in info["skipped_records"]] == [(0, "901-2")]
+    assert [r["id"] for r in info["repaired_records"]] == ["901-1"]
+    assert main([*args, "--strict"]) == 2
+    assert "videomme.json, record 0: every option is empty" in capsys.readouterr().err
+
+
+def test_inspect_refuses_absolute_paths_unless_allowed(tmp_path, capsys):
+    video = tmp_path / "elsewhere.mp4"
+    video.touch()
+    record = {"question_id": "q", "question": "Q?", "options": ["a", "b"], "gt_option_idx": 0}
+    annotations = tmp_path / "fb.json"
+    annotations.write_text(json.dumps([{**record, "path": str(video)}]))
+    args = ["data", "inspect", "falcon-bench", "--annotations", str(annotations)]
+    args += ["--videos", str(tmp_path / "videos"), "--missing", "error"]
+    assert main(args) == 2
+    assert "record 0: video path" in capsys.readouterr().err
+    assert main([*args, "--allow-absolute-paths"]) == 0
+    assert "videos: all present" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from video_env import data
 from video_env.data import (
     MissingVideosWarning,
     SampleList,
+    SkippedRecordsWarning,
     load_jsonl,
     load_nextqa,
     parse_time_range,
@@ -165,13 +166,20 @@ def test_malformed_json_and_records_name_file_and_index(tmp_path):
     path = tmp_path / "cg.json"
     path.write_text(json.dumps([rec, {**rec, "qid": 2, "question": ""}]))
     with pytest.raises(DatasetError, match=r"cg\.json, record 1: field 'question'"):
-        data.load_cg_bench(path)
+        data.load_cg_bench(path, strict=True)
     path.write_text(json.dumps([rec, {k: v for k, v in rec.items() if k != "video_uid"}]))
     with pytest.raises(DatasetError, match=r"record 1: missing field 'video_uid'"):
-        data.load_cg_bench(path)
+        data.load_cg_bench(path, strict=True)
     path.write_text(json.dumps([rec, rec]))
     with pytest.raises(DatasetError, match="record 1: duplicate sample id '1-mcq'"):
-        data.load_cg_bench(path)
+        data.load_cg_bench(path, strict=True)
+    # without strict, the repeat is skipped and reported
+    with pytest.warns(SkippedRecordsWarning, match="1 malformed records skipped"):
+        samples = data.load_cg_bench(path)
+    assert [s.id for s in samples] == ["1-mcq"]
+    assert [(i.id, i.message) for i in samples.skipped_records] == [
+        ("1-mcq", "duplicate sample id")
+    ]
     with pytest.raises(DatasetError, match="file not found"):
         data.load_cg_bench(tmp_path / "absent.json")
 
@@ -236,10 +244,10 @@ def test_jsonl_malformed_record(tmp_path):
     bad = {**good, "id": "b", "answer": "C"}
     path.write_text(json.dumps(good) + "\n\n" + json.dumps(bad) + "\n")
     with pytest.raises(DatasetError, match=r"s\.jsonl, record 1: .*answer must be an option"):
-        load_jsonl(path)
+        load_jsonl(path, strict=True)
     path.write_text(json.dumps({k: v for k, v in good.items() if k != "question"}) + "\n")
     with pytest.raises(DatasetError, match="record 0: missing field 'question'"):
-        load_jsonl(path)
+        load_jsonl(path, strict=True)
     path.write_text("{not json\n")
     with pytest.raises(DatasetError, match="record 0: invalid JSON"):
-        load_jsonl(path)
+        load_jsonl(path, strict=True)

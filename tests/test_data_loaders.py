@@ -69,7 +69,7 @@ def test_falcon_bench_answer_pointing_at_padding_is_an_error(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([record, record]))
     with pytest.raises(DatasetError, match=r"bad\.json, record 0: answer 3"):
-        load_falcon_bench(path)
+        load_falcon_bench(path, strict=True)
 
 
 # --- CG-Bench -----------------------------------------------------------------------------
@@ -102,7 +102,7 @@ def test_cg_bench_interval_far_beyond_duration_is_an_error(tmp_path):
     path = tmp_path / "cg.json"
     path.write_text(json.dumps(records))
     with pytest.raises(DatasetError, match=r"cg\.json, record 1: interval \[590.0, 605.0\]"):
-        load_cg_bench(path)
+        load_cg_bench(path, strict=True)
 
 
 # --- LVBench ------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def test_lvbench_question_without_options_is_an_error(tmp_path):
     line = {"key": "k", "type": "tv", "qa": [{"uid": "1", "question": "Why?", "answer": "A"}]}
     path.write_text(json.dumps(line) + "\n")
     with pytest.raises(DatasetError, match=r"lv\.jsonl, record 0: .*no '\(A\)"):
-        load_lvbench(path)
+        load_lvbench(path, strict=True)
 
 
 # --- MLVU ---------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_mlvu_answer_not_among_candidates(tmp_path):
         json.dumps([{"video": "e.mp4", "question": "Q?", "candidates": ["x", "y"], "answer": "z"}])
     )
     with pytest.raises(DatasetError, match=r"3_ego\.json, record 0: answer 'z'"):
-        load_mlvu([path])
+        load_mlvu([path], strict=True)
 
 
 # --- Video-MME ----------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def test_egoschema_bad_answer_index(tmp_path):
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({"ego-0001": 0, "ego-0002": 5}))
     with pytest.raises(DatasetError, match=r"answers\.json, record 1: .*ego-0002"):
-        load_egoschema(FIXTURES / "egoschema", answers=answers)
+        load_egoschema(FIXTURES / "egoschema", answers=answers, strict=True)
 
 
 # --- NExT-QA / NExT-GQA -------------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_nextgqa_missing_grounding_entry(tmp_path):
     (tmp_path / "val.csv").write_text(csv_text)
     (tmp_path / "gsub_val.json").write_text(json.dumps({"2482028659": {"duration": 21}}))
     with pytest.raises(DatasetError, match=r"record 2: video 5550001111 has no entry"):
-        load_nextgqa(tmp_path / "val.csv")
+        load_nextgqa(tmp_path / "val.csv", strict=True)
     (tmp_path / "gsub_val.json").unlink()
     with pytest.raises(DatasetError, match="no grounding file"):
         load_nextgqa(tmp_path / "val.csv")

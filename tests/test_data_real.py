@@ -62,6 +62,7 @@ def test_egoschema_real_questions_and_answers():
     # the preview questions are not in the public 500-answer subset: all unknown
     public = [q for q in questions if q["q_uid"] in answers]
     assert sum(s.has_answer for s in samples) == len(public) == 0
+    assert samples.skipped_records == samples.repaired_records == ()
     assert len(load("egoschema", root, split="subset")) == 0
     assert len(load("egoschema", root, split="fullset")) == 20
 
@@ -79,6 +80,13 @@ def test_nextqa_real_rows():
         assert sample.category == row["type"]
         assert sample.meta["frame_count"] == int(row["frame_count"])
         assert sample.gt_intervals == () and sample.duration is None
+    # the real quirks: three rows repeat an option text; kept, reported, nothing skipped
+    assert samples.skipped_records == ()
+    assert [(i.index, i.id, i.message) for i in samples.repaired_records] == [
+        (624, "5256928210_7", "options A and E are both 'scarf'"),
+        (3570, "13884293626_2", "options B and D are both 'resting'"),
+        (3844, "3263908208_7", "options B and D are both 'red'"),
+    ]
     counts = {t: sum(r["type"] == t for r in rows) for t in {r["type"] for r in rows}}
     assert len(load("nextqa", root, categories=["TN"])) == counts["TN"]
 
@@ -105,3 +113,5 @@ def test_nextgqa_real_rows_and_intervals():
             assert got == Interval(min(start, duration), min(end, duration))
             assert got.end <= sample.duration
     assert samples.clipped_intervals == overshoot == 3
+    assert samples.skipped_records == ()
+    assert [i.id for i in samples.repaired_records] == ["5256928210_7"]

@@ -11,10 +11,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from video_env.data import MissingVideosWarning, SampleList, available, load
+from video_env.data import (
+    MissingVideosWarning,
+    SampleList,
+    SkippedRecordsWarning,
+    available,
+    load,
+)
 from video_env.types import VideoQA
 
-#: How many missing video paths ``inspect`` prints.
+#: How many missing video paths (and skipped or repaired records) ``inspect`` prints.
 SHOWN_MISSING = 5
 
 
@@ -24,6 +30,8 @@ def summarize(samples: SampleList | Sequence[VideoQA]) -> dict[str, Any]:
     durations = [s.duration for s in samples if s.duration is not None]
     with_intervals = sum(1 for s in samples if s.gt_intervals)
     missing = getattr(samples, "missing_videos", None)
+    skipped_records = getattr(samples, "skipped_records", ())
+    repaired_records = getattr(samples, "repaired_records", ())
     stats: dict[str, Any] = {"known": len(durations)}
     if durations:
         stats.update(
@@ -47,6 +55,8 @@ def summarize(samples: SampleList | Sequence[VideoQA]) -> dict[str, Any]:
         "duration": stats,
         "missing_videos": None if missing is None else list(missing),
         "skipped": getattr(samples, "skipped", 0),
+        "skipped_records": [issue.to_dict() for issue in skipped_records],
+        "repaired_records": [issue.to_dict() for issue in repaired_records],
     }
 
 
@@ -84,6 +94,22 @@ def _print_text(info: dict[str, Any]) -> None:
         print(f"missing videos: {len(missing)} files, e.g. {shown}{more}")
         if info["skipped"]:
             print(f"skipped samples: {info['skipped']}")
+    _print_records("skipped malformed records", info["skipped_records"])
+    if info["repaired_records"]:
+        _print_records("records kept with a harmless defect", info["repaired_records"])
+
+
+def _print_records(what: str, issues: list[dict[str, Any]]) -> None:
+    """One line per record (the first few), saying which and why."""
+    print(f"{what}: {len(issues)}")
+    for issue in issues[:SHOWN_MISSING]:
+        where = os.path.basename(issue["source"])
+        if issue["index"] is not None:
+            where += f" record {issue['index']}"
+        name = f" ({issue['id']})" if issue["id"] else ""
+        print(f"  {where}{name}: {issue['message']}")
+    if len(issues) > SHOWN_MISSING:
+        print(f"  (+{len(issues) - SHOWN_MISSING} more; --json lists all)")
 
 
 def run_inspect(args: argparse.Namespace) -> int:
@@ -93,8 +119,14 @@ def run_inspect(args: argparse.Namespace) -> int:
         options["categories"] = args.category
     if args.form:
         options["form"] = args.form
+    if args.strict:
+        options["strict"] = True
+    if args.allow_absolute_paths:
+        options["allow_absolute"] = True
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingVideosWarning)  # printed below instead
+        # printed below instead
+        warnings.simplefilter("ignore", MissingVideosWarning)
+        warnings.simplefilter("ignore", SkippedRecordsWarning)
         samples = load(args.name, args.annotations, args.videos, **options)
     info = summarize(samples)
     if args.json:
@@ -130,6 +162,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     inspect.add_argument(
         "--form", choices=("mcq", "open", "both"), default=None, help="FALCON-/CG-Bench forms"
+    )
+    inspect.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse the file at its first malformed record (default: skip and report it)",
+    )
+    inspect.add_argument(
+        "--allow-absolute-paths",
+        action="store_true",
+        help="use absolute video paths found in the annotations (default: refuse them)",
     )
     inspect.add_argument("--json", action="store_true", help="print JSON")
     inspect.set_defaults(func=run_inspect)

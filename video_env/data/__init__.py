@@ -1,10 +1,20 @@
 """Benchmark dataset loaders and their registry.
 
 Each loader is ``load_<name>(annotations, video_root=None, *, missing="keep", limit=None,
-split=None, categories=None, ...) -> SampleList`` (a ``list[VideoQA]`` carrying a load
-report). Loading parses annotations only: videos are never opened, just checked for
-existence when a video root is given. :func:`load` looks loaders up by name, so the
-command line can say ``--dataset cg-bench``.
+split=None, categories=None, strict=False, allow_absolute=False, ...) -> SampleList`` (a
+``list[VideoQA]`` carrying a load report). Loading parses annotations only: videos are
+never opened, just checked for existence when a video root is given. :func:`load` looks
+loaders up by name, so the command line can say ``--dataset cg-bench``.
+
+Real annotation files have quirks, so one bad record does not refuse a file: a record
+that cannot be asked (a missing field, every option empty, an answer that is no option)
+is skipped and reported (:attr:`SampleList.skipped_records`, one
+:class:`SkippedRecordsWarning`); one with a harmless defect (an empty option keeps its
+letter as :data:`EMPTY_OPTION`) is kept and reported (:attr:`SampleList.repaired_records`).
+``strict=True`` raises :class:`~video_env.errors.DatasetError` on the first bad record
+instead. Video paths from the annotations must stay inside the video root: a path that
+climbs out with ``..``, or an absolute one unless ``allow_absolute=True``, raises
+:class:`VideoPathError` whatever ``strict`` says.
 """
 
 from __future__ import annotations
@@ -13,13 +23,14 @@ from collections.abc import Callable
 from typing import Any
 
 from video_env.data._common import (
+    EMPTY_OPTION,
     INTERVAL_TOLERANCE,
     MissingPolicy,
-    parse_time_range,
-    parse_timestamp,
-    strip_option_letters,
+    RecordIssue,
+    VideoPathError,
 )
-from video_env.data._report import Filters, MissingVideosWarning, SampleList
+from video_env.data._parsing import parse_time_range, parse_timestamp, strip_option_letters
+from video_env.data._report import Filters, MissingVideosWarning, SampleList, SkippedRecordsWarning
 from video_env.data.cg_bench import load_cg_bench
 from video_env.data.egoschema import load_egoschema
 from video_env.data.falcon_bench import load_falcon_bench
@@ -31,12 +42,16 @@ from video_env.data.video_mme import load_video_mme
 from video_env.errors import ConfigError, UnknownNameError
 
 __all__ = [
+    "EMPTY_OPTION",
     "INTERVAL_TOLERANCE",
     "Filters",
     "Loader",
     "MissingPolicy",
     "MissingVideosWarning",
+    "RecordIssue",
     "SampleList",
+    "SkippedRecordsWarning",
+    "VideoPathError",
     "available",
     "get_loader",
     "load",
@@ -108,7 +123,8 @@ def load(name: str, annotations: Any, videos: Any = None, **options: Any) -> Sam
 
     Raises:
         UnknownNameError: If the dataset is not registered.
-        DatasetError: If the annotations are malformed.
+        DatasetError: If the annotations are malformed (a bad record only with
+            ``strict=True``), or a video path leaves the video root.
         ConfigError: If an option is invalid.
     """
     return get_loader(name)(annotations, videos, **options)

@@ -1,51 +1,211 @@
-"""Parsing helpers shared by the dataset loaders.
+"""What every loader shares: per-record parsing, tolerance of bad records, safe video paths.
 
 Every loader parses its annotation files into :class:`~video_env.types.VideoQA` samples
-through a :class:`RecordContext` (which names the file and record index in errors), then
-hands them to :func:`video_env.data._report.finalize`, which applies the common filters
-and the missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
+through a :class:`RecordContext`, one per file. It names the file and record index in
+errors and runs each record through :meth:`RecordContext.collect` / :meth:`~RecordContext.
+attempt`, the one place where a malformed record is either fatal (``strict=True``) or
+skipped and reported as a :class:`RecordIssue` (the default). Harmless defects (an empty
+option, two options with the same text) keep the record and are reported too
+(:meth:`RecordContext.flag`). Video paths taken from annotations go through
+:class:`VideoRoot`, which refuses any that leave the video root. The samples then go to
+:func:`video_env.data._report.finalize`, which applies the common filters and the
+missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import reprlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from video_env.errors import ConfigError, DatasetError
+from video_env.data._files import PathLike, UnreadableRecord
+from video_env.data._parsing import (
+    OPTION_PREFIX,
+    letter_of,
+    parse_timestamp,
+    strip_option_letters,
+)
+from video_env.errors import DatasetError
 from video_env.types import OPTION_LETTERS, Interval, SampleError, VideoQA
+
+__all__ = ["PathLike", "letter_of", "parse_timestamp", "strip_option_letters"]
 
 #: How a loader treats samples whose video file does not exist.
 MissingPolicy: TypeAlias = Literal["keep", "skip", "error"]
-PathLike: TypeAlias = "str | os.PathLike[str]"
 
 #: Intervals may overshoot a known duration by this much (seconds); they are clipped to it.
 #: Annotations often round the duration down (NExT-GQA stores whole seconds).
 INTERVAL_TOLERANCE = 1.0
 
-_TIMESTAMP = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d{1,2}(?:\.\d+)?)\s*$")
-_OPTION_PREFIX = re.compile(r"^\s*\(?([A-Z])\s*[.):：]\s*")
+#: Text given to an option that is empty in the annotations (the record is kept: the
+#: option still has its letter, so letter and index answers keep their meaning).
+EMPTY_OPTION = "(empty option)"
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = 80
+#: A record parser: ``(record index, raw record) -> sample(s)``.
+Parser: TypeAlias = Callable[[int, Any], "VideoQA | Iterable[VideoQA]"]
+
+
+def brief(value: Any) -> str:
+    """A short ``repr`` of an annotation value for messages (bounded length and depth)."""
+    return _BRIEF.repr(value)
+
+
+class VideoPathError(DatasetError):
+    """A record's video path is absolute or leaves the video root.
+
+    Always raised, whatever ``strict`` says: a file pointing outside the video root is
+    refused as a whole, not skipped record by record.
+    """
+
+
+@dataclass(frozen=True)
+class RecordIssue:
+    """An annotation record that was skipped, or kept despite a harmless defect.
+
+    Attributes:
+        source: The annotation file.
+        index: The record's index in the file (``None`` when no record is to blame).
+        id: The record's own id when it has a readable one, else ``None``.
+        message: What is wrong with it.
+    """
+
+    source: str
+    index: int | None
+    id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source if self.index is None else f"{self.source}, record {self.index}"
+        return f"{where}{f' ({self.id})' if self.id else ''}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The issue as a JSON-serialisable dict."""
+        return {"source": self.source, "index": self.index, "id": self.id, "message": self.message}
+
+
+#: How to name a record in the report: fields holding its id, or a function of the record.
+IdKeys: TypeAlias = "Sequence[str] | Callable[[Mapping[str, Any]], object]"
+
+
+def record_id(record: Any, keys: IdKeys) -> str | None:
+    """The record's id for the report, or ``None`` when it has no readable one.
+
+    Args:
+        record: The raw record.
+        keys: Fields to try in order (the first holding a string or number wins), or a
+            function of a mapping record (its errors mean "no id").
+    """
+    if not isinstance(record, Mapping):
+        return None
+    if callable(keys):
+        try:
+            value = keys(record)
+        except Exception:  # a malformed record simply has no readable id
+            return None
+        return str(value)[:200] if value is not None else None
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)[:200]
+    return None
+
+
+def _reason(exc: DatasetError) -> str:
+    """The message of ``exc`` without its ``"<file>, record <i>: "`` prefix."""
+    where = exc.source if exc.index is None else f"{exc.source}, record {exc.index}"
+    text = str(exc)
+    return text[len(where) + 2 :] if text.startswith(f"{where}: ") else text
 
 
 @dataclass
 class RecordContext:
-    """Parsing state of one annotation file: names it in errors, counts clipping.
+    """Parsing state of one annotation file: names it in errors, tolerates bad records.
 
     Args:
         path: The annotation file.
+        strict: Raise on the first malformed record instead of skipping it.
+
+    Attributes:
+        clipped: Intervals clipped to the video duration.
+        skipped: Records skipped as malformed (never with ``strict``).
+        repaired: Records kept despite a harmless defect (see :meth:`flag`).
     """
 
     path: Path
+    strict: bool = True
     clipped: int = 0
+    skipped: list[RecordIssue] = field(default_factory=list)
+    repaired: list[RecordIssue] = field(default_factory=list)
+    _current: tuple[int | None, str | None] = field(default=(None, None), init=False, repr=False)
+    _pending: list[RecordIssue] | None = field(default=None, init=False, repr=False)
 
     def error(self, message: str, index: int | None = None) -> DatasetError:
         """A :class:`DatasetError` naming this file (and the record, if given)."""
         return DatasetError(self.path, message, index)
+
+    def collect(
+        self, records: Iterable[Any], parse: Parser, id_keys: IdKeys = ("id",)
+    ) -> list[VideoQA]:
+        """Parse every record with :meth:`attempt`; the samples of those that parse."""
+        samples: list[VideoQA] = []
+        for index, record in enumerate(records):
+            samples.extend(self.attempt(index, record, parse, id_keys))
+        return samples
+
+    def attempt(
+        self, index: int, record: Any, parse: Parser, id_keys: IdKeys = ("id",)
+    ) -> list[VideoQA]:
+        """``parse(index, record)``, skipping the record if it is malformed.
+
+        A :class:`DatasetError` (or a :class:`RecursionError`: data nested too deeply)
+        raised while parsing is re-raised with ``strict``; otherwise the record is added to
+        :attr:`skipped` (its defects flagged so far are dropped) and no sample is returned.
+        A :class:`VideoPathError` is always raised. Intervals clipped by a skipped record
+        are not counted. Attempts nest (a video record holding several questions): an inner
+        failure skips only the inner record.
+
+        Args:
+            index: The record's index in the file (named in errors).
+            record: The raw record (an :class:`UnreadableRecord` is a malformed one).
+            parse: The loader's parser for such a record.
+            id_keys: Fields that hold the record's id, for the report.
+        """
+        outer, self._pending = self._pending, []
+        outer_current, self._current = self._current, (index, record_id(record, id_keys))
+        clipped = self.clipped
+        try:
+            try:
+                if isinstance(record, UnreadableRecord):
+                    raise self.error(record.reason, index)
+                parsed = parse(index, record)
+                samples = [parsed] if isinstance(parsed, VideoQA) else list(parsed)
+            except RecursionError:
+                raise self.error("data nested too deeply", index) from None
+        except VideoPathError:
+            raise
+        except DatasetError as exc:
+            if self.strict:
+                raise
+            self.clipped = clipped  # a skipped record's intervals are not counted
+            self.skipped.append(RecordIssue(str(self.path), index, self._current[1], _reason(exc)))
+            return []
+        else:
+            (outer if outer is not None else self.repaired).extend(self._pending)
+            return samples
+        finally:
+            self._pending, self._current = outer, outer_current
+
+    def flag(self, message: str) -> None:
+        """Report a harmless defect of the record being parsed (it is kept)."""
+        index, ident = self._current
+        issue = RecordIssue(str(self.path), index, ident, message)
+        (self._pending if self._pending is not None else self.repaired).append(issue)
 
     def field(self, record: Mapping[str, Any], key: str, index: int) -> Any:
         """``record[key]``, or a :class:`DatasetError` if it is absent."""
@@ -61,8 +221,44 @@ class RecordContext:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str) or not value.strip():
-            raise self.error(f"field {key!r} must be a non-empty string, got {value!r}", index)
+            raise self.error(f"field {key!r} must be a non-empty string, got {brief(value)}", index)
         return value.strip()
+
+    def options(self, raw: Any, index: int, *, strip_letters: bool = True) -> tuple[str, ...]:
+        """Option texts from a list of strings (numbers accepted, ``None`` is empty).
+
+        ``"A. "`` prefixes are stripped (see :func:`strip_option_letters`) unless
+        ``strip_letters`` is false. An empty option keeps its letter: it becomes
+        :data:`EMPTY_OPTION` and is flagged, as are options sharing one text. A record
+        whose options are all empty cannot be asked and is an error.
+
+        Raises:
+            DatasetError: If ``raw`` is not a list (a string is not a list of options), an
+                option is not text, or every option is empty.
+        """
+        if not isinstance(raw, (list, tuple)):
+            raise self.error(f"options must be a list, got {brief(raw)}", index)
+        texts = []
+        for item in raw:
+            if item is None:
+                item = ""
+            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+                item = str(item)
+            elif not isinstance(item, str):
+                raise self.error(f"an option must be text, got {brief(item)}", index)
+            texts.append(item)
+        stripped = strip_option_letters(texts) if strip_letters else tuple(t.strip() for t in texts)
+        empty = [letter_of(i) for i, text in enumerate(stripped) if not text]
+        if stripped and len(empty) == len(stripped):
+            raise self.error(f"every option is empty: {brief(raw)}", index)
+        if empty:
+            self.flag(f"empty option {', '.join(empty)} kept as {EMPTY_OPTION!r}")
+        seen: dict[str, str] = {}
+        for i, text in enumerate(stripped):
+            if text and text in seen:
+                self.flag(f"options {seen[text]} and {letter_of(i)} are both {brief(text)}")
+            seen.setdefault(text, letter_of(i))
+        return tuple(text or EMPTY_OPTION for text in stripped)
 
     def number(self, value: Any, what: str, index: int) -> float:
         """A finite number (numeric strings accepted)."""
@@ -70,9 +266,9 @@ class RecordContext:
             try:
                 value = float(value)
             except ValueError:
-                raise self.error(f"{what} must be a number, got {value!r}", index) from None
+                raise self.error(f"{what} must be a number, got {brief(value)}", index) from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"{what} must be a number, got {value!r}", index)
+            raise self.error(f"{what} must be a number, got {brief(value)}", index)
         if not math.isfinite(value):
             raise self.error(f"{what} must be finite, got {value!r}", index)
         return float(value)
@@ -83,7 +279,7 @@ class RecordContext:
             return None
         seconds = self.number(value, "duration", index)
         if seconds <= 0:
-            raise self.error(f"duration must be > 0, got {value!r}", index)
+            raise self.error(f"duration must be > 0, got {brief(value)}", index)
         return seconds
 
     def intervals(self, raw: Any, duration: float | None, index: int) -> tuple[Interval, ...]:
@@ -95,13 +291,13 @@ class RecordContext:
         if raw is None:
             return ()
         if not isinstance(raw, Sequence) or isinstance(raw, str):
-            raise self.error(f"intervals must be a list of [start, end], got {raw!r}", index)
+            raise self.error(f"intervals must be a list of [start, end], got {brief(raw)}", index)
         return tuple(self.interval(pair, duration, index) for pair in raw)
 
     def interval(self, pair: Any, duration: float | None, index: int) -> Interval:
         """One ``[start, end]`` interval, checked against ``duration`` (see :meth:`intervals`)."""
         if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
-            raise self.error(f"an interval is a [start, end] pair, got {pair!r}", index)
+            raise self.error(f"an interval is a [start, end] pair, got {brief(pair)}", index)
         start, end = (self.seconds(v, "interval bound", index) for v in pair)
         if start < 0 or start > end:
             raise self.error(f"bad interval [{start}, {end}]", index)
@@ -132,51 +328,54 @@ class RecordContext:
             raise self.error(str(exc), index) from None
 
 
-def parse_timestamp(text: str) -> float:
-    """Seconds from ``MM:SS`` or ``H:MM:SS`` (fractional seconds allowed).
+@dataclass(frozen=True)
+class VideoRoot:
+    """Turns video paths from annotations into paths inside the video root.
 
-    Without hours the minutes may exceed 59 (``"75:10"``).
+    A path is checked lexically (after :func:`os.path.normpath`, symbolic links are not
+    followed: a link the user put inside the root is theirs to trust): one that climbs out
+    of the root with ``..`` is refused, and so is an absolute one unless
+    ``allow_absolute``. Without a root, paths stay relative (to the working directory) and
+    the same rules apply.
 
-    Raises:
-        ValueError: If the text is not a timestamp.
+    Args:
+        root: The folder of the videos, or ``None``.
+        allow_absolute: Use absolute paths from the annotations as they are.
     """
-    match = _TIMESTAMP.match(text)
-    if match is None:
-        raise ValueError(f"not a [H:]MM:SS timestamp: {text!r}")
-    hours, minutes, seconds = match.groups()
-    if float(seconds) >= 60 or (hours is not None and int(minutes) >= 60):
-        raise ValueError(f"not a [H:]MM:SS timestamp: {text!r}")
-    return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
 
+    root: PathLike | None
+    allow_absolute: bool = False
 
-def parse_time_range(text: str) -> tuple[float, float]:
-    """``(start, end)`` seconds from ``"MM:SS-MM:SS"`` (or ``H:MM:SS`` bounds).
+    def path(self, ctx: RecordContext, relative: Any, index: int) -> str:
+        """``root / relative`` for a record's video path.
 
-    Raises:
-        ValueError: If the text is not two timestamps joined by a dash.
-    """
-    parts = [p for p in re.split(r"\s*[-–~]\s*", text.strip()) if p]
-    if len(parts) != 2:
-        raise ValueError(f"not a time range 'MM:SS-MM:SS': {text!r}")
-    return parse_timestamp(parts[0]), parse_timestamp(parts[1])
-
-
-def strip_option_letters(options: Sequence[str]) -> tuple[str, ...]:
-    """Remove ``"A. "`` / ``"(A) "`` / ``"A) "`` prefixes when every option has its own letter.
-
-    Options are left unchanged unless option ``i`` starts with letter ``i`` for all ``i``.
-    """
-    matches = [_OPTION_PREFIX.match(o) for o in options]
-    if all(m is not None and m.group(1) == OPTION_LETTERS[i] for i, m in enumerate(matches)):
-        return tuple(
-            o[m.end() :].strip() for o, m in zip(options, matches, strict=True) if m is not None
-        )
-    return tuple(o.strip() for o in options)
-
-
-def letter_of(index: int) -> str:
-    """Option letter of a zero-based index."""
-    return OPTION_LETTERS[index]
+        Raises:
+            DatasetError: If ``relative`` is not a non-empty string.
+            VideoPathError: If it is absolute (without ``allow_absolute``), leaves the root,
+                or names the root itself.
+        """
+        if not isinstance(relative, str) or not relative.strip():
+            raise ctx.error(
+                f"a video path must be a non-empty string, got {brief(relative)}", index
+            )
+        if "\0" in relative:
+            raise VideoPathError(ctx.path, f"video path {brief(relative)} holds a NUL byte", index)
+        if os.path.isabs(relative):
+            if self.allow_absolute:
+                return os.path.normpath(relative)
+            raise VideoPathError(
+                ctx.path,
+                f"video path {brief(relative)} is absolute; refused unless absolute paths "
+                "are allowed (allow_absolute=True, --allow-absolute-paths)",
+                index,
+            )
+        normal = os.path.normpath(relative)
+        if normal in (os.curdir, os.pardir) or normal.startswith(os.pardir + os.sep):
+            root = "the working directory" if self.root is None else os.fspath(self.root)
+            raise VideoPathError(
+                ctx.path, f"video path {brief(relative)} is not a file inside {root}", index
+            )
+        return normal if self.root is None else os.path.join(os.fspath(self.root), normal)
 
 
 def answer_letter(
@@ -199,8 +398,23 @@ def answer_letter(
             the first match wins).
 
     Raises:
-        DatasetError: If the answer does not name one of the options.
+        DatasetError: If the answer does not name one of the options, or names an empty
+            one (:data:`EMPTY_OPTION`): a question whose right answer has no text cannot
+            be asked.
     """
+    letter = _find_answer(options, answer, kind)
+    if letter is None:
+        raise ctx.error(
+            f"answer {brief(answer)} is not an option {kind} of {brief(list(options))}", index
+        )
+    if options[OPTION_LETTERS.index(letter)] == EMPTY_OPTION:
+        raise ctx.error(f"the correct option {letter} is empty", index)
+    return letter
+
+
+def _find_answer(
+    options: Sequence[str], answer: Any, kind: Literal["letter", "index", "text"]
+) -> str | None:
     n = len(options)
     if kind == "letter" and isinstance(answer, str):
         letter = answer.strip().strip("()").rstrip(".").upper()
@@ -215,90 +429,10 @@ def answer_letter(
         stripped = [o.strip() for o in options]
         lowered = [o.lower() for o in stripped]
         key = str(answer).strip()
-        prefix = _OPTION_PREFIX.match(key)
+        prefix = OPTION_PREFIX.match(key)
         for text in (key, key[prefix.end() :].strip() if prefix else key):
             if text in stripped:
                 return letter_of(stripped.index(text))
             if text.lower() in lowered:
                 return letter_of(lowered.index(text.lower()))
-    raise ctx.error(f"answer {answer!r} is not an option {kind} of {list(options)}", index)
-
-
-def read_json(path: Path) -> Any:
-    """Parse a JSON file, raising :class:`DatasetError` when it is unreadable."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise DatasetError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(path, f"cannot read JSON: {exc}") from None
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(index, record)`` for each non-blank line of a JSON Lines file."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            lines = f.readlines()
-    except FileNotFoundError:
-        raise DatasetError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(path, f"cannot read: {exc}") from None
-    index = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            yield index, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(path, f"invalid JSON: {exc}", index) from None
-        index += 1
-
-
-def read_records(path: Path, keys: Sequence[str] = ("data", "questions")) -> list[Any]:
-    """Records of a ``.jsonl`` file, a JSON array, or a JSON object holding one under ``keys``."""
-    if path.suffix == ".jsonl":
-        return [record for _, record in read_jsonl(path)]
-    data = read_json(path)
-    if isinstance(data, Mapping):
-        for key in keys:
-            if isinstance(data.get(key), list):
-                return list(data[key])
-    if not isinstance(data, list):
-        raise DatasetError(path, f"expected a JSON array of records, got {type(data).__name__}")
-    return data
-
-
-def find_file(annotations: PathLike, names: Sequence[str], what: str) -> Path:
-    """``annotations`` itself if it is a file, else the first of ``names`` inside it."""
-    path = Path(annotations)
-    if path.is_dir():
-        for name in names:
-            if (path / name).is_file():
-                return path / name
-        raise DatasetError(path, f"no {what} file ({' or '.join(names)}) in this folder")
-    if not path.exists():
-        raise DatasetError(path, "file not found")
-    return path
-
-
-def video_path(video_root: PathLike | None, relative: str) -> str:
-    """``video_root / relative`` (just ``relative`` when there is no root)."""
-    return relative if video_root is None else os.path.join(os.fspath(video_root), relative)
-
-
-#: Question forms of benchmarks that have both (FALCON-Bench, CG-Bench).
-FORMS = ("mcq", "open")
-
-
-def parse_form(form: str) -> tuple[str, ...]:
-    """The forms to emit for ``form="mcq" | "open" | "both"``.
-
-    Raises:
-        ConfigError: For any other value.
-    """
-    if form == "both":
-        return FORMS
-    if form in FORMS:
-        return (form,)
-    raise ConfigError(f"form must be 'mcq', 'open' or 'both', got {form!r}")
+    return None

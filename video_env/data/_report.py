@@ -9,11 +9,11 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from video_env.data._common import MissingPolicy, PathLike, RecordContext
+from video_env.data._common import MissingPolicy, PathLike, RecordContext, RecordIssue
 from video_env.errors import ConfigError, DatasetError
 from video_env.types import VideoQA
 
-#: How many missing paths the summary warning names.
+#: How many missing paths (or skipped records) a summary warning names.
 MISSING_SHOWN = 5
 
 _MISSING_POLICIES = ("keep", "skip", "error")
@@ -21,6 +21,10 @@ _MISSING_POLICIES = ("keep", "skip", "error")
 
 class MissingVideosWarning(UserWarning):
     """Some samples point at video files that do not exist (one summary per load)."""
+
+
+class SkippedRecordsWarning(UserWarning):
+    """Some annotation records were malformed and skipped (one summary per load)."""
 
 
 class SampleList(list[VideoQA]):
@@ -35,6 +39,11 @@ class SampleList(list[VideoQA]):
         skipped: Samples dropped because their video is missing (``missing="skip"``).
         clipped_intervals: Intervals clipped to the video duration (overshoot within
             :data:`INTERVAL_TOLERANCE`).
+        skipped_records: Annotation records that could not be turned into a sample and
+            were left out (never with ``strict=True``, which raises instead), over the
+            whole files, before the filters.
+        repaired_records: Records kept despite a harmless defect (an empty option, two
+            options with one text), over the whole files.
     """
 
     def __init__(self, samples: Iterable[VideoQA] = (), *, dataset: str = "custom") -> None:
@@ -44,6 +53,8 @@ class SampleList(list[VideoQA]):
         self.missing_videos: tuple[str, ...] | None = None
         self.skipped = 0
         self.clipped_intervals = 0
+        self.skipped_records: tuple[RecordIssue, ...] = ()
+        self.repaired_records: tuple[RecordIssue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,12 +109,34 @@ def _select(
     return samples
 
 
-def _check_ids(samples: Sequence[VideoQA], source: Path) -> None:
+def _check_ids(
+    samples: Sequence[VideoQA], source: Path, strict: bool
+) -> tuple[list[VideoQA], list[RecordIssue]]:
+    """The samples without repeated ids, and the repeats (an error with ``strict``)."""
     seen: set[str] = set()
+    unique: list[VideoQA] = []
+    repeats: list[RecordIssue] = []
     for index, sample in enumerate(samples):
         if sample.id in seen:
-            raise DatasetError(source, f"duplicate sample id {sample.id!r}", index)
+            if strict:
+                raise DatasetError(source, f"duplicate sample id {sample.id!r}", index)
+            repeats.append(RecordIssue(str(source), None, sample.id, "duplicate sample id"))
+            continue
         seen.add(sample.id)
+        unique.append(sample)
+    return unique, repeats
+
+
+def _report_skipped(result: SampleList, dataset: str) -> None:
+    issues = result.skipped_records
+    if issues:
+        shown = "; ".join(str(issue) for issue in issues[:MISSING_SHOWN])
+        more = f" (+{len(issues) - MISSING_SHOWN} more)" if len(issues) > MISSING_SHOWN else ""
+        warnings.warn(
+            f"{dataset}: {len(issues)} malformed records skipped: {shown}{more}",
+            SkippedRecordsWarning,
+            stacklevel=_stacklevel(),
+        )
 
 
 def _check_videos(
@@ -143,10 +176,15 @@ def finalize(
     missing: MissingPolicy,
     filters: Filters,
     splits: Collection[str] = (),
+    strict: bool = False,
 ) -> SampleList:
     """Check ids, filter, apply the missing-video policy and the limit, report.
 
-    Samples are examined in order until ``limit`` are kept. Missing videos are checked
+    Records the loader skipped as malformed (and, without ``strict``, samples repeating an
+    earlier id) are reported in :attr:`SampleList.skipped_records` and by one
+    :class:`SkippedRecordsWarning`; records kept with a harmless defect in
+    :attr:`SampleList.repaired_records`. Samples are examined in order until ``limit``
+    are kept. Missing videos are checked
     with :func:`os.path.exists` only (never decoded), and only when ``video_root`` is
     given. Those among the examined samples are reported once, by a single
     :class:`MissingVideosWarning` (count and the first few paths) and in
@@ -161,18 +199,23 @@ def finalize(
         missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
         filters: Split, category and limit filters.
         splits: Split names the dataset defines even when no sample is in them.
+        strict: Raise on a repeated sample id instead of skipping the repeat.
 
     Raises:
         ConfigError: If ``missing`` or a filter is invalid.
-        DatasetError: On duplicate ids, or missing videos with ``missing="error"``.
+        DatasetError: On duplicate ids with ``strict``, or missing videos with
+            ``missing="error"``.
     """
     if missing not in _MISSING_POLICIES:
         raise ConfigError(f"missing must be one of {_MISSING_POLICIES}, got {missing!r}")
-    _check_ids(samples, sources[0].path if sources else Path(dataset))
+    samples, repeats = _check_ids(samples, sources[0].path if sources else Path(dataset), strict)
     selected = _select(samples, filters, dataset, splits)
     result = SampleList(dataset=dataset)
     result.sources = tuple(str(c.path) for c in sources)
     result.clipped_intervals = sum(c.clipped for c in sources)
+    result.skipped_records = tuple(issue for c in sources for issue in c.skipped) + tuple(repeats)
+    result.repaired_records = tuple(issue for c in sources for issue in c.repaired)
+    _report_skipped(result, dataset)
     kept, absent = _check_videos(selected, filters.limit, missing, video_root is not None)
     if video_root is not None:
         paths = tuple(dict.fromkeys(s.video_path or "" for s in absent))

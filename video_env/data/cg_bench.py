@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +10,11 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    find_file,
-    parse_form,
-    read_json,
-    read_records,
-    strip_option_letters,
-    video_path,
 )
+from video_env.data._files import find_file, read_json, read_records
+from video_env.data._parsing import parse_form
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
@@ -26,10 +23,10 @@ NAME = "cg-bench"
 META_FILE = "video_meta_info.json"
 
 
-def _video_meta(path: Path | None) -> tuple[Mapping[str, Any], RecordContext | None]:
+def _video_meta(path: Path | None, strict: bool) -> tuple[Mapping[str, Any], RecordContext | None]:
     if path is None or not path.is_file():
         return {}, None
-    ctx = RecordContext(path)
+    ctx = RecordContext(path, strict=strict)
     data = read_json(path)
     if not isinstance(data, Mapping):
         raise ctx.error("expected an object {video_uid: {duration, max_frame, fps}}")
@@ -50,16 +47,13 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    video_root: PathLike | None,
+    videos: VideoRoot,
     forms: tuple[str, ...],
     meta_info: Mapping[str, Any],
 ) -> list[VideoQA]:
     qid = ctx.text(record, "qid", index)
     uid = ctx.text(record, "video_uid", index)
-    choices = ctx.field(record, "choices", index)
-    if not isinstance(choices, Sequence) or isinstance(choices, str):
-        raise ctx.error(f"choices must be a list, got {choices!r}", index)
-    options = strip_option_letters([str(c) for c in choices])
+    options = ctx.options(ctx.field(record, "choices", index), index)
     right = record.get("right_answer")
     if right not in (None, ""):
         letter = answer_letter(ctx, options, right, index, "letter")
@@ -68,7 +62,7 @@ def _parse(
     duration = _duration(ctx, record, meta_info, uid, index)
     domain = str(record.get("domain") or "")
     common: dict[str, Any] = {
-        "video": video_path(video_root, f"{uid}.mp4"),
+        "video": videos.path(ctx, f"{uid}.mp4", index),
         "question": ctx.text(record, "question", index),
         "duration": duration,
         "gt_intervals": ctx.intervals(record.get("clue_intervals"), duration, index),
@@ -101,6 +95,8 @@ def load_cg_bench(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load CG-Bench questions.
 
@@ -121,24 +117,31 @@ def load_cg_bench(
         limit: Keep at most this many samples.
         split: Keep one domain.
         categories: Keep these sub-categories.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Accept absolute video paths (CG-Bench builds its own paths).
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     forms = parse_form(form)
     names = ("cgbench.json", "cg_bench.json", "cgbench_mini.json")
-    ctx = RecordContext(find_file(annotations, names, "CG-Bench annotation"))
+    ctx = RecordContext(find_file(annotations, names, "CG-Bench annotation"), strict=strict)
     meta_path = Path(video_meta) if video_meta is not None else ctx.path.parent / META_FILE
-    meta_info, meta_ctx = _video_meta(meta_path)
+    meta_info, meta_ctx = _video_meta(meta_path, strict)
     if video_meta is not None and meta_ctx is None:
         raise DatasetError(meta_path, "video meta file not found")
-    samples: list[VideoQA] = []
-    for index, record in enumerate(read_records(ctx.path)):
-        samples.extend(_parse(ctx, record, index, video_root, forms, meta_info))
+    videos = VideoRoot(video_root, allow_absolute)
+    samples = ctx.collect(
+        read_records(ctx.path),
+        lambda i, r: _parse(ctx, r, i, videos, forms, meta_info),
+        ("qid", "video_uid"),
+    )
     return finalize(
         samples,
         dataset=NAME,
@@ -146,4 +149,5 @@ def load_cg_bench(
         video_root=video_root,
         missing=missing,
         filters=Filters(limit, split, categories),
+        strict=strict,
     )

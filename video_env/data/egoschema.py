@@ -10,12 +10,11 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
-    find_file,
-    letter_of,
-    read_json,
-    read_records,
-    video_path,
+    VideoRoot,
+    answer_letter,
+    brief,
 )
+from video_env.data._files import find_file, read_json, read_records
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import VideoQA
 
@@ -27,16 +26,25 @@ SPLITS = ("subset", "fullset")
 
 
 def _answers(ctx: RecordContext) -> dict[str, int]:
+    """``{q_uid: option index}``; a bad entry is skipped (an error with ``strict``)."""
     data = read_json(ctx.path)
     if not isinstance(data, Mapping):
         raise ctx.error("expected an object {q_uid: option index}")
-    answers = {}
-    for index, (uid, value) in enumerate(data.items()):
+    answers: dict[str, int] = {}
+
+    def check(index: int, entry: Mapping[str, Any]) -> tuple[()]:
+        value = entry["answer"]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < N_OPTIONS:
             raise ctx.error(
-                f"answer of {uid} must be an index 0-{N_OPTIONS - 1}, got {value!r}", index
+                f"answer of {entry['q_uid']} must be an index 0-{N_OPTIONS - 1}, "
+                f"got {brief(value)}",
+                index,
             )
-        answers[str(uid)] = value
+        answers[entry["q_uid"]] = value
+        return ()
+
+    entries = [{"q_uid": str(uid), "answer": value} for uid, value in data.items()]
+    ctx.collect(entries, check, id_keys=("q_uid",))
     return answers
 
 
@@ -44,18 +52,19 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    video_root: PathLike | None,
+    videos: VideoRoot,
     answers: Mapping[str, int],
 ) -> VideoQA:
     uid = ctx.text(record, "q_uid", index)
-    options = tuple(ctx.text(record, f"option {i}", index) for i in range(N_OPTIONS))
+    raw = [ctx.field(record, f"option {i}", index) for i in range(N_OPTIONS)]
+    options = ctx.options(raw, index, strip_letters=False)
     answer = answers.get(uid)
     return ctx.sample(
         index,
         id=uid,
-        video=video_path(video_root, f"{uid}.mp4"),
+        video=videos.path(ctx, f"{uid}.mp4", index),
         question=ctx.text(record, "question", index),
-        answer=letter_of(answer) if answer is not None else None,
+        answer=None if answer is None else answer_letter(ctx, options, answer, index, "index"),
         options=options,
         source=NAME,
         meta={
@@ -74,6 +83,8 @@ def load_egoschema(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load EgoSchema questions.
 
@@ -93,23 +104,32 @@ def load_egoschema(
         limit: Keep at most this many samples.
         split: ``"subset"`` or ``"fullset"``.
         categories: Category filter (EgoSchema samples have none).
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Accept absolute video paths (EgoSchema builds its own paths).
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed, or ``answers`` does not exist.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`), or ``answers`` does not exist.
         ConfigError: If an argument is invalid.
     """
-    ctx = RecordContext(find_file(annotations, ("questions.json",), "EgoSchema questions"))
+    path = find_file(annotations, ("questions.json",), "EgoSchema questions")
+    ctx = RecordContext(path, strict=strict)
     answers_path = Path(answers) if answers is not None else ctx.path.parent / ANSWERS_FILE
     contexts = [ctx]
     known: dict[str, int] = {}
     if answers is not None or answers_path.is_file():
-        contexts.append(RecordContext(answers_path))
+        contexts.append(RecordContext(answers_path, strict=strict))
         known = _answers(contexts[-1])
-    records = read_records(ctx.path)
-    samples = [_parse(ctx, r, i, video_root, known) for i, r in enumerate(records)]
+    videos = VideoRoot(video_root, allow_absolute)
+    samples = ctx.collect(
+        read_records(ctx.path),
+        lambda i, r: _parse(ctx, r, i, videos, known),
+        id_keys=("q_uid",),
+    )
     return finalize(
         samples,
         dataset=NAME,
@@ -118,4 +138,5 @@ def load_egoschema(
         missing=missing,
         filters=Filters(limit, split, categories),
         splits=SPLITS,
+        strict=strict,
     )

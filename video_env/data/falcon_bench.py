@@ -9,12 +9,12 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    find_file,
-    parse_form,
-    read_records,
-    video_path,
+    brief,
 )
+from video_env.data._files import find_file, read_records
+from video_env.data._parsing import parse_form
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import Interval, VideoQA
 
@@ -23,13 +23,19 @@ NAME = "falcon-bench"
 PADDING = frozenset({"n/a", "na", ""})
 
 
+def _is_padding(option: Any) -> bool:
+    return option is None or (isinstance(option, str) and option.strip().lower() in PADDING)
+
+
 def _options(ctx: RecordContext, raw: Any, index: int) -> tuple[str, ...]:
-    if not isinstance(raw, Sequence) or isinstance(raw, str):
-        raise ctx.error(f"options must be a list, got {raw!r}", index)
-    options = [str(o).strip() for o in raw]
-    while options and options[-1].lower() in PADDING:
+    if not isinstance(raw, (list, tuple)):
+        raise ctx.error(f"options must be a list, got {brief(raw)}", index)
+    options = list(raw)
+    while options and _is_padding(options[-1]):
         options.pop()
-    return tuple(options)
+    if not options:
+        raise ctx.error(f"no options, only empty or padding ones: {brief(raw)}", index)
+    return ctx.options(options, index, strip_letters=False)
 
 
 def _intervals(
@@ -46,7 +52,7 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    video_root: PathLike | None,
+    videos: VideoRoot,
     forms: tuple[str, ...],
 ) -> list[VideoQA]:
     qid = ctx.text(record, "question_id", index)
@@ -58,7 +64,7 @@ def _parse(
     open_answer = str(gt_answer).strip() if gt_answer else options[ord(letter) - ord("A")]
     dataset = str(record.get("dataset") or "")
     common: dict[str, Any] = {
-        "video": video_path(video_root, ctx.text(record, "path", index)),
+        "video": videos.path(ctx, ctx.text(record, "path", index), index),
         "question": ctx.text(record, "question", index),
         "duration": duration,
         "gt_intervals": _intervals(ctx, record.get("gt_time_interval"), duration, index),
@@ -95,6 +101,8 @@ def load_falcon_bench(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load FALCON-Bench questions.
 
@@ -117,20 +125,25 @@ def load_falcon_bench(
         limit: Keep at most this many samples.
         split: Keep one source dataset.
         categories: Keep these question categories.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Use absolute ``path`` fields as they are (else they are refused).
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     forms = parse_form(form)
     names = ("FALCON-Bench.json", "falcon_bench.json", "test.json", "falcon_bench.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "FALCON-Bench annotation"))
-    samples: list[VideoQA] = []
-    for index, record in enumerate(read_records(ctx.path)):
-        samples.extend(_parse(ctx, record, index, video_root, forms))
+    ctx = RecordContext(find_file(annotations, names, "FALCON-Bench annotation"), strict=strict)
+    videos = VideoRoot(video_root, allow_absolute)
+    samples = ctx.collect(
+        read_records(ctx.path), lambda i, r: _parse(ctx, r, i, videos, forms), ("question_id",)
+    )
     return finalize(
         samples,
         dataset=NAME,
@@ -138,4 +151,5 @@ def load_falcon_bench(
         video_root=video_root,
         missing=missing,
         filters=Filters(limit, split, categories),
+        strict=strict,
     )

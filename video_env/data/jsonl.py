@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-from video_env.data._common import (
-    MissingPolicy,
-    PathLike,
-    RecordContext,
-    read_records,
-)
+from video_env.data._common import MissingPolicy, PathLike, RecordContext, VideoRoot
+from video_env.data._files import read_records
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.errors import DatasetError
 from video_env.types import SampleError, VideoQA
@@ -29,7 +26,8 @@ def save_jsonl(
         samples: Samples whose videos are file paths.
         path: The file to write (its folder is created).
         video_root: When given, video paths inside it are written relative to it, so the
-            file can be loaded elsewhere with another root.
+            file can be loaded elsewhere with another root. Other paths are written
+            absolute, and loading them needs ``load_jsonl(..., allow_absolute=True)``.
 
     Returns:
         The path written.
@@ -52,6 +50,22 @@ def save_jsonl(
     return out
 
 
+def _parse(ctx: RecordContext, videos: VideoRoot, index: int, record: Any) -> VideoQA:
+    if not isinstance(record, Mapping):
+        raise ctx.error(f"expected an object, got {type(record).__name__}", index)
+    fields = {**record, "video": videos.path(ctx, record.get("video"), index)}
+    if fields.get("options") is not None:
+        fields["options"] = ctx.options(fields["options"], index, strip_letters=False)
+    try:
+        return VideoQA.from_dict(fields)
+    except KeyError as exc:
+        raise ctx.error(f"missing field {exc}", index) from None
+    except (SampleError, TypeError, ValueError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
+        raise ctx.error(str(exc), index) from None
+
+
 def load_jsonl(
     annotations: PathLike,
     video_root: PathLike | None = None,
@@ -60,12 +74,16 @@ def load_jsonl(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load samples written by :func:`save_jsonl` (``.jsonl``, or a ``.json`` array).
 
-    Relative video paths resolve against ``video_root``, else against the file's folder;
-    absolute paths are kept. Since every path is then known, missing videos are always
-    checked (existence only). Splits are the records' ``meta["splits"]``.
+    Relative video paths resolve against ``video_root``, else against the file's folder,
+    and may not leave it; absolute paths are refused unless ``allow_absolute``. Since
+    every path is then known, missing videos are always checked (existence only). Splits
+    are the records' ``meta["splits"]``. A malformed record (or a line that is not JSON)
+    is skipped and reported in :attr:`SampleList.skipped_records` unless ``strict``.
 
     Args:
         annotations: The file.
@@ -74,32 +92,22 @@ def load_jsonl(
         limit: Keep at most this many samples.
         split: Keep samples whose ``meta["splits"]`` holds this name.
         categories: Keep these categories.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Use absolute video paths as they are.
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If the file or a record is malformed.
+        DatasetError: If the file is malformed, a record is (with ``strict``), or a video
+            path leaves the root (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
-    ctx = RecordContext(Path(annotations))
+    ctx = RecordContext(Path(annotations), strict=strict)
     root = Path(video_root) if video_root is not None else ctx.path.parent
-    samples = []
-    for index, record in enumerate(read_records(ctx.path, keys=("data", "samples"))):
-        if not isinstance(record, dict):
-            raise ctx.error(f"expected an object, got {type(record).__name__}", index)
-        video = record.get("video")
-        if not isinstance(video, str) or not video:
-            raise ctx.error(f"'video' must be a path, got {video!r}", index)
-        record = {**record, "video": os.path.join(root, video)}
-        try:
-            samples.append(VideoQA.from_dict(record))
-        except KeyError as exc:
-            raise ctx.error(f"missing field {exc}", index) from None
-        except (SampleError, TypeError, ValueError) as exc:
-            if isinstance(exc, DatasetError):
-                raise
-            raise ctx.error(str(exc), index) from None
+    videos = VideoRoot(root, allow_absolute)
+    records = read_records(ctx.path, keys=("data", "samples"))
+    samples = ctx.collect(records, lambda i, r: _parse(ctx, videos, i, r))
     return finalize(
         samples,
         dataset=NAME,
@@ -107,4 +115,5 @@ def load_jsonl(
         video_root=root,
         missing=missing,
         filters=Filters(limit, split, categories),
+        strict=strict,
     )

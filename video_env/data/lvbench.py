@@ -10,12 +10,12 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    find_file,
-    parse_time_range,
-    read_records,
-    video_path,
+    brief,
 )
+from video_env.data._files import find_file, read_records
+from video_env.data._parsing import parse_time_range
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
@@ -51,7 +51,7 @@ def _intervals(
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return ()
     if not isinstance(raw, str):
-        raise ctx.error(f"time_reference must be 'MM:SS-MM:SS', got {raw!r}", index)
+        raise ctx.error(f"time_reference must be 'MM:SS-MM:SS', got {brief(raw)}", index)
     pairs = []
     for part in re.split(r"[,;]", raw):
         if not part.strip():
@@ -73,7 +73,8 @@ def _parse_qa(
     parsed = split_options(ctx.text(qa, "question", index))
     if parsed is None:
         raise ctx.error(f"question {uid}: no '(A) ... (B) ...' options in the text", index)
-    question, options = parsed
+    question, texts = parsed
+    options = ctx.options(list(texts), index, strip_letters=False)
     types = qa.get("question_type") or []
     if isinstance(types, str):
         types = [types]
@@ -107,6 +108,8 @@ def load_lvbench(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load LVBench questions.
 
@@ -126,29 +129,40 @@ def load_lvbench(
         limit: Keep at most this many samples.
         split: Keep one video type.
         categories: Keep these question types.
+        strict: Raise on the first malformed record instead of skipping it (a malformed
+            question skips that question; a malformed video line, all its questions).
+        allow_absolute: Accept absolute video paths (LVBench builds its own paths).
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     names = ("video_info.meta.jsonl", "lvbench.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "LVBench annotation"))
-    samples: list[VideoQA] = []
-    for index, record in enumerate(read_records(ctx.path)):
+    ctx = RecordContext(find_file(annotations, names, "LVBench annotation"), strict=strict)
+    videos = VideoRoot(video_root, allow_absolute)
+
+    def parse_video(index: int, record: Any) -> list[VideoQA]:
         key = ctx.text(record, "key", index)
         qas = ctx.field(record, "qa", index)
         if not isinstance(qas, Sequence) or isinstance(qas, str):
-            raise ctx.error(f"'qa' must be a list, got {qas!r}", index)
+            raise ctx.error(f"'qa' must be a list, got {brief(qas)}", index)
         video = {
             "key": key,
             "type": str(record.get("type") or ""),
-            "path": video_path(video_root, f"{key}.mp4"),
+            "path": videos.path(ctx, f"{key}.mp4", index),
             "duration": ctx.duration(record.get("duration"), index),
         }
-        samples.extend(_parse_qa(ctx, qa, index, video) for qa in qas)
+        samples: list[VideoQA] = []
+        for qa in qas:
+            samples += ctx.attempt(index, qa, lambda i, q: _parse_qa(ctx, q, i, video), ("uid",))
+        return samples
+
+    samples = ctx.collect(read_records(ctx.path), parse_video, ("key",))
     return finalize(
         samples,
         dataset=NAME,
@@ -156,4 +170,5 @@ def load_lvbench(
         video_root=video_root,
         missing=missing,
         filters=Filters(limit, split, categories),
+        strict=strict,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -11,15 +12,16 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    read_records,
-    strip_option_letters,
 )
+from video_env.data._files import read_records
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
 
 NAME = "mlvu"
+_ID = ("video",)
 
 
 def _task_files(annotations: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -34,35 +36,33 @@ def _task_files(annotations: PathLike | Sequence[PathLike]) -> list[Path]:
     return [Path(p) for p in annotations]
 
 
-def _video(video_root: PathLike | None, task: str, name: str) -> str:
+def _video(ctx: RecordContext, videos: VideoRoot, index: int, name: str) -> str:
     """``<root>/<task>/<video>`` (the MLVU layout), else ``<root>/<video>`` if that exists."""
-    if video_root is None:
-        return os.path.join(task, name)
-    nested = os.path.join(os.fspath(video_root), task, name)
-    flat = os.path.join(os.fspath(video_root), name)
+    flat = videos.path(ctx, name, index)
+    nested = videos.path(ctx, os.path.join(ctx.path.stem, name), index)
+    if videos.root is None:
+        return nested
     return flat if not os.path.exists(nested) and os.path.exists(flat) else nested
 
 
-def _parse(
-    ctx: RecordContext, record: Mapping[str, Any], index: int, video_root: PathLike | None
-) -> VideoQA:
+def _parse(ctx: RecordContext, videos: VideoRoot, index: int, record: Any) -> VideoQA:
     task = ctx.path.stem
-    raw = record.get("candidates") if isinstance(record, Mapping) else None
+    if not isinstance(record, Mapping):
+        raise ctx.error(f"expected an object, got {type(record).__name__}", index)
+    raw = record.get("candidates")
     answer = ctx.field(record, "answer", index)
-    generation = not raw
+    generation = raw is None or raw == "" or (isinstance(raw, (list, tuple)) and not raw)
     options: tuple[str, ...] | None = None
     if generation:
         answer_out = str(answer).strip()
     else:
-        if not isinstance(raw, Sequence) or isinstance(raw, str):
-            raise ctx.error(f"candidates must be a list, got {raw!r}", index)
-        options = strip_option_letters([str(c) for c in raw])
+        options = ctx.options(raw, index)
         answer_out = answer_letter(ctx, options, answer, index, "text")
     question_type = str(record.get("question_type") or task)
     return ctx.sample(
         index,
         id=f"{task}-{index}",
-        video=_video(video_root, task, ctx.text(record, "video", index)),
+        video=_video(ctx, videos, index, ctx.text(record, "video", index)),
         question=ctx.text(record, "question", index),
         answer=answer_out,
         duration=ctx.duration(record.get("duration"), index),
@@ -85,6 +85,8 @@ def load_mlvu(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load MLVU dev questions.
 
@@ -104,19 +106,23 @@ def load_mlvu(
         limit: Keep at most this many samples.
         split: ``"dev"``, ``"mcq"`` or ``"generation"``.
         categories: Keep these question types.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Use absolute ``video`` paths as they are.
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
-    contexts = [RecordContext(path) for path in _task_files(annotations)]
+    contexts = [RecordContext(path, strict=strict) for path in _task_files(annotations)]
+    videos = VideoRoot(video_root, allow_absolute)
     samples: list[VideoQA] = []
     for ctx in contexts:
-        for index, record in enumerate(read_records(ctx.path)):
-            samples.append(_parse(ctx, record, index, video_root))
+        samples += ctx.collect(read_records(ctx.path), functools.partial(_parse, ctx, videos), _ID)
     return finalize(
         samples,
         dataset=NAME,
@@ -125,4 +131,5 @@ def load_mlvu(
         missing=missing,
         filters=Filters(limit, split, categories),
         splits=("dev", "mcq", "generation"),
+        strict=strict,
     )

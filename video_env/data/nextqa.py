@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -11,11 +10,11 @@ from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    find_file,
-    read_json,
-    video_path,
+    brief,
 )
+from video_env.data._files import find_file, read_csv, read_json
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.errors import DatasetError
 from video_env.types import Interval, VideoQA
@@ -28,21 +27,17 @@ _COLUMNS = ("question", "answer", "qid", "type", *(f"a{i}" for i in range(N_OPTI
 
 
 def _read_csv(ctx: RecordContext) -> list[dict[str, str]]:
-    try:
-        with ctx.path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = reader.fieldnames or []
-    except FileNotFoundError:
-        raise ctx.error("file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ctx.error(f"cannot read CSV: {exc}") from None
+    header, rows = read_csv(ctx.path)
     absent = [c for c in _COLUMNS if c not in header]
     if "video" not in header and "video_id" not in header:
         absent.insert(0, "video")
     if absent:
         raise ctx.error(f"CSV header lacks columns {absent}")
     return rows
+
+
+def _sample_id(row: Mapping[str, Any]) -> str:
+    return f"{row.get('video') or row['video_id']}_{row['qid']}"
 
 
 def _mapping(path: Path | None, what: str) -> tuple[dict[str, Any], RecordContext | None]:
@@ -66,13 +61,13 @@ def _parse(
     ctx: RecordContext,
     row: Mapping[str, str],
     index: int,
-    video_root: PathLike | None,
+    videos: VideoRoot,
     video_map: Mapping[str, Any],
     grounding: Mapping[str, Any] | None,
 ) -> VideoQA:
     video = ctx.text(row, "video" if "video" in row else "video_id", index)
     qid = ctx.text(row, "qid", index)
-    options = tuple(ctx.text(row, f"a{i}", index) for i in range(N_OPTIONS))
+    options = ctx.options([row.get(f"a{i}") for i in range(N_OPTIONS)], index, strip_letters=False)
     kind: Literal["index", "text"] = "index" if grounding is None else "text"
     meta: dict[str, Any] = {"video_id": video, "qid": qid, "splits": [ctx.path.stem]}
     for key in ("frame_count", "width", "height"):
@@ -87,12 +82,18 @@ def _parse(
         duration = ctx.duration(info.get("duration"), index)
         meta["fps"] = info.get("fps")
         location = info.get("location") or {}
+        if not isinstance(location, Mapping):
+            raise ctx.error(f"location of video {video} must be an object", index)
         intervals = ctx.intervals(location.get(qid), duration, index)
-    relative = str(video_map.get(video, video))
+    relative = video_map.get(video, video)
+    if isinstance(relative, int) and not isinstance(relative, bool):
+        relative = str(relative)
+    if not isinstance(relative, str):
+        raise ctx.error(f"the video map gives {video} no path: {brief(relative)}", index)
     return ctx.sample(
         index,
         id=f"{video}_{qid}",
-        video=video_path(video_root, f"{relative}.mp4"),
+        video=videos.path(ctx, f"{relative}.mp4", index),
         question=ctx.text(row, "question", index),
         answer=answer_letter(ctx, options, row.get("answer"), index, kind),
         duration=duration,
@@ -112,8 +113,11 @@ def _load(
     grounding: PathLike | None,
     missing: MissingPolicy,
     filters: Filters,
+    strict: bool,
+    allow_absolute: bool,
 ) -> SampleList:
-    ctx = RecordContext(find_file(annotations, ("val.csv", "test.csv", "train.csv"), "CSV"))
+    csv_path = find_file(annotations, ("val.csv", "test.csv", "train.csv"), "CSV")
+    ctx = RecordContext(csv_path, strict=strict)
     rows = _read_csv(ctx)
     names, map_ctx = _mapping(_beside(ctx, video_map, MAP_FILE), "video id -> path")
     contexts = [ctx] + ([map_ctx] if map_ctx else [])
@@ -124,7 +128,8 @@ def _load(
             raise ctx.error(f"no grounding file gsub_{ctx.path.stem}.json beside it")
         located, _ = _mapping(path, "{video_id: {duration, fps, location}}")
         contexts.append(RecordContext(path))
-    samples = [_parse(ctx, row, i, video_root, names, located) for i, row in enumerate(rows)]
+    videos = VideoRoot(video_root, allow_absolute)
+    samples = ctx.collect(rows, lambda i, r: _parse(ctx, r, i, videos, names, located), _sample_id)
     return finalize(
         samples,
         dataset=dataset,
@@ -132,6 +137,7 @@ def _load(
         video_root=video_root,
         missing=missing,
         filters=filters,
+        strict=strict,
     )
 
 
@@ -144,6 +150,8 @@ def load_nextqa(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load NExT-QA multiple-choice questions.
 
@@ -163,16 +171,22 @@ def load_nextqa(
         limit: Keep at most this many samples.
         split: Keep one split (CSV stem, e.g. ``"val"``).
         categories: Keep these question types.
+        strict: Raise on the first malformed row instead of skipping it.
+        allow_absolute: Use absolute paths of the video map as they are.
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record (row index, from 0) is malformed.
+        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
+            otherwise it is skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     filters = Filters(limit, split, categories)
-    return _load(NEXTQA, annotations, video_root, video_map, None, missing, filters)
+    return _load(
+        NEXTQA, annotations, video_root, video_map, None, missing, filters, strict, allow_absolute
+    )
 
 
 def load_nextgqa(
@@ -185,6 +199,8 @@ def load_nextgqa(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load NExT-GQA grounded questions.
 
@@ -204,13 +220,27 @@ def load_nextgqa(
         limit: Keep at most this many samples.
         split: Keep one split (CSV stem, e.g. ``"val"``).
         categories: Keep these question types.
+        strict: Raise on the first malformed row instead of skipping it.
+        allow_absolute: Use absolute paths of the video map as they are.
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record (row index, from 0) is malformed.
+        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
+            otherwise it is skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     filters = Filters(limit, split, categories)
-    return _load(NEXTGQA, annotations, video_root, video_map, grounding, missing, filters)
+    return _load(
+        NEXTGQA,
+        annotations,
+        video_root,
+        video_map,
+        grounding,
+        missing,
+        filters,
+        strict,
+        allow_absolute,
+    )

@@ -2,59 +2,67 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from video_env.data._common import (
     MissingPolicy,
     PathLike,
     RecordContext,
+    VideoRoot,
     answer_letter,
-    find_file,
-    read_records,
-    strip_option_letters,
-    video_path,
+    brief,
 )
+from video_env.data._files import find_file, read_records
 from video_env.data._report import Filters, SampleList, finalize
 from video_env.types import VideoQA
 
 NAME = "video-mme"
 #: Duration buckets of Video-MME (its splits).
 DURATIONS = ("short", "medium", "long")
+_ID_KEYS = ("question_id", "video_id")
 
 
-def _rows(ctx: RecordContext, records: list[Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    """``(record index, flat question row)``, unnesting per-video records."""
-    for index, record in enumerate(records):
-        if not isinstance(record, Mapping):
-            raise ctx.error(f"expected an object, got {type(record).__name__}", index)
-        questions = record.get("questions")
-        if questions is None:
-            yield index, record
-            continue
-        if not isinstance(questions, Sequence) or isinstance(questions, str):
-            raise ctx.error(f"'questions' must be a list, got {questions!r}", index)
-        video = {k: v for k, v in record.items() if k != "questions"}
-        for question in questions:
-            if not isinstance(question, Mapping):
-                raise ctx.error(f"a question must be an object, got {question!r}", index)
-            yield index, {**video, **question}
+def _parse_record(ctx: RecordContext, record: Any, index: int, videos: VideoRoot) -> list[VideoQA]:
+    """The samples of one record: a flat question row, or a video with its questions.
+
+    A malformed question of a video skips that question only.
+    """
+    if not isinstance(record, Mapping):
+        raise ctx.error(f"expected an object, got {type(record).__name__}", index)
+    questions = record.get("questions")
+    if questions is None:
+        return [_parse(ctx, record, index, videos)]
+    if not isinstance(questions, Sequence) or isinstance(questions, str):
+        raise ctx.error(f"'questions' must be a list, got {brief(questions)}", index)
+    video = {k: v for k, v in record.items() if k != "questions"}
+    samples: list[VideoQA] = []
+    for question in questions:
+        samples += ctx.attempt(
+            index, question, lambda i, q: _parse(ctx, q, i, videos, video), _ID_KEYS
+        )
+    return samples
 
 
 def _parse(
-    ctx: RecordContext, row: Mapping[str, Any], index: int, video_root: PathLike | None
+    ctx: RecordContext,
+    row: Any,
+    index: int,
+    videos: VideoRoot,
+    video: Mapping[str, Any] | None = None,
 ) -> VideoQA:
+    """One question row (merged into the fields of its ``video`` when nested)."""
+    if not isinstance(row, Mapping):
+        raise ctx.error(f"a question must be an object, got {brief(row)}", index)
+    row = {**(video or {}), **row}
     video_id = ctx.text(row, "video_id", index)
     file_id = str(row.get("videoID") or video_id)
-    raw = ctx.field(row, "options", index)
-    if not isinstance(raw, Sequence) or isinstance(raw, str):
-        raise ctx.error(f"options must be a list, got {raw!r}", index)
-    options = strip_option_letters([str(o) for o in raw])
+    options = ctx.options(ctx.field(row, "options", index), index)
     bucket = str(row.get("duration") or "")
     return ctx.sample(
         index,
         id=ctx.text(row, "question_id", index),
-        video=video_path(video_root, f"{file_id}.mp4"),
+        video=videos.path(ctx, f"{file_id}.mp4", index),
         question=ctx.text(row, "question", index),
         answer=answer_letter(ctx, options, ctx.field(row, "answer", index), index),
         options=options,
@@ -79,6 +87,8 @@ def load_video_mme(
     limit: int | None = None,
     split: str | None = None,
     categories: Collection[str] | None = None,
+    strict: bool = False,
+    allow_absolute: bool = False,
 ) -> SampleList:
     """Load Video-MME questions.
 
@@ -98,18 +108,23 @@ def load_video_mme(
         limit: Keep at most this many samples.
         split: ``"short"``, ``"medium"`` or ``"long"``.
         categories: Keep these task types.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Accept absolute video paths (Video-MME builds its own paths).
 
     Returns:
         The samples, with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file or record is malformed.
+        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
+            skipped and reported), or a video path leaves the video root
+            (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
     names = ("videomme.json", "video_mme.json", "test.json", "video_mme.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "Video-MME annotation"))
-    rows = _rows(ctx, read_records(ctx.path))
-    samples = [_parse(ctx, row, index, video_root) for index, row in rows]
+    ctx = RecordContext(find_file(annotations, names, "Video-MME annotation"), strict=strict)
+    videos = VideoRoot(video_root, allow_absolute)
+    records = read_records(ctx.path)
+    samples = ctx.collect(records, lambda i, r: _parse_record(ctx, r, i, videos), _ID_KEYS)
     return finalize(
         samples,
         dataset=NAME,
@@ -118,4 +133,5 @@ def load_video_mme(
         missing=missing,
         filters=Filters(limit, split, categories),
         splits=DURATIONS,
+        strict=strict,
     )
