@@ -1,5 +1,6 @@
 """The ClipQuery env: VideoAgent's search space, Gymnasium conformance, robustness."""
 
+import itertools
 import warnings
 from typing import Any
 
@@ -348,7 +349,7 @@ def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> N
         assert env.rounds_used <= env.max_rounds and len(env.times) <= env.max_frames
         windows, times = segment_windows(obs), frame_times(obs)
         assert len(times) - 1 <= len(windows) <= len(times) + 1
-        assert all(a[1] == b[0] for a, b in zip(windows, windows[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(windows))
         assert {w[0] for w in windows[1:]} <= {float(np.float32(t)) for t in times}
         if term or trunc:
             assert 0.0 <= info["episode"]["gtou"] <= 1.0
