@@ -1,7 +1,7 @@
 """The ClipQuery env: VideoAgent's search space, Gymnasium conformance, robustness."""
 
 import itertools
-import warnings
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -271,22 +271,18 @@ def test_settings_are_checked() -> None:
         ClipQueryEnv("synth-tiny", perception=Perception(captioner=SimulatedCaptioner()))
 
 
-def test_check_env_without_warnings() -> None:
+def test_check_env_without_warnings(checker_warnings: Callable[..., list[str]]) -> None:
     env = ClipQueryEnv("synth-tiny", perception=perception())
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=True)
+    assert checker_warnings(check_env, env, skip_render_check=True) == []
 
 
 @pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
 def test_check_env_with_render_through_the_registry(
-    mode: str, monkeypatch: pytest.MonkeyPatch
+    mode: str, monkeypatch: pytest.MonkeyPatch, checker_warnings: Callable[..., list[str]]
 ) -> None:
     monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "lexical")  # fast default perception
     env = gym.make("VideoEnv/ClipQuery-v0", dataset="synth-tiny", render_mode=mode)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=False)
+    assert checker_warnings(check_env, env.unwrapped, skip_render_check=False) == []
 
 
 @pytest.mark.parametrize("mode", ["rgb_array", "ansi"])

@@ -1,7 +1,7 @@
 """The Zoom env: FALCONEye's search space, Gymnasium conformance, robustness."""
 
 import math
-import warnings
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -40,11 +40,11 @@ def vlm_usage(env: ZoomEnv) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("kw", [{}, {"budget": BUDGET_FLASH, "max_windows_per_step": 2}])
-def test_check_env_without_warnings(kw: dict[str, Any]) -> None:
+def test_check_env_without_warnings(
+    kw: dict[str, Any], checker_warnings: Callable[..., list[str]]
+) -> None:
     env = gym.make("VideoEnv/Zoom-v0", dataset="synth-tiny", render_mode="rgb_array", **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=False)
+    assert checker_warnings(check_env, env.unwrapped, skip_render_check=False) == []
 
 
 def test_observation_is_in_space_with_exact_dtypes() -> None:

@@ -83,12 +83,20 @@ def test_agents_survive_every_malformed_reply(case: dict[str, Any]) -> None:
         ("falconeye", ZoomEnv("synth-tiny", budget=6)),
         ("videoagent", ClipQueryEnv("synth-tiny")),
     ):
-        policy = policies.make(name, llm=RuleLLM(lambda _: case["reply"]))
+        llm = RuleLLM(lambda _: case["reply"])
+        policy = policies.make(name, llm=llm)
         record = run_episode(env, policy, seed=0, options={"index": 1})
         assert record["error"] is None, record["traceback"]
         assert record["ended_by"] == "answer"
-        if case.get("error"):  # nothing usable: counted, and the offline rule took over
-            assert policy.caller.failures > 0  # type: ignore[attr-defined]
+        # every unusable reply is re-asked once, then counted as one failure
+        reasks = sum(p.startswith("Your reply had") for p in llm.prompts)
+        asks = len(llm.prompts) - reasks
+        assert asks >= 1
+        assert policy.caller.failures == reasks  # type: ignore[attr-defined]
+        assert record["llm_reply_failures"] == reasks
+        assert record["llm_calls"] == len(llm.prompts)
+        if case.get("error"):  # nothing usable: every ask failed, the offline rule took over
+            assert reasks == asks
 
 
 def test_falconeye_with_a_real_openai_client_against_a_fake_server() -> None:
