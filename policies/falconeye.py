@@ -60,6 +60,8 @@ from video_env.types import Interval
 PRESETS = {"pro": 45, "flash": 10}
 #: Windows at most this long are not zoomed into (the released code's 4 x 2 s).
 MIN_ZOOM_S = 8.0
+#: Longest video the released code evaluates whole before searching (``whole_video_first``).
+WHOLE_VIDEO_MAX_S = 600.0
 #: How far below the threshold the near-threshold check lets the LLM answer.
 NEAR_THRESHOLD_MARGIN = 0.1
 _TOL = 0.05  # seconds: windows read back from float32 observations
@@ -79,6 +81,10 @@ class FalconEyePolicy(Policy):
             released code's 60 s; ``None``: any).
         near_threshold_check: Let the LLM answer an open question whose best confidence
             is within 0.1 below the threshold once a batch is done (released code).
+        whole_video_first: Evaluate the whole video first when it lasts at most
+            ``WHOLE_VIDEO_MAX_S`` (the released code does; off by default, see
+            ``docs/fidelity.md``): its answer joins the decisions, but it is never zoomed
+            into and, over 60 s, cannot end the search.
     """
 
     env_kinds = ("zoom",)
@@ -92,6 +98,7 @@ class FalconEyePolicy(Policy):
         max_zoom: int | None = None,
         max_answer_window_s: float | None = 60.0,
         near_threshold_check: bool = True,
+        whole_video_first: bool = False,
     ) -> None:
         super().__init__(llm)
         if preset not in PRESETS:
@@ -102,6 +109,7 @@ class FalconEyePolicy(Policy):
         self.offline_candidates = offline_candidates
         self.max_answer_window_s = max_answer_window_s
         self.near_threshold_check = near_threshold_check
+        self.whole_video_first = whole_video_first
         self.env_kwargs = {"zoom": {"budget": PRESETS[preset]}}
         base = "falconeye" if preset == "pro" else f"falconeye-{preset}"
         self.name = base if llm is not None else f"{base}[offline]"
@@ -119,6 +127,8 @@ class FalconEyePolicy(Policy):
         self.queue: list[Interval] = []
         self.seen = 0  # evaluations already read
         self.batch: list[Evaluation] = []  # evaluations since the last decision
+        self.started = False
+        self.duration = float("inf")
 
     # -- the loop --------------------------------------------------------------------
 
@@ -126,6 +136,7 @@ class FalconEyePolicy(Policy):
         """Decide, then evaluate the next candidate or answer (module docstring)."""
         question, options = observation["question"], parse_options(observation["options"])
         duration = float(observation["duration"][0])
+        self.duration = duration
         captions = clip_captions(observation)
         done = evaluations(observation)
         self.batch += done[self.seen :]
@@ -140,6 +151,10 @@ class FalconEyePolicy(Policy):
             return answer
         if budget <= 0:
             return self._final(context)
+        if not self.started:
+            self.started = True
+            if self.whole_video_first and duration <= WHOLE_VIDEO_MAX_S:
+                self.queue = [Interval(0.0, duration)]
         if not self.queue:
             decided = self._between_batches(context)
             if isinstance(decided, AnswerAction):
@@ -214,6 +229,8 @@ class FalconEyePolicy(Policy):
         return zoom or self._reason(c)
 
     def _zoomable(self, window: Interval) -> bool:
+        if window.start <= _TOL and window.length >= self.duration - _TOL:
+            return False  # the whole video: followed by reasoning, never split
         return window.length > MIN_ZOOM_S + _TOL and window_key(window) not in self.zoomed
 
     def _zoom_ins(self, targets: Sequence[Interval]) -> list[Interval]:

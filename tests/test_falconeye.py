@@ -289,7 +289,26 @@ def test_the_final_decision_when_the_budget_is_spent() -> None:
     assert "caption: a busy city street" in final
 
 
+def test_whole_video_first_is_an_option() -> None:
+    llm = RuleLLM(rule_with(summary={"summary": "s"}, reasoning={"candidates": [[60, 120]]}))
+    policy = FalconEyePolicy(llm, whole_video_first=True)
+    assert started(policy, observation()) == EvaluateAction((Interval(0, 180),))
+    assert llm.count(REASONING) == 0
+    action = policy.act(observation([(0, 180, "HARBOR", 0.99)]), LEGAL)
+    assert action == EvaluateAction((Interval(60, 120),))  # over 60 s: no answer, no zoom
+    assert llm.count(REASONING) == 1 and llm.count(DECISION) == 0
+    assert started(FalconEyePolicy(llm), observation()) == EvaluateAction((Interval(60, 120),))
+
+
 # -- helpers -------------------------------------------------------------------------------
+
+
+def test_clip_tree_is_60_20_5_and_short_windows_are_not_zoomed() -> None:
+    assert children(Interval(0, 60)) == [Interval(0, 20), Interval(20, 40), Interval(40, 60)]
+    assert children(Interval(20, 40)) == [Interval(20 + 5 * k, 25 + 5 * k) for k in range(4)]
+    assert children(Interval(0, 5)) == []
+    policy = FalconEyePolicy(None)
+    assert policy._zoomable(Interval(0, 20)) and not policy._zoomable(Interval(0, 8))
 
 
 def test_decision_and_candidate_parsing() -> None:
