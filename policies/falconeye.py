@@ -28,17 +28,18 @@ relevance, and rejects non-answers such as refusals at the threshold).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 from policies import prompts
 from policies.base import Policy
 from policies.falconeye_steps import (
+    Context,
     Decision,
     candidate_windows,
     children,
     format_evaluations,
+    video_key,
     window_key,
 )
 from policies.observations import (
@@ -145,7 +146,7 @@ class FalconEyePolicy(Policy):
         threshold = threshold_for(options)
         if self.caller is not None and not self.summary:
             self.summary = self._summarise(captions, duration)
-        context = _Context(question, options, captions, done, duration, threshold, budget)
+        context = Context(question, options, captions, done, duration, threshold, budget)
         answer = self._at_threshold(context)
         if answer is not None:
             return answer
@@ -155,11 +156,12 @@ class FalconEyePolicy(Policy):
             self.started = True
             if self.whole_video_first and duration <= WHOLE_VIDEO_MAX_S:
                 self.queue = [Interval(0.0, duration)]
+        self.queue = [w for w in self.queue if window_key(w) not in self.explored]
         if not self.queue:
             decided = self._between_batches(context)
             if isinstance(decided, AnswerAction):
                 return decided
-            self.queue = decided
+            self.queue = list(dict.fromkeys(decided))  # each window once, in order
             if not self.queue:  # m = 0: the search ends
                 return self._final(context)
         window = self.queue.pop(0)
@@ -170,7 +172,7 @@ class FalconEyePolicy(Policy):
         longest = self.max_answer_window_s
         return longest is None or e.window.length <= longest + _TOL
 
-    def _at_threshold(self, c: _Context) -> AnswerAction | None:
+    def _at_threshold(self, c: Context) -> AnswerAction | None:
         """An answer once a confidence exceeds the threshold (MCQ), or the LLM accepts it."""
         above = [
             e
@@ -200,7 +202,7 @@ class FalconEyePolicy(Policy):
             self.queue = []
         return None
 
-    def _between_batches(self, c: _Context) -> list[Interval] | AnswerAction:
+    def _between_batches(self, c: Context) -> list[Interval] | AnswerAction:
         """After a batch: zoom into chosen windows, or reason for new candidates."""
         batch, self.batch = self.batch, []
         zoomable = [e for e in batch if self._zoomable(e.window)]
@@ -243,7 +245,7 @@ class FalconEyePolicy(Policy):
             windows += [w for w in children(target) if window_key(w) not in self.explored]
         return windows
 
-    def _reason(self, c: _Context) -> list[Interval]:
+    def _reason(self, c: Context) -> list[Interval]:
         """``m`` new candidate clips (``m = 0`` ends the search); explored clips excluded."""
         fresh = [cap for cap in c.captions if window_key(cap.window) not in self.explored]
         if not fresh:
@@ -256,7 +258,7 @@ class FalconEyePolicy(Policy):
         order = sorted(range(len(fresh)), key=lambda i: -rel[i])
         return [fresh[i].window for i in order[: self.offline_candidates]]
 
-    def _final(self, c: _Context) -> AnswerAction:
+    def _final(self, c: Context) -> AnswerAction:
         """The final decision once the budget is spent or the search ended."""
         if self.caller is not None and c.done:
             reply = self.caller.ask(
@@ -284,7 +286,7 @@ class FalconEyePolicy(Policy):
     def _summarise(self, captions: list[Caption], duration: float) -> str:
         """The question-independent summary of the video, cached per video."""
         assert self.caller is not None
-        key = _video_key(captions, duration)
+        key = video_key(captions, duration)
         if key not in self.summaries:
             reply = self.caller.ask(
                 prompts.render(
@@ -300,7 +302,7 @@ class FalconEyePolicy(Policy):
             self.summaries[key] = summary
         return self.summaries[key]
 
-    def _llm_candidates(self, c: _Context, fresh: list[Caption]) -> list[Interval] | None:
+    def _llm_candidates(self, c: Context, fresh: list[Caption]) -> list[Interval] | None:
         """The LLM's unexplored candidates (possibly none: ``m = 0``).
 
         ``None`` when the reply was unusable: no list, or a list whose windows are all
@@ -330,7 +332,7 @@ class FalconEyePolicy(Policy):
 
     def _llm_decision(
         self,
-        c: _Context,
+        c: Context,
         best: Evaluation | None,
         *,
         allow_answer: bool,
@@ -374,27 +376,3 @@ class FalconEyePolicy(Policy):
         if reply is None:
             return None
         return Decision.parse(reply, c.duration, allow_answer=allow_answer)
-
-
-class _Context:
-    """What one step of the loop knows (observation, parsed)."""
-
-    def __init__(
-        self,
-        question: str,
-        options: list[str],
-        captions: list[Caption],
-        done: list[Evaluation],
-        duration: float,
-        threshold: float,
-        budget: int,
-    ) -> None:
-        self.question, self.options, self.captions = question, options, captions
-        self.done, self.duration = done, duration
-        self.threshold, self.budget = threshold, budget
-
-
-def _video_key(captions: Sequence[Caption], duration: float) -> str:
-    """A video's identity as the policy sees it: its duration and clip captions."""
-    text = f"{duration:.3f}\n" + format_captions(captions)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

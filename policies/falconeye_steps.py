@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.observations import Caption, Evaluation
+from policies.observations import Caption, Evaluation, format_captions
 from policies.reasoning import window_from
 from video_env.actions import AnswerAction
 from video_env.types import Interval
@@ -109,3 +110,27 @@ class Decision:
     def answer_action(self, fallback: Evaluation) -> AnswerAction:
         """The answer, with the evaluated window it rests on when the LLM gave none."""
         return AnswerAction(self.answer or fallback.answer, self.window or fallback.window)
+
+
+class Context:
+    """What one step of the loop knows (observation, parsed)."""
+
+    def __init__(
+        self,
+        question: str,
+        options: list[str],
+        captions: list[Caption],
+        done: list[Evaluation],
+        duration: float,
+        threshold: float,
+        budget: int,
+    ) -> None:
+        self.question, self.options, self.captions = question, options, captions
+        self.done, self.duration = done, duration
+        self.threshold, self.budget = threshold, budget
+
+
+def video_key(captions: Sequence[Caption], duration: float) -> str:
+    """A video's identity as the policy sees it: its duration and clip captions."""
+    text = f"{duration:.3f}\n" + format_captions(captions)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
