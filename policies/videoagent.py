@@ -33,6 +33,7 @@ from video_env.envs.clip_query_rules import grid_frames
 from video_env.metrics.answers import normalize_text
 from video_env.types import Interval
 
+_BOUND_TOL = 0.05  # seconds: a frame bounds a segment (float32 observations)
 _WH = re.compile(r"^(what|which|who|where|when|how)( \w+)?( is| are| does| do)?\s+", re.I)
 
 
@@ -217,8 +218,13 @@ class VideoAgentPolicy(Policy):
         """
         rel = self.reasoner.relevance(question, options, [c.text for c in captions])
         scores = []
+        times = [c.window.start for c in captions]
         for k, segment in enumerate(segments):
-            neighbours = [rel[j] for j in (k - 1, k) if 0 <= j < len(rel)]
+            neighbours = [
+                rel[j]
+                for j, t in enumerate(times)
+                if abs(t - segment.start) < _BOUND_TOL or abs(t - segment.end) < _BOUND_TOL
+            ]
             scores.append((float(np.max(neighbours)) if neighbours else 0.0, segment.length, k))
         description = _WH.sub("", question.strip().rstrip("?")) or question
         ranked = sorted((s for s in scores if segments[s[2]].length > 1.0), reverse=True)
