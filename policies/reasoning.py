@@ -101,6 +101,24 @@ class OfflineReasoner:
         return int(np.argmax(scores))
 
 
+_NON_ANSWER = re.compile(
+    r"\b(cannot|can ?not|can't|unable to|impossible to|not possible to|no way to)\b"
+    r"|\b(not (visible|shown|clear|sure|enough|determinable)|unclear|unknown|no answer)\b"
+    r"|\b(do not|don't|does not|doesn't) (know|see|show|appear)\b"
+    r"|^\s*(n/?a|none|nan|null|-+|\?+)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_non_answer(text: str) -> bool:
+    """Whether a VLM reply declines to answer (a refusal, "unknown", empty text).
+
+    The offline reasoner's stand-in for FALCONEye's LLM judging an open answer's
+    completeness: a confident refusal ("I cannot tell from these frames.") is no answer.
+    """
+    return not text.strip() or _NON_ANSWER.search(text) is not None
+
+
 @dataclass
 class JsonCaller:
     """Asks an LLM for a JSON object; re-asks once; counts replies it could not use.

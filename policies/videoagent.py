@@ -3,7 +3,10 @@
 Each round the agent predicts an answer from the captions of the frames seen so far
 (chain of thought, JSON answer), rates its confidence from 1 to 3, answers at 3, and
 otherwise names the missing information as (segment, description) queries; CLIP in the
-env retrieves and captions one frame per query. After the last round it answers. The
+env retrieves and captions one frame per query. When no retrieval round is left it
+answers without reflecting: with the env's default 2 retrieval rounds that is the
+released ``main.py``'s 3 steps (predict, reflect, find | predict, reflect, find |
+predict), 7 LLM calls at most. Prompts number frames at 1 fps as the paper does. The
 answer's window comes from the frames that support it (the "+OQ" variant of FALCONEye's
 comparison): from the first to the last supporting frame, widened by ``margin_s``.
 
@@ -26,9 +29,11 @@ from policies.observations import Caption, frame_captions, parse_options, window
 from policies.reasoning import JsonCaller, OfflineReasoner, clauses
 from video_env.actions import AnswerAction, QueryAction, SegmentQuery
 from video_env.backends.llm.base import LLM
+from video_env.envs.clip_query_rules import grid_frames
 from video_env.metrics.answers import normalize_text
 from video_env.types import Interval
 
+_BOUND_TOL = 0.05  # seconds: a frame bounds a segment (float32 observations)
 _WH = re.compile(r"^(what|which|who|where|when|how)( \w+)?( is| are| does| do)?\s+", re.I)
 
 
@@ -37,15 +42,26 @@ class VideoAgentPolicy(Policy):
 
     Args:
         llm: The LLM (``None``: the offline reasoner).
-        max_queries: Queries per round.
+        max_queries: Cap on an LLM's queries per round (``None``: the env's cap, by
+            default the number of segments, as VideoAgent sets none).
+        offline_queries: Queries per round of the offline reasoner.
         margin_s: Margin around the supporting frames for the answer's window.
+        fps: Frame rate at which prompts number frames (VideoAgent's 1 fps).
     """
 
     env_kinds = ("clip_query",)
 
-    def __init__(self, llm: LLM | None = None, max_queries: int = 2, margin_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        max_queries: int | None = None,
+        offline_queries: int = 2,
+        margin_s: float = 5.0,
+        fps: float = 1.0,
+    ) -> None:
         super().__init__(llm)
-        self.max_queries, self.margin_s = max_queries, margin_s
+        self.max_queries, self.offline_queries = max_queries, offline_queries
+        self.margin_s, self.fps = margin_s, fps
         self.name = "videoagent" if llm is not None else "videoagent[offline]"
         self.reasoner = OfflineReasoner()
         self.caller = JsonCaller(llm) if llm is not None else None
@@ -63,10 +79,24 @@ class VideoAgentPolicy(Policy):
                 confidence = self._reflect(question, options, captions, duration, answer, reasoning)
             if confidence < 3:
                 segments = [window_of(s["window"]) for s in observation["segments"]]
-                queries = self._queries(question, options, captions, segments, duration)
+                limit = self._limit(info, len(segments), int(observation["frames_left"][0]))
+                queries = self._queries(question, options, captions, segments, duration, limit)
                 if queries:
                     return QueryAction(tuple(queries))
         return AnswerAction(answer, self._window(captions, support, duration))
+
+    def _limit(self, info: dict[str, Any], n_segments: int, frames_left: int) -> int:
+        """Queries this round may hold: the env's cap, the frames left, ours if set."""
+        limit = min(int(info.get("max_queries", n_segments)), frames_left)
+        return limit if self.max_queries is None else min(limit, self.max_queries)
+
+    def _frames_context(self, captions: list[Caption], duration: float) -> dict[str, str]:
+        """The prompts' frame fields: the video's 1 fps frame count and numbered captions."""
+        return {
+            "num_frames": str(grid_frames(duration, self.fps)),
+            "duration": f"{duration:.0f}",
+            "captions": _numbered(captions, self.fps),
+        }
 
     # -- predict ---------------------------------------------------------------------
 
@@ -78,8 +108,7 @@ class VideoAgentPolicy(Policy):
             reply = self.caller.ask(
                 prompts.render(
                     "videoagent/predict",
-                    duration=f"{duration:.0f}",
-                    captions=_numbered(captions),
+                    **self._frames_context(captions, duration),
                     question=question,
                     options_block=prompts.options_block(options),
                 ),
@@ -87,12 +116,9 @@ class VideoAgentPolicy(Policy):
             )
             if reply and str(reply.get("final_answer") or "").strip():
                 frames = reply.get("supporting_frames")
-                indices = (
-                    [_as_index(k, len(captions)) for k in frames]
-                    if isinstance(frames, list)
-                    else []
-                )
-                support = [k - 1 for k in indices if k is not None]
+                numbers = [_frame_number(c.window.start, self.fps) for c in captions]
+                picked = [_as_int(k) for k in frames] if isinstance(frames, list) else []
+                support = [numbers.index(k) for k in picked if k in numbers]
                 return (
                     str(reply["final_answer"]).strip(),
                     support,
@@ -142,8 +168,7 @@ class VideoAgentPolicy(Policy):
         reply = self.caller.ask(
             prompts.render(
                 "videoagent/reflect",
-                duration=f"{duration:.0f}",
-                captions=_numbered(captions),
+                **self._frames_context(captions, duration),
                 question=question,
                 options_block=prompts.options_block(options),
                 prediction=f"Answer: {answer}\nReasoning: {reasoning or '(none)'}",
@@ -162,24 +187,26 @@ class VideoAgentPolicy(Policy):
         captions: list[Caption],
         segments: list[Interval],
         duration: float,
+        limit: int,
     ) -> list[SegmentQuery]:
         if self.caller is not None:
             reply = self.caller.ask(
                 prompts.render(
                     "videoagent/find_frames",
-                    duration=f"{duration:.0f}",
-                    captions=_numbered(captions),
-                    segments=_segments(segments),
-                    max_queries=self.max_queries,
+                    **self._frames_context(captions, duration),
+                    segments=_segments(segments, self.fps, grid_frames(duration, self.fps)),
+                    n_segments=len(segments),
+                    query_limit=_query_limit(self.max_queries),
                     question=question,
                     options_block=prompts.options_block(options),
                 ),
                 ["frame_descriptions"],
             )
-            queries = _llm_queries(reply, len(segments), self.max_queries)
+            queries = _llm_queries(reply, len(segments), limit)
             if queries:
                 return queries
-        return self._offline_queries(question, options, captions, segments)
+        queries = self._offline_queries(question, options, captions, segments)
+        return queries[:limit]
 
     def _offline_queries(
         self, question: str, options: list[str], captions: list[Caption], segments: list[Interval]
@@ -191,12 +218,17 @@ class VideoAgentPolicy(Policy):
         """
         rel = self.reasoner.relevance(question, options, [c.text for c in captions])
         scores = []
+        times = [c.window.start for c in captions]
         for k, segment in enumerate(segments):
-            neighbours = [rel[j] for j in (k - 1, k) if 0 <= j < len(rel)]
+            neighbours = [
+                rel[j]
+                for j, t in enumerate(times)
+                if abs(t - segment.start) < _BOUND_TOL or abs(t - segment.end) < _BOUND_TOL
+            ]
             scores.append((float(np.max(neighbours)) if neighbours else 0.0, segment.length, k))
         description = _WH.sub("", question.strip().rstrip("?")) or question
         ranked = sorted((s for s in scores if segments[s[2]].length > 1.0), reverse=True)
-        return [SegmentQuery(k + 1, description) for _, _, k in ranked[: self.max_queries]]
+        return [SegmentQuery(k + 1, description) for _, _, k in ranked[: self.offline_queries]]
 
     def _window(
         self, captions: list[Caption], support: list[int], duration: float
@@ -209,25 +241,41 @@ class VideoAgentPolicy(Policy):
         )
 
 
-def _numbered(captions: list[Caption]) -> str:
-    return "\n".join(
-        f"Frame {k} at {c.window.start:.1f}s: {c.text}" for k, c in enumerate(captions, 1)
-    )
+def _frame_number(t: float, fps: float) -> int:
+    """The 1-based number of the frame at ``t`` seconds when frames are decoded at ``fps``."""
+    return round(t * fps) + 1
 
 
-def _segments(segments: list[Interval]) -> str:
-    return "\n".join(
-        f"Segment {k}: {s.start:.1f}s to {s.end:.1f}s" for k, s in enumerate(segments, 1)
-    )
+def _numbered(captions: list[Caption], fps: float) -> str:
+    """``frame k: caption`` lines, frames numbered at ``fps`` as in VideoAgent's prompts."""
+    return "\n".join(f"frame {_frame_number(c.window.start, fps)}: {c.text}" for c in captions)
+
+
+def _segments(segments: list[Interval], fps: float, n_frames: int) -> str:
+    """``k: frames a - b (s to e seconds)`` lines: the segments and their durations."""
+    lines = []
+    for k, s in enumerate(segments, 1):
+        first = _frame_number(s.start, fps)
+        last = min(n_frames, _frame_number(s.end, fps))
+        lines.append(f"{k}: frames {first} - {last} ({s.start:.0f}s to {s.end:.0f}s)")
+    return "\n".join(lines)
+
+
+def _query_limit(max_queries: int | None) -> str:
+    return "" if max_queries is None else f"Ask for at most {max_queries} frames."
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _as_index(value: Any, n: int) -> int | None:
     """``value`` as a 1-based index up to ``n``, or ``None``."""
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        return None
-    return index if 1 <= index <= n else None
+    index = _as_int(value)
+    return index if index is not None and 1 <= index <= n else None
 
 
 def _llm_queries(reply: dict[str, Any] | None, n_segments: int, limit: int) -> list[SegmentQuery]:

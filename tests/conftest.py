@@ -1,4 +1,7 @@
 import os
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -18,3 +21,16 @@ def coded_video(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("videos") / "coded.mp4"
     write_video(path, coded_frames(CODED_FRAMES), CODED_FPS, gop=24)
     return str(path)
+
+
+@pytest.fixture
+def checker_warnings() -> Callable[..., list[str]]:
+    """``run(check, env, **kw)``: run an env checker, return the warnings it raised."""
+
+    def run(check: Callable[..., Any], env: Any, **kwargs: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check(env, **kwargs)
+        return [str(w.message) for w in caught]
+
+    return run

@@ -1,6 +1,7 @@
 """The ClipQuery env: VideoAgent's search space, Gymnasium conformance, robustness."""
 
-import warnings
+import itertools
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -15,7 +16,11 @@ from video_env.actions.types import AnswerAction, QueryAction, SegmentQuery
 from video_env.backends.simulated import SimulatedCaptioner, SimulatedCLIP
 from video_env.backends.text import LexicalEmbedder
 from video_env.envs.clip_query import ClipQueryEnv
-from video_env.envs.clip_query_rules import candidate_times, segments_between
+from video_env.envs.clip_query_rules import (
+    candidate_times,
+    released_initial_times,
+    segments_between,
+)
 from video_env.envs.perception import Perception
 from video_env.errors import ConfigError
 from video_env.types import Interval
@@ -53,31 +58,78 @@ def test_segments_and_candidates() -> None:
     segs = segments_between([10.0, 20.0], 30.0)
     assert segs == [Interval(0, 10), Interval(10, 20), Interval(20, 30)]
     assert segments_between([], 5.0) == [Interval(0, 5)]
+    # seen first and last frames: no edge segments (VideoAgent's 4 segments of 5 frames)
+    assert segments_between([0.0, 10.0, 29.0], 30.0, last_time=29.0) == [
+        Interval(0, 10),
+        Interval(10, 29),
+    ]
+    assert segments_between([0.0, 10.0], 30.0, last_time=29.0)[-1] == Interval(10, 30)
     np.testing.assert_allclose(candidate_times(Interval(10, 14), 1.0), [11, 12, 13])
     np.testing.assert_allclose(candidate_times(Interval(10.5, 12.2), 2.0), [11, 11.5, 12])
     assert len(candidate_times(Interval(3.2, 3.9), 1.0)) == 0
+
+
+@pytest.mark.parametrize(
+    ("duration", "times"),
+    [
+        (180.0, [0, 44, 89, 134, 179]),  # np.linspace(1, 180, 5, dtype=int) - 1
+        (167.0, [0, 41, 83, 124, 166]),
+        (180.5, [0, 45, 90, 135, 180]),  # 181 frames at 1 fps
+        (3.0, [0, 1, 2]),  # fewer frames than asked: each once
+    ],
+)
+def test_released_initial_frames(duration: float, times: list[float]) -> None:
+    """VideoAgent's main.py: ``np.linspace(1, num_frames, 5, dtype=int)`` of 1 fps frames."""
+    np.testing.assert_allclose(released_initial_times(duration, 5, 1.0), times)
 
 
 def test_start_state() -> None:
     env = ClipQueryEnv("synth-tiny", perception=perception())
     obs, info = env.reset(seed=0, options={"index": 0})
     duration = env.video.duration
-    expected = uniform_times(Interval(0, duration), 5)
+    expected = released_initial_times(duration, 5, 1.0)
     np.testing.assert_allclose(frame_times(obs), expected, rtol=1e-6)
+    assert frame_times(obs)[0] == 0 and frame_times(obs)[-1] >= duration - 1
     assert all(f["caption"] for f in obs["frames"])
     assert env.perception.captioner.usage.caption_calls == 5  # type: ignore[union-attr]
     assert env.caption_calls == 5
     windows = segment_windows(obs)
-    assert len(windows) == 6
-    assert windows[0][0] == 0 and windows[-1][1] == pytest.approx(duration)
-    assert obs["rounds_left"][0] == 3 and obs["frames_left"][0] == 27
+    assert len(windows) == 4  # both ends seen: 4 segments between 5 frames
+    assert windows[0][0] == 0 and windows[-1][1] == pytest.approx(expected[-1])
+    assert obs["rounds_left"][0] == 2 and obs["frames_left"][0] == 27
+    assert info["max_queries"] == 4
     assert obs["duration"][0] == pytest.approx(duration)
     assert info["legal_actions"] == ["query", "answer"]
     assert env.observation_space.contains(obs)
 
 
+def test_bin_centres_are_an_option() -> None:
+    env = ClipQueryEnv("synth-tiny", perception=perception(), initial_placement="centres")
+    obs, _ = env.reset(seed=0, options={"index": 0})
+    duration = env.video.duration
+    np.testing.assert_allclose(frame_times(obs), uniform_times(Interval(0, duration), 5))
+    windows = segment_windows(obs)
+    assert len(windows) == 6
+    assert windows[0][0] == 0 and windows[-1][1] == pytest.approx(duration)
+    with pytest.raises(ConfigError):
+        ClipQueryEnv("synth-tiny", perception=perception(), initial_placement="random")
+
+
+def test_queries_per_round_are_capped_by_the_segments_unless_set() -> None:
+    env = make(0)
+    assert env.max_queries == len(env.segments) == 4
+    obs, _, _, _, info = env.step(query((1, "a"), (1, "b"), (2, "c"), (3, "d")))
+    assert info["last_action_error"] == "" and len(info["retrieved"]) == 4
+    assert info["max_queries"] == len(obs["segments"]) == 8
+    _, _, _, _, info = env.step(query(*[(1, "x")] * 9))
+    assert "at most 8 queries" in info["last_action_error"]
+    capped = make(0, max_queries_per_round=2)
+    _, _, _, _, info = capped.step(query((1, "a"), (2, "b"), (3, "c")))
+    assert "at most 2 queries" in info["last_action_error"]
+
+
 def test_retrieval_stays_inside_the_segment_and_sees_new_times() -> None:
-    env = make(1)
+    env = make(1, max_rounds=3)
     obs = env._observation()
     for _ in range(3):
         segments, seen = list(env.segments), list(env.times)
@@ -93,7 +145,7 @@ def test_retrieval_stays_inside_the_segment_and_sees_new_times() -> None:
             assert all(abs(got["time"] - t) > 1e-3 for t in seen)
         times = frame_times(obs)
         assert times == sorted(times) and len(set(times)) == len(times)
-        assert len(obs["segments"]) == len(times) + 1
+        assert len(obs["segments"]) == len(times) - 1  # first and last frames seen
     assert obs["rounds_left"][0] == 0
     assert env._current_window() == Interval(env.last_retrieved, env.last_retrieved)  # type: ignore[arg-type]
 
@@ -139,7 +191,7 @@ def test_budgets_and_answer_only_after_the_last_round() -> None:
         (query((7, "a")), "does not exist"),
         (query((2, "   ")), "no description"),
         (QueryAction(()), "at least one"),
-        (query(*[(1, "a")] * 6), "at most 5"),
+        (query(*[(1, "a")] * 5), "at most 4"),
     ],
 )
 def test_invalid_queries_spend_nothing(action: QueryAction, message: str) -> None:
@@ -196,7 +248,7 @@ def test_correct_answer_with_the_gt_window() -> None:
 def test_dict_actions_and_wrong_types() -> None:
     env = make(0)
     action = env.action_space.sample()
-    action.update(kind=0, n_queries=2, segments=np.array([1, 6, 1, 1, 1]))
+    action.update(kind=0, n_queries=2, segments=np.array([1, 4, 1, 1, 1]))
     action["texts"] = ("a clock", "a sign", "", "", "")
     _, _, _, _, info = env.step(action)
     assert info["last_action_error"] == "" and len(info["retrieved"]) == 2
@@ -219,22 +271,18 @@ def test_settings_are_checked() -> None:
         ClipQueryEnv("synth-tiny", perception=Perception(captioner=SimulatedCaptioner()))
 
 
-def test_check_env_without_warnings() -> None:
+def test_check_env_without_warnings(checker_warnings: Callable[..., list[str]]) -> None:
     env = ClipQueryEnv("synth-tiny", perception=perception())
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=True)
+    assert checker_warnings(check_env, env, skip_render_check=True) == []
 
 
 @pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
 def test_check_env_with_render_through_the_registry(
-    mode: str, monkeypatch: pytest.MonkeyPatch
+    mode: str, monkeypatch: pytest.MonkeyPatch, checker_warnings: Callable[..., list[str]]
 ) -> None:
     monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "lexical")  # fast default perception
     env = gym.make("VideoEnv/ClipQuery-v0", dataset="synth-tiny", render_mode=mode)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=False)
+    assert checker_warnings(check_env, env.unwrapped, skip_render_check=False) == []
 
 
 @pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
@@ -243,7 +291,7 @@ def test_render(mode: str) -> None:
     env.step(query((2, "a clock")))
     picture = env.render()
     if mode == "ansi":
-        assert "rounds left 2" in picture
+        assert "rounds left 1" in picture
     else:
         assert picture.dtype == np.uint8 and picture.ndim == 3
 
@@ -295,7 +343,10 @@ def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> N
         obs, _, term, trunc, info = env.step(action)
         assert env.observation_space.contains(obs)
         assert env.rounds_used <= env.max_rounds and len(env.times) <= env.max_frames
-        assert len(obs["segments"]) == len(obs["frames"]) + 1
+        windows, times = segment_windows(obs), frame_times(obs)
+        assert len(times) - 1 <= len(windows) <= len(times) + 1
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(windows))
+        assert {w[0] for w in windows[1:]} <= {float(np.float32(t)) for t in times}
         if term or trunc:
             assert 0.0 <= info["episode"]["gtou"] <= 1.0
             env.reset()

@@ -1,6 +1,6 @@
 """The Pacing env: VideoScout's semantics, Gymnasium conformance, robustness."""
 
-import warnings
+from collections.abc import Callable
 
 import gymnasium as gym
 import numpy as np
@@ -186,13 +186,13 @@ def test_wrong_python_types_raise(samples: list[VideoQA]) -> None:
 @pytest.mark.parametrize(
     "kw", [{}, {"pixel_observations": True, "sensors": ("vlm", "clip")}, {"sensors": ()}]
 )
-def test_check_env_without_warnings(kw: dict[str, object]) -> None:
+def test_check_env_without_warnings(
+    kw: dict[str, object], checker_warnings: Callable[..., list[str]]
+) -> None:
     env = gym.make(
         "VideoEnv/Pacing-v0", dataset="synth-tiny", render_mode="rgb_array", **kw
     ).unwrapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=False)
+    assert checker_warnings(check_env, env, skip_render_check=False) == []
 
 
 def test_registered_id_runs_offline_with_no_arguments() -> None:

@@ -1,7 +1,7 @@
 """The Zoom env: FALCONEye's search space, Gymnasium conformance, robustness."""
 
 import math
-import warnings
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -40,11 +40,11 @@ def vlm_usage(env: ZoomEnv) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("kw", [{}, {"budget": BUDGET_FLASH, "max_windows_per_step": 2}])
-def test_check_env_without_warnings(kw: dict[str, Any]) -> None:
+def test_check_env_without_warnings(
+    kw: dict[str, Any], checker_warnings: Callable[..., list[str]]
+) -> None:
     env = gym.make("VideoEnv/Zoom-v0", dataset="synth-tiny", render_mode="rgb_array", **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=False)
+    assert checker_warnings(check_env, env.unwrapped, skip_render_check=False) == []
 
 
 def test_observation_is_in_space_with_exact_dtypes() -> None:
@@ -64,10 +64,45 @@ def test_observation_is_in_space_with_exact_dtypes() -> None:
 
 @pytest.mark.parametrize(
     ("length", "frames"),
-    [(0.1, 1), (2.0, 4), (5.0, 10), (20.0, 32), (60.0, 30), (120.0, 60), (3600.0, 256)],
+    [
+        (0.1, 1),
+        (2.0, 4),
+        (5.0, 10),
+        (20.0, 22),
+        (29.0, 16),
+        (30.0, 15),
+        (31.0, 30),
+        (60.0, 30),
+        (120.0, 60),
+        (3600.0, 256),
+    ],
 )
-def test_frames_follow_window_length(length: float, frames: int) -> None:
+def test_frames_follow_the_released_vqa_rule(length: float, frames: int) -> None:
+    """FALCONEye's ``get_numframes_from_window(mode="vqa")``, jump at 30 s included."""
     assert ZoomRules().n_frames(length) == frames
+
+
+@pytest.mark.parametrize(
+    ("length", "frames"),
+    [(5.0, 10), (20.0, 28), (29.0, 30), (30.0, 30), (31.0, 30), (60.0, 30), (120.0, 60)],
+)
+def test_linear_sampling_is_the_stated_intent(length: float, frames: int) -> None:
+    """The comments' "2 -> 1 fps, then 1 -> 0.5 fps", continuous at 30 s."""
+    rules = ZoomRules(sampling="linear")
+    assert rules.n_frames(length) == frames
+    assert abs(rules.fps(30.0 - 1e-9) - rules.fps(30.0 + 1e-9)) < 1e-6
+
+
+def test_released_rule_jumps_at_30_seconds() -> None:
+    rules = ZoomRules()
+    assert rules.fps(30.0) < 0.51 and rules.fps(30.001) > 0.98
+
+
+@pytest.mark.parametrize(
+    ("length", "frames"), [(1.0, 2), (2.0, 4), (5.0, 4), (60.0, 30), (90.0, 32)]
+)
+def test_captions_follow_the_released_captioning_rule(length: float, frames: int) -> None:
+    assert ZoomRules().caption_frames(length) == frames
 
 
 def test_pixel_budget_interpolates_between_levels() -> None:
@@ -82,7 +117,9 @@ def test_pixel_budget_interpolates_between_levels() -> None:
     assert far.width % 28 == 0 and far.height % 28 == 0
 
 
-@pytest.mark.parametrize(("length", "frames"), [(5.0, 10), (60.0, 30), (20.0, 32)])
+@pytest.mark.parametrize(
+    ("length", "frames"), [(5.0, 10), (20.0, 22), (29.0, 16), (31.0, 30), (60.0, 30)]
+)
 def test_evaluation_frames_in_the_env(length: float, frames: int) -> None:
     env = make()
     calls, seen = vlm_usage(env)
@@ -117,6 +154,10 @@ def test_short_windows_get_more_visual_tokens_per_frame() -> None:
 def test_rules_reject_bad_numbers() -> None:
     with pytest.raises(ConfigError):
         ZoomRules(short_s=60, long_s=5)
+    with pytest.raises(ConfigError):
+        ZoomRules(sampling="cubic")
+    with pytest.raises(ConfigError):
+        ZoomRules(min_fps=3.0)
     with pytest.raises(ConfigError):
         ZoomRules(max_frames=0)
     with pytest.raises(ConfigError):

@@ -1,9 +1,12 @@
 """Registry-wide checks, and every dataset loader's samples running in every env."""
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -27,11 +30,34 @@ LOADER_FIXTURES = {
 
 
 @pytest.mark.parametrize("env_id", sorted(video_env.ENV_IDS))
-def test_every_registered_env_passes_check_env_with_defaults(env_id: str) -> None:
+def test_every_registered_env_passes_check_env_with_defaults(
+    env_id: str, checker_warnings: Callable[..., list[str]]
+) -> None:
     env = gym.make(env_id, render_mode="rgb_array").unwrapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=False)
+    assert checker_warnings(check_env, env, skip_render_check=False) == []
+
+
+class _RewardlessEnv(gym.Env[np.ndarray, int]):
+    """A control: its ``step`` returns no reward, which the checker warns about."""
+
+    observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action: int) -> Any:
+        return np.zeros(2, np.float32), None, True, False, {}
+
+
+def test_the_warning_check_sees_the_checkers_warnings(
+    checker_warnings: Callable[..., list[str]],
+) -> None:
+    caught = checker_warnings(check_env, _RewardlessEnv(), skip_render_check=True)
+    assert any("reward returned by `step()`" in message for message in caught)
 
 
 def test_every_loader_is_covered() -> None:

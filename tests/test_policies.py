@@ -65,6 +65,37 @@ def test_every_offline_policy_runs_on_its_envs(name: str, kind: str) -> None:
         assert 0.0 <= record["gtou"] <= 1.0
 
 
+QUICK_INDICES = range(0, 48, 3)  # 16 of synth-quick's 48 questions, every category
+
+
+def quick_records(name: str, kind: str) -> list[dict[str, Any]]:
+    policy = policies.make(name)
+    env = ENVS[kind]("synth-quick", **policy.env_kwargs.get(kind, {}))
+    return [run_episode(env, policy, seed=0, options={"index": i}) for i in QUICK_INDICES]
+
+
+def mean(records: list[dict[str, Any]], key: str) -> float:
+    return sum(float(r[key]) for r in records) / len(records)
+
+
+@pytest.mark.slow
+def test_paper_policies_beat_random_and_falconeye_saves_vlm_calls_on_synth_quick() -> None:
+    """A stub that answers without searching fails here: each paper agent beats random.
+
+    Not a paper number (the perception is SIMULATED): a floor that the searches work.
+    """
+    random_acc = {k: mean(quick_records("random", k), "correct") for k in ("zoom", "clip_query")}
+    falcon = quick_records("falconeye", "zoom")
+    flash = quick_records("falconeye-flash", "zoom")
+    agent = quick_records("videoagent", "clip_query")
+    sequential = quick_records("sequential", "zoom")
+    assert mean(falcon, "correct") > random_acc["zoom"] + 0.3
+    assert mean(flash, "correct") > random_acc["zoom"] + 0.3
+    assert mean(agent, "correct") > random_acc["clip_query"]
+    assert mean(falcon, "vlm_calls") < mean(sequential, "vlm_calls")
+    assert mean(flash, "vlm_calls") <= 10 < mean(sequential, "vlm_calls")
+
+
 def test_offline_reasoners_are_labelled() -> None:
     assert policies.make("falconeye").name == "falconeye[offline]"
     assert policies.make("videoagent").name == "videoagent[offline]"

@@ -10,55 +10,61 @@ from video_env import ConfigError
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "prompts"
 CAPTIONS = "[0-60s] a kitchen with white cabinets\n[60-120s] a street sign; a busy city street"
+EVALUATIONS = '[60-120s] answer: "B" | confidence: 0.41 | caption: a street sign'
 OPTIONS = prompts.options_block(["MAPLE", "HARBOR", "ZENITH", "COBALT"])
 VALUES = {
     "falconeye/summary": {
         "duration": "120",
         "captions": CAPTIONS,
-        "max_words": 150,
-        "question": "What is written on the street sign?",
     },
     "falconeye/reasoning": {
         "duration": "120",
-        "question": "What is written on the street sign?",
-        "options_block": OPTIONS,
         "summary": "A kitchen, then a street.",
         "captions": CAPTIONS,
-        "explored": "none",
-        "n_candidates": 3,
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+        "n_candidates": 5,
     },
     "falconeye/decision": {
         "duration": "120",
+        "summary": "A kitchen, then a street.",
         "question": "What is written on the street sign?",
         "options_block": OPTIONS,
-        "evaluations": "[60-120s] B (0.41)",
+        "evaluations": EVALUATIONS,
+        "zoomable": "[60, 120]",
         "budget_left": 44,
         "threshold": 0.9,
-        "max_zoom": 1,
+        "choices": '- "zoom": ...\n- "reason": ...',
     },
     "falconeye/final": {
-        "evaluations": "[60-120s] B (0.41)",
+        "duration": "120",
+        "summary": "A kitchen, then a street.",
         "question": "What is written on the street sign?",
         "options_block": OPTIONS,
+        "evaluations": EVALUATIONS,
     },
     "videoagent/predict": {
+        "num_frames": "120",
         "duration": "120",
-        "captions": "Frame 1 at 12.0s: a kitchen",
+        "captions": "frame 1: a kitchen\nframe 120: a street",
         "question": "What is written on the street sign?",
         "options_block": prompts.options_block([]),
     },
     "videoagent/reflect": {
+        "num_frames": "120",
         "duration": "120",
-        "captions": "Frame 1 at 12.0s: a kitchen",
+        "captions": "frame 1: a kitchen\nframe 120: a street",
         "question": "What is written on the street sign?",
         "options_block": prompts.options_block([]),
         "prediction": "Answer: MAPLE\nReasoning: (none)",
     },
     "videoagent/find_frames": {
+        "num_frames": "120",
         "duration": "120",
-        "captions": "Frame 1 at 12.0s: a kitchen",
-        "segments": "Segment 1: 0.0s to 12.0s\nSegment 2: 12.0s to 120.0s",
-        "max_queries": 2,
+        "captions": "frame 1: a kitchen\nframe 120: a street",
+        "segments": "1: frames 1 - 120 (0s to 119s)",
+        "n_segments": 1,
+        "query_limit": "",
         "question": "What is written on the street sign?",
         "options_block": OPTIONS,
     },
@@ -96,3 +102,68 @@ def test_render_refuses_missing_and_unknown_fields() -> None:
         prompts.render("baselines/blind", question="q", options_block="", extra=1)
     with pytest.raises(ConfigError, match="no prompt template"):
         prompts.template("nope/nothing")
+
+
+#: What each prompt must carry, after the papers' figures and the released code's prompts
+#: (docs/fidelity.md): a rendered prompt missing one of these is not the paper's prompt.
+REQUIRED = {
+    "falconeye/summary": ["120-second video", "[0-60s] a kitchen", "summary outlining"],
+    "falconeye/reasoning": [
+        "A kitchen, then a street.",  # the summary
+        "[60-120s] a street sign",  # captions of unexplored clips
+        "not necessarily 5",  # m <= n clips, chosen by the LLM
+        "none\nif no clip",  # m = 0 allowed
+        "What is written on the street sign?",
+        "Sort them by likelihood",
+        '"candidates"',
+    ],
+    "falconeye/decision": [
+        "A kitchen, then a street.",  # the summary
+        'answer: "B" | confidence: 0.41 | caption: a street sign',  # per window
+        "answers the question completely",  # answer completeness
+        "Confidence scores",
+        "Captions.",
+        "Temporal windows",
+        "[60, 120]",  # the windows that can be zoomed into
+        '"decision"',
+        '"zoom"',
+    ],
+    "falconeye/final": [
+        "A kitchen, then a street.",
+        'answer: "B" | confidence: 0.41 | caption: a street sign',
+        "Do **not** simply return the highest-confidence response",
+        '"final_answer"',
+        '"window"',
+    ],
+    "videoagent/predict": [
+        "has 120 frames, the frames are decoded at 1 fps",  # frame numbers at 1 fps
+        "frame 1: a kitchen",
+        "think step-by-step",
+        '"final_answer"',
+    ],
+    "videoagent/reflect": [
+        "has 120 frames, the frames are decoded at 1 fps",
+        "Insufficient Information (Confidence Level: 1)",
+        "Partial Information (Confidence Level: 2)",
+        "Sufficient Information (Confidence Level: 3)",
+        "Assessment Focus:",
+        "relevance, completeness, and clarity",
+        "Answer: MAPLE",  # the decision-making process under assessment
+        '"confidence"',
+    ],
+    "videoagent/find_frames": [
+        "has 120 frames, the frames are decoded at 1 fps",
+        "1: frames 1 - 120 (0s to 119s)",  # segment durations
+        "Select multiple frames from one segment",
+        '"segment_id"',
+        '"duration"',
+        '"frame_descriptions"',
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_prompt_carries_the_papers_fields(name: str) -> None:
+    rendered = prompts.render(name, **VALUES[name])
+    missing = [text for text in REQUIRED[name] if text not in rendered]
+    assert not missing, f"{name} lacks {missing}"

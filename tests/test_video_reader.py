@@ -1,4 +1,3 @@
-import contextlib
 import os
 
 import numpy as np
@@ -152,14 +151,27 @@ def test_truncated_file_fails_cleanly(coded_video: str, tmp_path: os.PathLike[st
     path = os.path.join(tmp_path, "truncated.mp4")
     with open(path, "wb") as f:
         f.write(data[: len(data) // 3])
+    outcomes: dict[str, str] = {}
     for name in DECODERS:
         try:
             video = open_video(path, decoder=name)
-        except VideoDecodeError:
+        except VideoDecodeError as exc:
+            outcomes[name] = f"refused at open: {exc}"
             continue
-        # opened: reading must either work or raise VideoDecodeError
-        with video, contextlib.suppress(VideoDecodeError):
-            video.frames(uniform_times_all(video.duration))
+        # opened: reading must either work (real frames) or raise VideoDecodeError
+        with video:
+            times = uniform_times_all(video.duration)
+            try:
+                frames = video.frames(times)
+            except VideoDecodeError as exc:
+                outcomes[name] = f"refused at read: {exc}"
+            else:
+                assert frames.dtype == np.uint8 and frames.shape[0] == len(times)
+                assert frames.shape[1:] == (video.size.height, video.size.width, 3)
+                outcomes[name] = "read"
+    refusals = [o for o in outcomes.values() if o.startswith("refused")]
+    assert all("truncated.mp4" in o for o in refusals), refusals  # errors name the file
+    assert set(outcomes) == set(DECODERS)
 
 
 def uniform_times_all(duration: float) -> list[float]:

@@ -15,9 +15,12 @@ from video_env.backends.base import CLIP, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
+    INITIAL_PLACEMENTS,
     candidate_times,
     check_query_types,
     check_round,
+    grid_frames,
+    released_initial_times,
     segments_between,
 )
 from video_env.envs.perception import Perception
@@ -54,20 +57,26 @@ class ClipQueryEnv(VideoQAEnv):
     MultiDiscrete([max_segments] * Q, start=1), texts: Tuple(Text * Q), n_queries:
     Discrete(Q + 1), answer: Text, has_window: Discrete(2), window: Box(2) in fractions
     of the duration)`` with
-    ``Q = max_queries_per_round`` (the first ``n_queries`` pairs form the round; 0 is
+    ``Q = max_queries_per_round`` (``max_frames - initial_frames`` when it is ``None``;
+    the first ``n_queries`` pairs form the round; 0 is
     invalid); or the dataclasses ``QueryAction`` (a tuple of ``SegmentQuery(segment,
     text)``) and ``AnswerAction`` of :mod:`video_env.actions`; LLM text goes through
     :class:`~video_env.actions.ClipQueryActionSet`. Segment numbers are 1-based and refer
     to the segments shown before the round. A query is invalid (and the whole round with
     it: nothing is retrieved) when its segment does not exist, its description is empty,
-    its segment has no unseen candidate left, or the round would exceed the frame budget.
+    its segment has no unseen candidate left, the round has more queries than the cap
+    (``max_queries_per_round``, or the number of segments shown when it is ``None``) or
+    would exceed the frame budget.
 
     ## Observation Space
     ``question``, ``options`` (``"A. ...`` lines, empty for open questions), ``frames``
     (``Sequence(Dict(time: float32[1], caption: Text))``, a tuple sorted by time),
     ``segments`` (``Sequence(Dict(window: float32[2]))``: with seen times
-    ``t1 < ... < tn``, the segments ``[0, t1], [t1, t2], ..., [tn, duration]``, numbered
-    1 to n + 1 in this order), ``rounds_left``, ``frames_left``, ``duration`` (seconds),
+    ``t1 < ... < tn``, the segments ``[0, t1], [t1, t2], ..., [tn, duration]`` in this
+    order, numbered from 1, where the edge segments are left out when the video's first
+    frame (``t1 = 0``) or its last frame on the candidate grid is seen: with the default
+    placement the 5 initial frames give 4 segments, as in VideoAgent), ``rounds_left``
+    (retrieval rounds), ``frames_left``, ``duration`` (seconds),
     ``turn``, ``last_action_error``.
 
     ## Rewards
@@ -76,17 +85,24 @@ class ClipQueryEnv(VideoQAEnv):
     episode). An invalid action gives ``-invalid_action_penalty``.
 
     ## Starting State
-    ``initial_frames`` frames at the centres of equal bins of the video, each captioned
-    on its own; hence ``initial_frames + 1`` segments and ``max_rounds`` rounds left.
+    ``initial_frames`` frames, each captioned on its own, placed as VideoAgent's released
+    ``main.py`` does (``initial_placement="released"``: ``np.linspace`` over the frames of
+    the 1 fps grid, truncated to integers, so both ends are seen and
+    ``initial_frames - 1`` segments lie between them) or at the centres of equal bins
+    (``"centres"``: ``initial_frames + 1`` segments, edges included); ``max_rounds``
+    retrieval rounds left.
 
     ## Episode End
     Terminated by ``answer``; truncated after more than ``max_invalid_actions`` invalid
-    actions. When the rounds or the frame budget are spent (or no segment has an unseen
-    candidate), only ``answer`` is legal. Wrap with ``TimeLimit`` for a turn limit.
+    actions. When the retrieval rounds or the frame budget are spent (or no segment has an
+    unseen candidate), only ``answer`` is legal: with the default 2 rounds the agent
+    predicts on the initial frames, retrieves at most twice and answers (VideoAgent's 3
+    rounds). Wrap with ``TimeLimit`` for a turn limit.
 
     ## Information
     ``sample_id, turn, last_action_error, invalid_actions, legal_actions, simulated,
-    step_cost, retrieved`` (this step's retrievals: ``segment, text, time, score``); on
+    step_cost, retrieved`` (this step's retrievals: ``segment, text, time, score``),
+    ``max_queries`` (the cap on the next round's queries); on
     the last step ``episode``: ``answer, correct, score, window, gtou, iou, reward,
     reward_parts (acc, gtou, cost), turns, frames, frames_shown, vlm_calls,
     caption_calls, clip_calls, visual_tokens, invalid_actions, ended_by, simulated,
@@ -95,11 +111,13 @@ class ClipQueryEnv(VideoQAEnv):
     ## Arguments
     ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
-    :class:`~video_env.envs.base.VideoQAEnv`); ``initial_frames`` (5), ``max_rounds``
-    (3), ``max_frames`` (32 seen frames in all, the initial ones included),
-    ``max_queries_per_round`` (5), ``max_segments`` (bound of the segment action, 64),
-    ``candidate_fps`` (retrieval grid, 1 fps as VideoAgent), ``caption_resolution``
-    (448: frames fit inside 448 x 448 for captions), ``caption_max_tokens`` (64),
+    :class:`~video_env.envs.base.VideoQAEnv`); ``initial_frames`` (5),
+    ``initial_placement`` (``"released"`` or ``"centres"``), ``max_rounds`` (2 retrieval
+    rounds), ``max_frames`` (32 seen frames in all, the initial ones included),
+    ``max_queries_per_round`` (``None``: the number of segments shown), ``max_segments``
+    (bound of the segment action, 64), ``candidate_fps`` (retrieval grid, 1 fps as
+    VideoAgent), ``caption_resolution`` (448: frames fit inside 448 x 448 for captions),
+    ``caption_max_tokens`` (64),
     ``gtou_weight`` (0.5), ``call_cost`` (0.0).
 
     ## Version History
@@ -113,9 +131,10 @@ class ClipQueryEnv(VideoQAEnv):
         perception: Perception | None = None,
         judge: Judge | None = None,
         initial_frames: int = 5,
-        max_rounds: int = 3,
+        initial_placement: str = "released",
+        max_rounds: int = 2,
         max_frames: int = 32,
-        max_queries_per_round: int = 5,
+        max_queries_per_round: int | None = None,
         max_segments: int = 64,
         candidate_fps: float = 1.0,
         caption_resolution: int = 448,
@@ -139,6 +158,11 @@ class ClipQueryEnv(VideoQAEnv):
         _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
         if not candidate_fps > 0 or caption_resolution < 1 or caption_max_tokens < 1:
             raise ConfigError("candidate_fps, caption_resolution, caption_max_tokens must be > 0")
+        if initial_placement not in INITIAL_PLACEMENTS:
+            raise ConfigError(
+                f"initial_placement must be one of {INITIAL_PLACEMENTS}, got {initial_placement!r}"
+            )
+        self.initial_placement = initial_placement
         self.perception.require("captioner", "clip")
         self.initial_frames = initial_frames
         self.max_rounds = max_rounds
@@ -156,7 +180,7 @@ class ClipQueryEnv(VideoQAEnv):
     # -- spaces ----------------------------------------------------------------------
 
     def _make_action_space(self) -> spaces.Dict:
-        q = self.max_queries_per_round
+        q = self.max_queries_per_round or max(1, self.max_frames - self.initial_frames)
         return spaces.Dict(
             {
                 "kind": spaces.Discrete(2),
@@ -201,9 +225,25 @@ class ClipQueryEnv(VideoQAEnv):
         self.retrieved: list[dict[str, Any]] = []
         self.last_retrieved: float | None = None
         self.caption_size = frame_size(self.video.size, self.caption_resolution)
-        for t in uniform_times(Interval(0.0, self.video.duration), self.initial_frames):
+        for t in self._initial_times():
             self._see(float(t))
-        self.segments = segments_between(self.times, self.video.duration)
+        self.segments = self._segments()
+
+    def _initial_times(self) -> npt.NDArray[np.float64]:
+        duration = self.video.duration
+        if self.initial_placement == "centres":
+            return uniform_times(Interval(0.0, duration), self.initial_frames)
+        return released_initial_times(duration, self.initial_frames, self.candidate_fps)
+
+    def _segments(self) -> list[Interval]:
+        last = (grid_frames(self.video.duration, self.candidate_fps) - 1) / self.candidate_fps
+        return segments_between(self.times, self.video.duration, last)
+
+    @property
+    def max_queries(self) -> int:
+        """Queries the next round may hold (the cap, or the number of segments shown)."""
+        shown = len(getattr(self, "segments", ()))
+        return self.max_queries_per_round or max(1, shown)
 
     def _see(self, t: float) -> None:
         """Caption the frame at ``t`` and insert it among the seen frames."""
@@ -273,15 +313,13 @@ class ClipQueryEnv(VideoQAEnv):
                 f"no query possible ({self.rounds_left} round(s), {self.frames_left} frame(s) "
                 "left, or no unseen frame): only answer is legal"
             )
-        check_round(
-            action, self.segments, self.candidate_fps, self.max_queries_per_round, self.frames_left
-        )
+        check_round(action, self.segments, self.candidate_fps, self.max_queries, self.frames_left)
         shown = list(self.segments)
         texts = self._clip().text_features([q.text for q in action.queries])
         for query, text_feature in zip(action.queries, texts, strict=True):
             self._retrieve(query, shown[query.segment - 1], text_feature)
         self.rounds_used += 1
-        self.segments = segments_between(self.times, self.video.duration)
+        self.segments = self._segments()
         return 0.0
 
     def _retrieve(
@@ -347,6 +385,7 @@ class ClipQueryEnv(VideoQAEnv):
     def _info(self) -> dict[str, Any]:
         info = super()._info()
         info["retrieved"] = [dict(r) for r in getattr(self, "retrieved", [])]
+        info["max_queries"] = self.max_queries
         return info
 
     def _current_window(self) -> Interval | None:
@@ -363,14 +402,18 @@ class ClipQueryEnv(VideoQAEnv):
 
 
 def _check_settings(
-    initial_frames: int, max_rounds: int, max_frames: int, max_queries: int, max_segments: int
+    initial_frames: int,
+    max_rounds: int,
+    max_frames: int,
+    max_queries: int | None,
+    max_segments: int,
 ) -> None:
     """Raise :class:`ConfigError` for inconsistent budgets."""
     if initial_frames < 0 or max_rounds < 0:
         raise ConfigError("initial_frames and max_rounds must be >= 0")
     if max_frames < initial_frames:
         raise ConfigError(f"max_frames={max_frames} is below initial_frames={initial_frames}")
-    if max_queries < 1:
+    if max_queries is not None and max_queries < 1:
         raise ConfigError("max_queries_per_round must be >= 1")
     if max_segments < max_frames + 1:
         raise ConfigError(f"max_segments={max_segments} must be >= max_frames + 1")

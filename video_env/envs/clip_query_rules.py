@@ -18,19 +18,52 @@ from video_env.types import Interval
 EDGE_EPS = 1e-6
 
 
-def segments_between(times: Sequence[float], duration: float) -> list[Interval]:
-    """The gaps between consecutive seen times, with both edges of the video.
+#: Where the initial frames lie: the released ``main.py``'s, or the centres of equal bins.
+INITIAL_PLACEMENTS = ("released", "centres")
+
+
+def grid_frames(duration: float, fps: float) -> int:
+    """Frames of the ``fps`` grid ``0, 1/fps, ...`` that lie inside ``[0, duration)``."""
+    return max(1, math.ceil(duration * fps - 1e-9))
+
+
+def released_initial_times(duration: float, n: int, fps: float) -> npt.NDArray[np.float64]:
+    """VideoAgent's initial frames: ``np.linspace(1, N, n, dtype=int)`` of the ``N`` frames.
+
+    The released ``main.py`` numbers the frames decoded at 1 fps from 1 to ``N`` and
+    samples ``n`` of them with ``np.linspace`` (truncated to integers), so the first and
+    the last frame are both seen and ``n - 1`` segments lie between them. Frame ``k`` is at
+    ``(k - 1) / fps`` seconds; repeated frames (videos shorter than ``n`` frames) count once.
+    """
+    count = grid_frames(duration, fps)
+    index = np.linspace(1, count, num=n, dtype=int) if n > 0 else np.zeros(0, dtype=int)
+    return np.unique(index - 1).astype(np.float64) / fps
+
+
+def segments_between(
+    times: Sequence[float], duration: float, last_time: float | None = None
+) -> list[Interval]:
+    """The gaps between consecutive seen times, with the video's edges still unseen.
 
     Args:
-        times: Seen frame times, sorted, strictly inside ``(0, duration)``.
+        times: Seen frame times, sorted, inside ``[0, duration)``.
         duration: Video length in seconds.
+        last_time: Time of the video's last frame on the retrieval grid; when the last seen
+            time is that frame, no segment follows it (``None``: one always does).
 
     Returns:
-        ``[0, t1], [t1, t2], ..., [tn, duration]`` (one segment ``[0, duration]`` when
-        nothing was seen); segment number ``k`` in observations is ``result[k - 1]``.
+        ``[0, t1]`` (unless ``t1`` is 0), ``[t1, t2], ..., [tn, duration]`` (unless ``tn``
+        is the last frame); one segment ``[0, duration]`` when nothing was seen. Segment
+        number ``k`` in observations is ``result[k - 1]``.
     """
-    bounds = [0.0, *(float(t) for t in times), float(duration)]
-    return [Interval(a, b) for a, b in itertools.pairwise(bounds)]
+    if not times:
+        return [Interval(0.0, float(duration))]
+    seen = [float(t) for t in times]
+    out = [Interval(0.0, seen[0])] if seen[0] > EDGE_EPS else []
+    out += [Interval(a, b) for a, b in itertools.pairwise(seen)]
+    if last_time is None or seen[-1] < last_time - EDGE_EPS:
+        out.append(Interval(seen[-1], float(duration)))
+    return out
 
 
 def candidate_times(segment: Interval, fps: float) -> npt.NDArray[np.float64]:

@@ -53,10 +53,12 @@ class ZoomEnv(VideoQAEnv):
     At reset every level-1 clip (60 s; the last one shorter) is captioned lightly by the
     captioner. The agent then asks the VLM the question on time windows of its choice; how
     many frames and what resolution an evaluation sees depends on the window's length
-    (:class:`ZoomRules`: 2 fps at 5 s falling to 0.5 fps at 60 s, at most 256 frames; a
-    pixel budget from 824x1462 at 5 s to 672x1204 at 60 s), so short windows are seen in
-    more detail. Each evaluated window costs one evaluation of the budget. The agent ends
-    the episode with an answer and the window of its evidence.
+    (:class:`ZoomRules`: the released FALCONEye code's rule, 2 fps up to 5 s falling in two
+    pieces to 0.5 fps at 60 s, at most 256 frames; a pixel budget from 824x1462 at 5 s to
+    672x1204 at 60 s), so short windows are seen in more detail. Clip captions sample the
+    released code's ``captioning`` rule (0.5 fps, 4 to 32 frames). Each evaluated window
+    costs one evaluation of the budget. The agent ends the episode with an answer and the
+    window of its evidence.
 
     ## Action Space
     ``Dict(kind: Discrete(2) [0 evaluate, 1 answer], windows: Box(0, 1,
@@ -194,16 +196,17 @@ class ZoomEnv(VideoQAEnv):
         self.clips = self.rules.clips(duration)
         self.captions = [self._caption(clip) for clip in self.clips]
 
-    def _batch(self, window: Interval) -> FrameBatch:
-        """The frames one look at ``window`` gets (zoom-in sampling)."""
-        n = self.rules.n_frames(window.length)
+    def _batch(self, window: Interval, n: int | None = None) -> FrameBatch:
+        """The frames one look at ``window`` gets (zoom-in sampling; ``n`` frames if given)."""
+        n = self.rules.n_frames(window.length) if n is None else n
         return FrameBatch.sample(self.video, window, n, self.rules.resize(window.length))
 
     def _caption(self, clip: Interval) -> str:
         captioner = self.perception.captioner
         if captioner is None:  # guarded by require() in __init__
             raise ConfigError("the Zoom env needs a captioner")
-        text = captioner.caption(self._batch(clip), max_tokens=self.caption_max_tokens)
+        batch = self._batch(clip, self.rules.caption_frames(clip.length))
+        text = captioner.caption(batch, max_tokens=self.caption_max_tokens)
         self._require_episode_or_done().explore(clip, "caption")
         return clean_text(text, _CAPTION)
 
