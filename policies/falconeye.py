@@ -83,7 +83,7 @@ class FalconEyePolicy(Policy):
         near_threshold_check: Let the LLM answer an open question whose best confidence
             is within 0.1 below the threshold once a batch is done (released code).
         whole_video_first: Evaluate the whole video first when it lasts at most
-            ``WHOLE_VIDEO_MAX_S`` (the released code does; off by default, see
+            ``WHOLE_VIDEO_MAX_S`` (the released code does, so on by default; see
             ``docs/fidelity.md``): its answer joins the decisions, but it is never zoomed
             into and, over 60 s, cannot end the search.
     """
@@ -99,7 +99,7 @@ class FalconEyePolicy(Policy):
         max_zoom: int | None = None,
         max_answer_window_s: float | None = 60.0,
         near_threshold_check: bool = True,
-        whole_video_first: bool = False,
+        whole_video_first: bool = True,
     ) -> None:
         super().__init__(llm)
         if preset not in PRESETS:

@@ -205,7 +205,7 @@ def test_reasoning_may_pick_no_clip_and_that_ends_the_search() -> None:
             final={"final_answer": "MAPLE", "window": [0, 60]},
         )
     )
-    policy = FalconEyePolicy(llm)
+    policy = FalconEyePolicy(llm, whole_video_first=False)
     action = started(policy, observation())
     assert llm.count(REASONING) == 1
     assert llm.count(FINAL) == 0  # nothing evaluated: nothing to decide from
@@ -215,7 +215,7 @@ def test_reasoning_may_pick_no_clip_and_that_ends_the_search() -> None:
 def test_m_candidates_up_to_n_in_the_llm_order() -> None:
     picks = [[120, 180], [0, 60], [60, 120]]
     llm = RuleLLM(rule_with(summary={"summary": "s"}, reasoning={"candidates": picks}))
-    policy = FalconEyePolicy(llm, n_candidates=2)
+    policy = FalconEyePolicy(llm, n_candidates=2, whole_video_first=False)
     first = started(policy, observation())
     assert first == EvaluateAction((Interval(120, 180),))
     assert policy.queue == [Interval(0, 60)]  # m <= n = 2
@@ -231,7 +231,7 @@ def test_explored_captions_are_removed_from_the_reasoning_input() -> None:
             decision={"decision": "reason"},
         )
     )
-    policy = FalconEyePolicy(llm)
+    policy = FalconEyePolicy(llm, whole_video_first=False)
     started(policy, observation())
     policy.act(observation([(0, 60, "a kitchen", 0.2)]), LEGAL)
     first, second = [p for p in llm.prompts if REASONING in p]
@@ -251,7 +251,7 @@ def test_the_decision_sees_summary_captions_and_zooms_into_any_number() -> None:
             },
         )
     )
-    policy = FalconEyePolicy(llm)
+    policy = FalconEyePolicy(llm, whole_video_first=False)
     started(policy, observation())
     policy.act(observation([(0, 60, "MAPLE", 0.3)]), LEGAL)
     action = policy.act(observation([(0, 60, "MAPLE", 0.3), (60, 120, "HARBOR", 0.5)]), LEGAL)
@@ -268,7 +268,7 @@ def test_the_decision_sees_summary_captions_and_zooms_into_any_number() -> None:
 
 def test_the_summary_is_question_independent_and_built_once_per_video() -> None:
     llm = RuleLLM(rule_with(summary={"summary": "s"}, reasoning={"candidates": [[0, 60]]}))
-    policy = FalconEyePolicy(llm)
+    policy = FalconEyePolicy(llm, whole_video_first=False)
     started(policy, observation(question="What is written on the street sign?"))
     started(policy, observation(question="What colour is the fountain?"))
     summaries = [p for p in llm.prompts if SUMMARY in p]
@@ -289,15 +289,16 @@ def test_the_final_decision_when_the_budget_is_spent() -> None:
     assert "caption: a busy city street" in final
 
 
-def test_whole_video_first_is_an_option() -> None:
+def test_whole_video_first_is_the_released_default() -> None:
     llm = RuleLLM(rule_with(summary={"summary": "s"}, reasoning={"candidates": [[60, 120]]}))
-    policy = FalconEyePolicy(llm, whole_video_first=True)
+    policy = FalconEyePolicy(llm)
     assert started(policy, observation()) == EvaluateAction((Interval(0, 180),))
     assert llm.count(REASONING) == 0
     action = policy.act(observation([(0, 180, "HARBOR", 0.99)]), LEGAL)
     assert action == EvaluateAction((Interval(60, 120),))  # over 60 s: no answer, no zoom
     assert llm.count(REASONING) == 1 and llm.count(DECISION) == 0
-    assert started(FalconEyePolicy(llm), observation()) == EvaluateAction((Interval(60, 120),))
+    off = FalconEyePolicy(llm, whole_video_first=False)
+    assert started(off, observation()) == EvaluateAction((Interval(60, 120),))
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -335,7 +336,9 @@ def test_falconeye_with_an_llm_runs_an_episode() -> None:
     )
     llm = RuleLLM(rule)
     env = ZoomEnv("synth-tiny", budget=10)
-    record = run_episode(env, FalconEyePolicy(llm), seed=0, options={"index": 0})
+    record = run_episode(
+        env, FalconEyePolicy(llm, whole_video_first=False), seed=0, options={"index": 0}
+    )
     assert record["error"] is None and record["ended_by"] == "answer"
     assert record["llm_calls"] == len(llm.prompts)
     explored = [tuple(e[:2]) for e in record["explored"] if e[2] == "evaluate"]

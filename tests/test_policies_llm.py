@@ -192,7 +192,9 @@ def test_falconeye_reason_decision_searches_new_clips() -> None:
 
     llm = RuleLLM(rule)
     record = run_episode(
-        ZoomEnv("synth-tiny", budget=3), policies.make("falconeye", llm=llm), seed=0
+        ZoomEnv("synth-tiny", budget=3),
+        policies.make("falconeye", llm=llm, whole_video_first=False),
+        seed=0,
     )
     evaluated = [tuple(e[:2]) for e in record["explored"] if e[2] == "evaluate"]
     assert evaluated[:2] == [(0.0, 60.0), (60.0, 120.0)]  # reasoned again, did not give up
