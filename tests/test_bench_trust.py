@@ -1,0 +1,159 @@
+"""Results you can trust: one embedder everywhere, fingerprints, refused mixed resumes."""
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import benchmarks.provenance
+from benchmarks.config import BenchConfig
+from benchmarks.records import EpisodeLog
+from benchmarks.run import run_benchmark
+from video_env import BackendNotInstalled, ConfigError
+from video_env.backends import text
+from video_env.backends.text import resolve_text_embedder, use_text_embedder
+from video_env.cli import main
+
+SMALL = ["bench", "--suite", "synth-tiny", "--policies", "falconeye", "--envs", "zoom",
+         "--limit", "4", "--quiet", "--no-plots", "--executor", "serial"]  # fmt: skip
+
+
+def small_config(**changes: Any) -> BenchConfig:
+    return BenchConfig(suite="synth-tiny", envs=("zoom",), policies=("falconeye",), limit=4,
+                       **changes)  # fmt: skip
+
+
+def test_the_default_embedder_does_not_depend_on_what_is_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("VIDEO_ENV_TEXT_EMBEDDER", raising=False)
+    monkeypatch.setattr(text, "minilm_available", lambda: True)
+    assert resolve_text_embedder() == "lexical"
+    monkeypatch.setattr(text, "minilm_available", lambda: False)
+    assert resolve_text_embedder() == "lexical"
+    with pytest.raises(BackendNotInstalled, match=r"video-env\[models\]"):
+        resolve_text_embedder("minilm")
+    out = tmp_path / "never"
+    assert main([*SMALL, "--text-embedder", "minilm", "--out", str(out)]) == 2
+    assert "video-env[models]" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_use_text_embedder_overrides_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "minilm")
+    monkeypatch.setattr(text, "minilm_available", lambda: True)
+    with use_text_embedder("lexical"):
+        assert resolve_text_embedder() == "lexical"
+    assert resolve_text_embedder() == "minilm"
+
+
+def test_a_run_uses_its_configured_embedder_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*SMALL, "--out", str(tmp_path / "a")]) == 0
+    header = capsys.readouterr().out
+    assert "text embedder lexical" in header
+    # A machine whose environment asks for MiniLM (here: one that cannot build it) still
+    # runs the configured lexical embedder, with the same records.
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "minilm")
+    monkeypatch.setattr(text, "minilm_available", lambda: False)
+    assert main([*SMALL, "--out", str(tmp_path / "b")]) == 0
+    assert (tmp_path / "a" / "summary.csv").read_bytes() == (
+        tmp_path / "b" / "summary.csv"
+    ).read_bytes()
+    meta = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert meta["text_embedder"] == meta["config"]["text_embedder"] == "lexical"
+    assert "text embedder lexical" in (tmp_path / "b" / "summary.md").read_text()
+
+
+def test_the_fingerprint_covers_every_config_field() -> None:
+    base = small_config()
+    changed = {"suite": "synth-quick", "dataset": "jsonl", "annotations": "a.jsonl",
+               "videos": "v", "envs": ("pacing",), "policies": ("random",), "llm": "x",
+               "seeds": (1,), "limit": 3, "max_steps": 7, "standin_missing_videos": False,
+               "text_embedder": "minilm", "extra": {"note": 1}}  # fmt: skip
+    for f in dataclasses.fields(BenchConfig):
+        if f.name == "perception":
+            continue  # one value only so far
+        assert f.name in changed, f"add {f.name} to this test"
+        values = base.to_dict() | {f.name: changed[f.name]}
+        if f.name == "dataset":
+            values["annotations"] = "a.jsonl"
+        other = object.__new__(BenchConfig)
+        for key, value in values.items():
+            object.__setattr__(other, key, value)
+        record = benchmarks.provenance.provenance(other, [])
+        assert benchmarks.provenance.fingerprint(record) != benchmarks.provenance.fingerprint(
+            benchmarks.provenance.provenance(base, [])
+        ), f.name
+
+
+def test_a_resume_with_another_set_up_is_refused_naming_the_difference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_benchmark(small_config(), tmp_path, plots=False)
+    with pytest.raises(ConfigError, match=r"max_steps: 200 -> 50.*--fresh"):
+        run_benchmark(small_config(max_steps=50), tmp_path, plots=False)
+    real = benchmarks.provenance._version
+    monkeypatch.setattr(
+        benchmarks.provenance, "_version", lambda n: "0.0-other" if n == "numpy" else real(n)
+    )
+    with pytest.raises(ConfigError, match=r"versions\.numpy: '[^']+' -> '0\.0-other'"):
+        run_benchmark(small_config(), tmp_path, plots=False)
+    # --fresh starts over: the old records are gone, the new set-up is recorded.
+    result = run_benchmark(small_config(max_steps=50), tmp_path, plots=False, fresh=True)
+    assert result.new_episodes == 4 and result.skipped_episodes == 0
+    assert len(EpisodeLog(tmp_path).load()) == 4
+    assert json.loads((tmp_path / "run.json").read_text())["config"]["max_steps"] == 50
+
+
+def test_records_without_a_known_set_up_are_not_resumed(tmp_path: Path) -> None:
+    run_benchmark(small_config(), tmp_path, plots=False)
+    meta = json.loads((tmp_path / "run.json").read_text())
+    del meta["provenance"]
+    meta["fingerprint"] = "0123"  # a run.json written before provenance tracking
+    (tmp_path / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match="predates provenance"):
+        run_benchmark(small_config(), tmp_path, plots=False)
+    (tmp_path / "run.json").unlink()
+    with pytest.raises(ConfigError, match="unknown set-up"):
+        run_benchmark(small_config(), tmp_path, plots=False)
+
+
+def test_a_rerun_says_plainly_that_nothing_was_computed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    assert "4 episodes run; results in" in capsys.readouterr().out
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"Nothing computed: all 4 episodes were reused from {tmp_path}" in out
+    assert "--fresh" in out and "--out" in out
+    assert main([*SMALL, "--out", str(tmp_path), "--fresh"]) == 0
+    assert "4 episodes run; results in" in capsys.readouterr().out
+
+
+def test_a_policy_that_runs_on_none_of_the_envs_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "never"
+    args = ["bench", "--policies", "falconeye", "--envs", "pacing", "--out", str(out), "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "falconeye runs on zoom" in err and "pacing: " in err and "pacing-1x" in err
+    assert not out.exists()
+    with pytest.raises(ConfigError, match="falconeye runs on zoom"):
+        run_benchmark(BenchConfig(envs=("pacing",), policies=("falconeye",)), out)
+    assert not out.exists()
+
+
+def test_summary_csv_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    # Wall time varies from run to run: it lives in timing.csv, not summary.csv.
+    for name in ("a", "b"):
+        run_benchmark(small_config(), tmp_path / name, plots=False)
+    assert (tmp_path / "a" / "summary.csv").read_bytes() == (
+        tmp_path / "b" / "summary.csv"
+    ).read_bytes()
+    assert "mean_wall_s" in (tmp_path / "a" / "timing.csv").read_text()
