@@ -154,8 +154,7 @@ def setup_line(meta: dict[str, Any]) -> str:
     return (
         f"Set-up: {source}, seeds {seeds}, perception {config.get('perception')}, "
         f"text embedder {config.get('text_embedder', 'lexical')}, "
-        f"LLM {config.get('llm') or 'none (offline reasoners)'}; "
-        f"fingerprint {meta.get('fingerprint')}"
+        f"LLM {config.get('llm') or 'none (offline reasoners)'}"
     )
 
 
@@ -168,7 +167,7 @@ def _markdown(
     simulated = any(r.get("simulated") for r in records)
     head = "# Benchmark results\n\n"
     if setup_line(meta):
-        head += setup_line(meta) + " (see run.json).\n\n"
+        head += setup_line(meta) + " (the full set-up and its fingerprint: run.json).\n\n"
     if simulated:
         head += (
             "> Perception: **SIMULATED** (synthetic world and simulated VLM/captioner/CLIP, "
@@ -180,8 +179,7 @@ def _markdown(
         + to_markdown(rows, COLUMNS)
         + "\n## Per category\n\n"
         + to_markdown(cats, CATEGORY_COLUMNS)
-        + "\n## Wall time (depends on the machine; not in summary.csv)\n\n"
-        + to_markdown(rows, TIMING_COLUMNS)
+        + "\nWall times depend on the machine and its load: they are in timing.csv.\n"
     )
 
 

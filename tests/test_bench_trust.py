@@ -157,3 +157,28 @@ def test_summary_csv_is_byte_identical_across_runs(tmp_path: Path) -> None:
         tmp_path / "b" / "summary.csv"
     ).read_bytes()
     assert "mean_wall_s" in (tmp_path / "a" / "timing.csv").read_text()
+
+
+def test_the_unified_cost_counts_captioner_and_clip_frames(tmp_path: Path) -> None:
+    from benchmarks.summary import COLUMNS
+
+    config = BenchConfig(suite="synth-tiny", envs=("clip_query",), policies=("videoagent",),
+                         limit=3)  # fmt: skip
+    result = run_benchmark(config, tmp_path, plots=False)
+    (row,) = result.rows
+    assert row["mean_vlm_calls"] == 0  # looks free by VLM calls...
+    # ...but CLIP (ViT-B/32 at 224 px: 50 tokens a frame) and the captioner read frames.
+    assert row["mean_model_tokens"] >= 50 * row["mean_frames"] * 0.5 > 0
+    assert "mean_model_tokens" in COLUMNS and "mean_wall_s" not in COLUMNS
+
+
+@pytest.mark.slow
+def test_plots_show_cis_counts_and_a_key(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    config = BenchConfig(suite="synth-tiny", envs=("zoom",), policies=("falconeye", "uniform"),
+                         limit=4)  # fmt: skip
+    result = run_benchmark(config, tmp_path)
+    assert set(result.plots) == {"frontier.png", "categories.png", "timeline.png",
+                                 "reliability.png"}  # fmt: skip
+    header = (tmp_path / "categories.csv").read_text().splitlines()[0]
+    assert "acc_ci_low" in header and "acc_ci_high" in header

@@ -121,3 +121,26 @@ def test_the_quick_start_demo_answers_correctly(capsys: pytest.CaptureFixture[st
     assert quick.path.name == "README.md" and "VideoEnv/Zoom-v0" in quick.code
     exec(compile(quick.code, quick.name, "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.splitlines()[-1].startswith("True ")
+
+
+def test_the_readme_numbers_are_those_of_the_committed_example_run() -> None:
+    from benchmarks.refresh_docs import EXAMPLE, read_csv, region, update_readme
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = read_csv((EXAMPLE / "summary.csv").read_text(encoding="utf-8"))
+    hour = read_csv((EXAMPLE / "synth-hour.csv").read_text(encoding="utf-8"))
+    # scripts/refresh-docs wrote both from the same runs: regenerating changes nothing.
+    assert update_readme(readme, quick, hour) == readme
+    assert "model tokens" in region(readme, "table")
+    assert (EXAMPLE / "summary.md").read_text(encoding="utf-8").count("text embedder lexical") == 1
+
+
+def test_refresh_docs_regions_are_rewritten_in_place() -> None:
+    from benchmarks.refresh_docs import replace_region
+
+    text = "a\n<!-- refresh-docs:x -->\nold\n<!-- /refresh-docs:x -->\nb\n"
+    once = replace_region(text, "x", "new\n")
+    assert once == "a\n<!-- refresh-docs:x -->\nnew\n<!-- /refresh-docs:x -->\nb\n"
+    assert replace_region(once, "x", "new\n") == once
+    with pytest.raises(ValueError, match="no <!-- refresh-docs:y"):
+        replace_region(text, "y", "")
