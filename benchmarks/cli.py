@@ -123,7 +123,7 @@ class _Bar:
         n, now = self.bar.n, time.monotonic()
         if self.warm is None and n >= self.estimate_after:
             self.warm = (n, now)
-        if self.warm is None or n == self.warm[0] or not self.bar.total:
+        if self.warm is None or n == self.warm[0] or now <= self.warm[1] or not self.bar.total:
             return "estimating"
         rate = (n - self.warm[0]) / (now - self.warm[1])
         return f"~{self.tqdm.format_interval((self.bar.total - n) / rate)} left"
@@ -213,7 +213,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cmp = actions.add_parser(
         "compare", help="paired differences (B - A) between two runs, with bootstrap CIs",
         description="For each (env, policy) both runs have: B - A of accuracy (paired by "
-        "question, 95 %% bootstrap CI), GToU and costs; says when the runs' set-ups differ.",
+        "question, 95 % bootstrap CI), GToU and costs; says when the runs' set-ups differ.",
     )  # fmt: skip
     cmp.add_argument("a", help="results folder A (the baseline)")
     cmp.add_argument("b", help="results folder B (compared with A)")

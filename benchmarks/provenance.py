@@ -50,6 +50,7 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
         "config": as_dict,
         "versions": {name: _version(name) for name in names},
         "git_commit": git_commit(),
+        "uncommitted_code": uncommitted_code(),
         "samples": samples_digest(samples),
     }
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
@@ -94,14 +95,31 @@ def _version(name: str) -> str | None:
         return None
 
 
-@lru_cache(maxsize=1)
-def git_commit() -> str | None:
-    """The commit of the source tree the benchmarks run from (None outside git)."""
+def _git(*args: str) -> str | None:
     try:
         result = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent, check=False,
+            ["git", *args], capture_output=True, text=True, timeout=10,
+            cwd=Path(__file__).resolve().parent.parent, check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
-    return result.stdout.strip() or None
+    return result.stdout if result.returncode == 0 else None
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> str | None:
+    """The commit of the source tree the benchmarks run from (None outside git)."""
+    out = _git("rev-parse", "HEAD")
+    return out.strip() or None if out else None
+
+
+def uncommitted_code() -> str | None:
+    """A hash of the uncommitted changes to the code packages ("" when there are none).
+
+    Only ``video_env``, ``policies`` and ``benchmarks``: editing the README or docs does
+    not change results. None outside git.
+    """
+    diff = _git("diff", "HEAD", "--", "video_env", "policies", "benchmarks")
+    if diff is None:
+        return None
+    return hashlib.blake2b(diff.encode(), digest_size=8).hexdigest() if diff else ""

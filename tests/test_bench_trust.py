@@ -182,3 +182,86 @@ def test_plots_show_cis_counts_and_a_key(tmp_path: Path) -> None:
                                  "reliability.png"}  # fmt: skip
     header = (tmp_path / "categories.csv").read_text().splitlines()[0]
     assert "acc_ci_low" in header and "acc_ci_high" in header
+
+
+def _write_records(folder: Path, correct: list[bool]) -> None:
+    folder.mkdir()
+    log = EpisodeLog(folder)
+    for i, ok in enumerate(correct):
+        log.append({"job": f"zoom|p|q{i}|0", "env": "zoom", "policy": "p", "sample_id": f"q{i}",
+                    "seed": 0, "video_id": f"v{i // 2}", "correct": ok, "gtou": 0.5,
+                    "vlm_calls": 2, "frames": 10, "visual_tokens": 100})  # fmt: skip
+
+
+def test_compare_reports_paired_differences_with_a_bootstrap_ci(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.compare import paired_rows
+
+    _write_records(tmp_path / "a", [False] * 10 + [True] * 10)
+    _write_records(tmp_path / "b", [True] * 20)
+    (row,) = paired_rows(tmp_path / "a", tmp_path / "b")
+    assert row["paired"] == 20 and row["accuracy"] == pytest.approx(0.5)
+    assert 0 < row["acc_ci_low"] < 0.5 < row["acc_ci_high"] <= 1
+    assert row["vlm_calls"] == 0
+    assert main(["bench", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "paired by question" in out and "+0.500 (" in out
+
+
+def test_compare_flags_runs_of_different_set_ups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_benchmark(small_config(), tmp_path / "a", plots=False)
+    run_benchmark(small_config(max_steps=3), tmp_path / "b", plots=False)
+    assert main(["bench", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: the set-ups differ" in out and "config.max_steps: 200 -> 3" in out
+    assert main(["bench", "compare", str(tmp_path / "a"), str(tmp_path / "a")]) == 0
+    assert "Same set-up" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_missing_ray_cluster_names_video_envs_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    args = [*SMALL[:-2], "--executor", "ray", "--ray-address", "auto", "--out", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "no Ray cluster at --ray-address auto" in err and "video-env's --ray-address" in err
+
+
+def test_cli_help_describes_report_and_compare(capsys: pytest.CaptureFixture[str]) -> None:
+    for action, words in (("report", "results folder"), ("compare", "paired by question")):
+        with pytest.raises(SystemExit):
+            main(["bench", action, "--help"])
+        assert words in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    assert "all local cores" not in capsys.readouterr().out
+
+
+def test_the_progress_bar_gives_no_estimate_before_episodes_finish() -> None:
+    import io
+    import time
+
+    tqdm = pytest.importorskip("tqdm")
+    from benchmarks.cli import ESTIMATE_AFTER, _Bar
+
+    class Silent(tqdm.tqdm):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, file=io.StringIO(), **kwargs)
+
+    bar = _Bar(Silent)
+    bar.plan(720, 0)
+    time.sleep(0.05)  # a slow first episode (worker start-up) must not set the estimate
+    for _ in range(ESTIMATE_AFTER - 1):
+        bar.update({"correct": True})
+        assert bar.left() == "estimating"
+    for _ in range(3):
+        bar.update({"correct": True})
+        time.sleep(0.001)
+    assert bar.left().endswith(" left")
+    bar.close()
