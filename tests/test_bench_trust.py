@@ -173,13 +173,31 @@ def test_the_unified_cost_counts_captioner_and_clip_frames(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_plots_show_cis_counts_and_a_key(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
-    config = BenchConfig(suite="synth-tiny", envs=("zoom",), policies=("falconeye", "uniform"),
-                         limit=4)  # fmt: skip
+def test_plots_show_cis_counts_and_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plt = pytest.importorskip("matplotlib.pyplot")
+    figures: list[Any] = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep each figure to inspect it
+    config = BenchConfig(suite="synth-tiny", envs=("zoom", "clip_query"),
+                         policies=("falconeye", "uniform", "videoagent"), limit=4)  # fmt: skip
     result = run_benchmark(config, tmp_path)
-    assert set(result.plots) == {"frontier.png", "categories.png", "timeline.png",
-                                 "reliability.png"}  # fmt: skip
+    assert result.plots == ["frontier.png", "categories.png", "timeline.png", "reliability.png"]
+    frontier, categories, timeline, reliability = figures
+    # Frontier: a unified-cost view and a VLM-call view, a key, no labels on the points.
+    assert "model tokens" in frontier.axes[0].get_xlabel()
+    assert "VLM calls" in frontier.axes[1].get_xlabel()
+    (key,) = frontier.legends
+    labels = [t.get_text() for t in key.get_texts()]
+    assert "videoagent[offline] (clip_query)" in labels and "env: zoom" in labels
+    assert not any(ax.texts for ax in frontier.axes)
+    videoagent = next(r for r in result.rows if r["policy"] == "videoagent[offline]")
+    assert videoagent["mean_vlm_calls"] == 0 < videoagent["mean_model_tokens"]
+    # Categories: every cell shows its value and CI.
+    cells = [t.get_text() for t in categories.axes[0].texts]
+    assert len(cells) >= 3 * 2 and all("(" in c and "–" in c for c in cells)
+    assert "the sample the most policies ran" in timeline.axes[0].get_title()
+    title = reliability.axes[0].get_title()
+    assert "ECE" in title and "pooled over 2 policies" in title
+    assert any(t.get_text().startswith("n=") for t in reliability.axes[0].texts)
     header = (tmp_path / "categories.csv").read_text().splitlines()[0]
     assert "acc_ci_low" in header and "acc_ci_high" in header
 
