@@ -50,3 +50,13 @@ def test_minilm_is_a_real_semantic_model() -> None:
     related = cos(e, "a crimson umbrella", "a red parasol")
     assert related > cos(e, "a crimson umbrella", "a wall clock")
     assert cos(LexicalEmbedder(), "a crimson umbrella", "a red parasol") < 0.1
+
+
+def test_info_survives_a_bad_embedder_choice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from video_env.cli import main
+
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "word2vec")
+    assert main(["info"]) == 0
+    assert "text embedder: error: unknown text embedder 'word2vec'" in capsys.readouterr().out
