@@ -73,12 +73,13 @@ def policy_names(config: BenchConfig) -> list[str]:
 
 
 def validate(config: BenchConfig) -> None:
-    """Check what a config refers to: policies, suite or dataset, and the LLM's settings.
+    """Check what a config refers to: policies, envs, embedder, suite or dataset, LLM.
 
     Raises:
         UnknownNameError: Listing the known names.
-        ConfigError: For an LLM without a key.
-        BackendNotInstalled: For an LLM whose extra is missing.
+        ConfigError: For an LLM without a key, or a named policy that runs on none of the
+            config's envs (the message says which policies run where).
+        BackendNotInstalled: For an LLM or text embedder whose extra is missing.
     """
     resolve_text_embedder(config.text_embedder)  # minilm without its extra fails here
     names = policy_names(config)

@@ -153,7 +153,7 @@ def setup_line(meta: dict[str, Any]) -> str:
     seeds = " ".join(str(s) for s in config.get("seeds", []))
     return (
         f"Set-up: {source}, seeds {seeds}, perception {config.get('perception')}, "
-        f"text embedder {config.get('text_embedder', 'lexical')}, "
+        f"text embedder {config.get('text_embedder') or meta.get('text_embedder', '?')}, "
         f"LLM {config.get('llm') or 'none (offline reasoners)'}"
     )
 
