@@ -12,7 +12,7 @@ import hashlib
 import json
 import subprocess
 from collections.abc import Sequence
-from functools import cache, lru_cache
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -106,7 +106,6 @@ def _git(*args: str) -> str | None:
     return result.stdout if result.returncode == 0 else None
 
 
-@lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The commit of the source tree the benchmarks run from (None outside git)."""
     out = _git("rev-parse", "HEAD")
