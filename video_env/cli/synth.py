@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from video_env._optional import require
 from video_env.synth import FORMS, export_videos, get_suite, list_suites, load_suite, suite_videos
 
 
@@ -61,15 +62,27 @@ def _video_dict(video: Any) -> dict[str, Any]:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from video_env.synth.export import frame_count
+
     videos = suite_videos(args.suite)[: args.limit]
-    path = export_videos(
-        videos,
-        args.out,
-        fps=args.fps,
-        size=(args.width, args.height),
-        forms=args.forms,
-        source=args.suite,
-    )
+    bar = None
+    if not args.quiet:
+        tqdm = require("tqdm", "core", "progress bars").tqdm
+        total = sum(frame_count(v, args.fps) for v in videos)
+        bar = tqdm(total=total, unit="frame", desc=f"export {len(videos)} videos")
+    try:
+        path = export_videos(
+            videos,
+            args.out,
+            fps=args.fps,
+            size=(args.width, args.height),
+            forms=args.forms,
+            source=args.suite,
+            on_frames=bar.update if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"wrote {len(videos)} videos and {path}")
     return 0
 
@@ -88,6 +101,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export.add_argument("suite")
     export.add_argument("--out", required=True, help="output folder")
     export.add_argument("--fps", type=float, default=2.0)
+    export.add_argument("--quiet", action="store_true", help="no progress bar")
     export.add_argument("--width", type=int, default=640)
     export.add_argument("--height", type=int, default=360)
     export.add_argument("--limit", type=int, default=None, help="export the first N videos")

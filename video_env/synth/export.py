@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from video_env.data.jsonl import save_jsonl
@@ -18,11 +18,20 @@ from video_env.video.writer import write_video
 _BATCH = 64
 
 
-def _rendered(video: SynthVideo, fps: float, size: Resize) -> Iterator[FrameArray]:
-    n = max(1, round(video.duration * fps))
+def frame_count(video: SynthVideo, fps: float) -> int:
+    """Frames the export writes for ``video`` at ``fps``."""
+    return max(1, round(video.duration * fps))
+
+
+def _rendered(
+    video: SynthVideo, fps: float, size: Resize, on_frames: Callable[[int], None] | None
+) -> Iterator[FrameArray]:
+    n = frame_count(video, fps)
     for start in range(0, n, _BATCH):
         times = [min(k / fps, video.duration) for k in range(start, min(n, start + _BATCH))]
         yield from video.frames(times, size=size)
+        if on_frames is not None:
+            on_frames(len(times))
 
 
 def export_videos(
@@ -33,6 +42,7 @@ def export_videos(
     size: tuple[int, int] = (640, 360),
     forms: Iterable[Form] = FORMS,
     source: str = "synth",
+    on_frames: Callable[[int], None] | None = None,
 ) -> Path:
     """Write each video to ``out_dir/<id>.mp4`` and all questions to ``annotations.jsonl``.
 
@@ -47,6 +57,7 @@ def export_videos(
         size: Box the frames fit in (even sides are kept even).
         forms: Question forms to write.
         source: ``source`` field of the samples.
+        on_frames: Called with the number of frames of each rendered batch (progress).
 
     Returns:
         The path of the annotation file.
@@ -59,7 +70,7 @@ def export_videos(
     exported = []
     for video in videos:
         path = out / f"{video.id}.mp4"
-        write_video(path, _rendered(video, fps, _even_size(video, size)), fps)
+        write_video(path, _rendered(video, fps, _even_size(video, size), on_frames), fps)
         exported += [
             s.replace(video=str(path), meta={**s.meta, "exported_fps": fps})
             for s in video_samples(video, forms, source=source)

