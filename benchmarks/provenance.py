@@ -2,8 +2,11 @@
 
 The provenance is the WHOLE :class:`~benchmarks.config.BenchConfig` (so a field added to
 the config enters it with no change here), the versions of the packages that change
-results, the source tree's git commit, and a digest of the samples (questions, options,
-answers, evidence windows). Two runs with equal fingerprints would write the same records.
+results, a digest of the code that runs (the contents of the ``video_env``, ``policies``
+and ``benchmarks`` packages: a change to the README or a new commit that leaves the code
+alone does not invalidate a results folder) and a digest of the samples (questions,
+options, answers, evidence windows). Two runs with equal fingerprints would write the same
+records.
 """
 
 from __future__ import annotations
@@ -49,8 +52,7 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
     record = {
         "config": as_dict,
         "versions": {name: _version(name) for name in names},
-        "git_commit": git_commit(),
-        "uncommitted_code": uncommitted_code(),
+        "code": code_digest(),
         "samples": samples_digest(samples),
     }
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
@@ -112,13 +114,27 @@ def git_commit() -> str | None:
     return out.strip() or None if out else None
 
 
-def uncommitted_code() -> str | None:
-    """A hash of the uncommitted changes to the code packages ("" when there are none).
+#: The packages whose code produces records.
+CODE_PACKAGES = ("video_env", "policies", "benchmarks")
+_CODE_SUFFIXES = (".py", ".txt", ".md", ".jinja")
 
-    Only ``video_env``, ``policies`` and ``benchmarks``: editing the README or docs does
-    not change results. None outside git.
+
+@cache
+def code_digest() -> str:
+    """A hash of the source files of :data:`CODE_PACKAGES` (code and prompt templates).
+
+    Read from the files themselves, so it is the same in a git checkout, an installed
+    wheel or a tree with uncommitted edits, and it ignores everything outside the code.
     """
-    diff = _git("diff", "HEAD", "--", "video_env", "policies", "benchmarks")
-    if diff is None:
-        return None
-    return hashlib.blake2b(diff.encode(), digest_size=8).hexdigest() if diff else ""
+    return tree_digest(Path(__file__).resolve().parent.parent)
+
+
+def tree_digest(root: Path) -> str:
+    """A hash of the code and prompt files of :data:`CODE_PACKAGES` under ``root``."""
+    digest = hashlib.blake2b(digest_size=8)
+    for package in CODE_PACKAGES:
+        for path in sorted((root / package).rglob("*")):
+            if path.suffix in _CODE_SUFFIXES and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()

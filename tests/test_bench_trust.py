@@ -319,3 +319,16 @@ def test_summary_csv_does_not_depend_on_installed_extras(tmp_path: Path) -> None
     assert (tmp_path / "without" / "summary.csv").read_bytes() == (
         tmp_path / "with" / "summary.csv"
     ).read_bytes()
+
+
+def test_the_code_digest_follows_the_code_not_the_docs(tmp_path: Path) -> None:
+    from benchmarks.provenance import tree_digest
+
+    (tmp_path / "video_env").mkdir()
+    (tmp_path / "video_env" / "envs.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("numbers\n")
+    before = tree_digest(tmp_path)
+    (tmp_path / "README.md").write_text("other numbers\n")
+    assert tree_digest(tmp_path) == before
+    (tmp_path / "video_env" / "envs.py").write_text("x = 2\n")
+    assert tree_digest(tmp_path) != before
