@@ -1,7 +1,10 @@
 import os
+import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Model-output caches of the test session live in a temporary folder, never in ~/.cache.
+os.environ.setdefault("VIDEO_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="video-env-test-cache-"))
 
 import pytest
 
@@ -18,3 +21,12 @@ def coded_video(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("videos") / "coded.mp4"
     write_video(path, coded_frames(CODED_FRAMES), CODED_FPS, gop=24)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_clip_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random open_clip model saved in open_clip's local-dir layout."""
+    pytest.importorskip("open_clip")
+    from video_env.backends.testing_clip import tiny_open_clip
+
+    return str(tiny_open_clip(tmp_path_factory.mktemp("models") / "tiny-clip"))
