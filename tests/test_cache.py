@@ -166,3 +166,18 @@ def test_policies_on_one_dataset_caption_each_level1_clip_once(tmp_path: Path) -
     }
     assert inner.calls == len(clips)
     assert 0 < len(clips) < len(names) * len(samples) * 2
+
+
+def test_cache_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from video_env.cli import main
+
+    folder = tmp_path / "c"
+    cache = DiskCache(folder)
+    cache.set(cache_key("caption", {"a": 1}), "x")
+    cache.set(cache_key("vlm", {"a": 1}), "y")
+    assert main(["cache", "info", "--dir", str(folder)]) == 0
+    assert "entries: 2  (caption 1, vlm 1, clip 0, judge 0)" in capsys.readouterr().out
+    assert main(["cache", "clear", "--dir", str(folder), "--kind", "vlm"]) == 0
+    assert main(["cache", "clear", "--dir", str(folder)]) == 0
+    assert "removed 1 vlm entries" in capsys.readouterr().out
+    assert DiskCache(folder).info().entries == 0
