@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
-from video_env.backends.base import CLIP, Captioner, FrameBatch, similarities
+from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
@@ -93,7 +93,8 @@ class ClipQueryEnv(VideoQAEnv):
     explored, trajectory``.
 
     ## Arguments
-    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``dataset``, ``perception``, ``vlm``, ``captioner``, ``clip``, ``judge``,
+    ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
     :class:`~video_env.envs.base.VideoQAEnv`); ``initial_frames`` (5), ``max_rounds``
     (3), ``max_frames`` (32 seen frames in all, the initial ones included),
@@ -110,8 +111,11 @@ class ClipQueryEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | None = None,
-        judge: Judge | None = None,
+        perception: Perception | str | None = None,
+        vlm: VLM | str | None = None,
+        captioner: Captioner | str | None = None,
+        clip: CLIP | str | None = None,
+        judge: Judge | str | None = None,
         initial_frames: int = 5,
         max_rounds: int = 3,
         max_frames: int = 32,
@@ -130,6 +134,9 @@ class ClipQueryEnv(VideoQAEnv):
         super().__init__(
             dataset,
             perception=perception,
+            vlm=vlm,
+            captioner=captioner,
+            clip=clip,
             judge=judge,
             max_invalid_actions=max_invalid_actions,
             invalid_action_penalty=invalid_action_penalty,
@@ -139,7 +146,7 @@ class ClipQueryEnv(VideoQAEnv):
         _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
         if not candidate_fps > 0 or caption_resolution < 1 or caption_max_tokens < 1:
             raise ConfigError("candidate_fps, caption_resolution, caption_max_tokens must be > 0")
-        self.perception.require("captioner", "clip")
+        self.perception = self.perception.for_roles("captioner", "clip")
         self.initial_frames = initial_frames
         self.max_rounds = max_rounds
         self.max_frames = max_frames

@@ -7,7 +7,7 @@ from typing import Any
 
 from video_env.envs.perception import Perception
 from video_env.metrics.cost import Cost
-from video_env.metrics.judges import Judge, grade_answer
+from video_env.metrics.judges import Grade, Judge, grade_answer
 from video_env.metrics.localization import gtou, iou
 from video_env.types import Interval, VideoQA
 
@@ -49,6 +49,7 @@ class EpisodeTracker:
     frames_shown: int = 0
     vlm_readings: list[tuple[float, bool | None]] = field(default_factory=list)
     done: bool = False
+    judge_errors: list[str] = field(default_factory=list)
     _start_usage: Cost = field(default_factory=Cost)
     _last_usage: Cost = field(default_factory=Cost)
 
@@ -61,8 +62,22 @@ class EpisodeTracker:
 
     def reading(self, answer: str, confidence: float, judge: Judge | None = None) -> None:
         """Record a VLM answer and its confidence, graded (for reliability diagrams only)."""
-        grade = grade_answer(self.sample, answer, judge)
+        grade = self.grade(answer, judge)
         self.vlm_readings.append((float(confidence), grade.correct if grade else None))
+
+    def grade(self, answer: str | None, judge: Judge | None) -> Grade | None:
+        """Grade an answer; a judge that fails is recorded (``judge_errors``), not raised.
+
+        Returns ``None`` for a sample without a known answer or a failed judgement (the
+        episode is then ungraded).
+        """
+        from video_env.metrics.llm_judge import JudgeError
+
+        try:
+            return grade_answer(self.sample, answer, judge)
+        except JudgeError as exc:
+            self.judge_errors.append(str(exc))
+            return None
 
     def step_cost(self) -> Cost:
         """Perception cost since the previous call."""
@@ -95,10 +110,10 @@ class EpisodeTracker:
     ) -> dict[str, Any]:
         """Grade the answer and build ``info["episode"]``."""
         self.done = True
-        grade = grade_answer(self.sample, answer, judge)
+        grade = self.grade(answer, judge)
         gt = self.sample.gt_intervals
         cost = self.total_cost()
-        return {
+        record: dict[str, Any] = {
             "sample_id": self.sample.id,
             "answer": answer,
             "correct": grade.correct if grade is not None else None,
@@ -123,3 +138,7 @@ class EpisodeTracker:
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],
         }
+        if self.judge_errors:  # the answer stays ungraded (correct None), the run goes on
+            record["judge_error"] = self.judge_errors[-1]
+            record["judge_errors"] = len(self.judge_errors)
+        return record
