@@ -1,0 +1,150 @@
+"""Server-bound throughput with ``--concurrency`` and the speed-up of a repeated episode.
+
+Run: ``python -m benchmarks.perf.concurrency [--episodes 64] [--latency 0.1]``
+
+1. Against the local fake OpenAI server (in its own process, so that its CPU does not
+   share this process's GIL) answering every request after a fixed latency (100 ms by
+   default), episodes per second of the ``blind-llm`` policy (one LLM call
+   per episode, as a server-bound agent) with the thread executor at ``--concurrency 16``
+   against the serial executor, on the same jobs in the same process (target >= 12x:
+   latency-bound, ideally 16x).
+2. A ClipQuery episode (reset, three retrieval queries, answer) with a real (tiny,
+   random) OpenCLIP, first with an empty disk cache and then repeated by a fresh backend
+   (as a second run or policy would): wall time of each and the speed-up from the cache
+   (every frame's feature a cache hit). With a larger CLIP the saving grows with the
+   model's forward time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from benchmarks.config import BenchConfig
+from benchmarks.run import run_benchmark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=64, help="episodes per executor")
+    parser.add_argument("--latency", type=float, default=0.1, help="server latency (s)")
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _concurrency(args.episodes, args.latency, args.concurrency)
+    _repeated_episode()
+
+
+_SERVER = """
+import sys
+from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply
+reply = chat_reply('{"answer": "A", "window": [0, 10]}', delay_s=float(sys.argv[1]))
+with FakeOpenAIServer(default=reply) as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+    print(len(server.requests), flush=True)
+"""
+
+
+@contextlib.contextmanager
+def _server(latency: float) -> Iterator[tuple[str, list[int]]]:
+    """The fake server in a child process: (base URL, [requests served] after exit)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    served: list[int] = []
+    try:
+        yield proc.stdout.readline().strip(), served
+    finally:
+        proc.stdin.close()
+        served.append(int(proc.stdout.readline() or 0))
+        proc.wait(timeout=30)
+
+
+def _concurrency(episodes: int, latency: float, concurrency: int) -> None:
+    with _server(latency) as (url, served), tempfile.TemporaryDirectory() as tmp:
+        os.environ["VIDEO_ENV_LLM_BASE_URL"] = url
+        os.environ["VIDEO_ENV_LLM_API_KEY"] = "sk-fake"
+        seeds = tuple(range(max(1, episodes // 12)))
+        config = BenchConfig(
+            suite="synth-tiny",
+            envs=("zoom",),
+            policies=("blind-llm",),
+            llm="openai:fake",
+            seeds=seeds,
+        )
+        n_jobs = 12 * len(seeds)
+        timings = {}
+        # Warm-up (imports, samples, the first env) outside the timings.
+        run_benchmark(config, Path(tmp) / "warm", executor="serial", plots=False)
+        for name, executor, workers in (
+            ("serial", "serial", 1),
+            (f"--concurrency {concurrency}", "thread", concurrency),
+        ):
+            out = Path(tmp) / name.replace(" ", "_")
+            start = time.perf_counter()
+            run_benchmark(config, out, executor=executor, workers=workers, plots=False)
+            timings[name] = time.perf_counter() - start
+    calls = served[0]
+    serial, threaded = timings["serial"], timings[f"--concurrency {concurrency}"]
+    print(f"{n_jobs} blind-llm episodes on zoom, fake server latency {latency * 1e3:.0f} ms "
+          f"({calls} requests in all)")  # fmt: skip
+    print(f"{'serial':<24} {n_jobs / serial:8.2f} episodes/s")
+    print(f"{f'--concurrency {concurrency}':<24} {n_jobs / threaded:8.2f} episodes/s")
+    print(f"speed-up: {serial / threaded:.1f}x (target >= 12x)")
+
+
+def _repeated_episode() -> None:
+    from video_env.actions.types import AnswerAction, QueryAction, SegmentQuery
+    from video_env.backends.openclip import OpenCLIP
+    from video_env.backends.simulated import SimulatedCaptioner
+    from video_env.backends.testing_clip import tiny_open_clip
+    from video_env.cache import DiskCache
+    from video_env.envs.clip_query import ClipQueryEnv
+    from video_env.envs.perception import Perception
+    from video_env.synth import load_suite
+
+    samples = load_suite("synth-tiny")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = str(tiny_open_clip(Path(tmp) / "clip"))
+        cache = DiskCache(Path(tmp) / "cache")
+
+        def episode() -> int:
+            clip = OpenCLIP(model, cache=cache)  # a fresh backend: nothing in memory
+            env = ClipQueryEnv(
+                samples, perception=Perception(captioner=SimulatedCaptioner(), clip=clip)
+            )
+            env.reset(seed=0, options={"index": 0})
+            for segment in (1, 3, 5):
+                env.step(QueryAction((SegmentQuery(segment, "a sign with a word"),)))
+            env.step(AnswerAction("A"))
+            return clip.computed_frames
+
+        OpenCLIP(model, cache=None).text_features(["load the model"])
+        computed: list[int] = []
+        cold = _time(lambda: computed.append(episode()))
+        warm = min(_time(lambda: computed.append(episode())) for _ in range(3))
+    print(f"ClipQuery episode with tiny OpenCLIP: first {cold * 1e3:.1f} ms "
+          f"({computed[0]} features computed), repeated {warm * 1e3:.1f} ms "
+          f"({computed[-1]} computed): {cold / warm:.1f}x from the disk cache")  # fmt: skip
+
+
+def _time(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()
