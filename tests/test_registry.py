@@ -146,3 +146,17 @@ def test_real_vlm_specs_resolve_through_part_a(tmp_path: Path) -> None:
     frames = FrameBatch(video, np.array([1.0, 2.0]), video.size._replace(width=56, height=56))
     first = vlm.answer(frames, "What is shown?")
     assert vlm.answer(frames, "What is shown?") == first and vlm.hits == 1
+
+
+def test_a_stand_in_for_a_missing_video_is_labelled_simulated(tmp_path: Path) -> None:
+    import dataclasses
+
+    from video_env.envs.zoom import ZoomEnv
+
+    sample = load_suite("synth-tiny")[0]
+    missing = dataclasses.replace(sample, video=str(tmp_path / "missing.mp4"))
+    env = ZoomEnv([missing], vlm=RealishVLM(), standin_missing_videos=True)
+    _, info = env.reset(seed=0)
+    assert info["simulated"] is True  # real backends, but they see a synthetic stand-in
+    _, info = ZoomEnv([sample], vlm=RealishVLM()).reset(seed=0)
+    assert info["simulated"] is False

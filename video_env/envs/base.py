@@ -127,7 +127,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 backend.episode_seed = episode_seed
         self._close_video()
         self._video = self.perception.video_for(sample, self.standin_missing_videos)
-        self._episode = EpisodeTracker(sample, self.perception)
+        standin = isinstance(self._video, SynthVideo) and not isinstance(sample.video, SynthVideo)
+        self._episode = EpisodeTracker(sample, self.perception, standin=standin)
         self._last_error = ""
         self._last_times = np.zeros(0)
         self._begin(sample)
@@ -279,7 +280,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             "last_action_error": self._last_error,
             "invalid_actions": episode.invalid_actions,
             "legal_actions": [] if episode.done else self._legal_kinds(),
-            "simulated": self.perception.simulated,
+            "simulated": episode.simulated,
             "step_cost": episode.steps[-1].cost if episode.steps else {},
         }
 

@@ -38,10 +38,13 @@ class EpisodeTracker:
     Args:
         sample: The episode's sample (never shown to policies).
         perception: The env's backends; their usage is snapshotted at the start.
+        standin: Whether the backends perceive a simulated stand-in of a missing video
+            (the episode is then labelled simulated, whatever the backends).
     """
 
     sample: VideoQA
     perception: Perception
+    standin: bool = False
     turns: int = 0
     invalid_actions: int = 0
     explored: list[tuple[Interval, str]] = field(default_factory=list)
@@ -55,6 +58,11 @@ class EpisodeTracker:
 
     def __post_init__(self) -> None:
         self._start_usage = self._last_usage = self.perception.usage()
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the episode's perception is simulated (a backend, or a stand-in video)."""
+        return self.standin or self.perception.simulated
 
     def explore(self, window: Interval, kind: str) -> None:
         """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""
@@ -133,7 +141,7 @@ class EpisodeTracker:
             "visual_tokens": cost.visual_tokens,
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
-            "simulated": self.perception.simulated,
+            "simulated": self.simulated,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],
