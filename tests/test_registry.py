@@ -160,3 +160,16 @@ def test_a_stand_in_for_a_missing_video_is_labelled_simulated(tmp_path: Path) ->
     assert info["simulated"] is True  # real backends, but they see a synthetic stand-in
     _, info = ZoomEnv([sample], vlm=RealishVLM()).reset(seed=0)
     assert info["simulated"] is False
+
+
+def test_missing_extras_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from video_env.errors import BackendNotInstalled
+
+    monkeypatch.setitem(sys.modules, "open_clip", None)  # as if not installed
+    with pytest.raises(BackendNotInstalled, match=r"video-env\[models\]"):
+        validate_spec("clip", "open_clip:ViT-B-32")
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(BackendNotInstalled, match=r"video-env\[llm\]"):
+        validate_spec("vlm", "openai:gpt-4o")
