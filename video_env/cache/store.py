@@ -14,11 +14,12 @@ The directory is ``$VIDEO_ENV_CACHE_DIR`` or ``~/.cache/video-env``; the size ca
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,9 +107,11 @@ class DiskCache:
         diskcache = require("diskcache", "models", "the disk cache of model outputs")
         self.directory = Path(directory) if directory is not None else default_directory()
         self.size_limit = size_limit if size_limit is not None else default_size_limit()
-        self._cache = diskcache.Cache(
-            str(self.directory), size_limit=self.size_limit, tag_index=True, timeout=60
-        )
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with _opening(self.directory):
+            self._cache = diskcache.Cache(
+                str(self.directory), size_limit=self.size_limit, tag_index=True, timeout=60
+            )
         self.hits = 0
         self.misses = 0
 
@@ -157,6 +160,27 @@ class DiskCache:
     def close(self) -> None:
         """Close the SQLite connections (reopened on next use)."""
         self._cache.close()
+
+
+@contextlib.contextmanager
+def _opening(directory: Path) -> Iterator[None]:
+    """Serialise opening the cache across processes (an OS file lock).
+
+    Opening writes settings and creates the tag index; SQLite may refuse such schema
+    writes from several processes starting at once ("database is locked") instead of
+    waiting, so openers take turns. Reads and writes afterwards need no such lock.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        yield
+        return
+    with (directory / "open.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 _SHARED: dict[tuple[int, str], DiskCache] = {}
