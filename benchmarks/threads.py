@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from benchmarks.config import BenchConfig
@@ -27,8 +27,6 @@ def execute_threads(
     config: dict[str, Any], jobs: Sequence[Job], concurrency: int
 ) -> Iterator[dict[str, Any]]:
     """Yield each job's record as it finishes, with at most ``concurrency`` in flight.
-
-    Jobs are submitted as slots free up (bounded memory for long runs).
 
     Raises:
         ConfigError: If ``concurrency`` < 1.
@@ -44,17 +42,13 @@ def execute_threads(
             worker = local.worker = Worker(cfg)
         return worker.run(job)
 
-    pending: set[Future[dict[str, Any]]] = set()
-    queue = iter(jobs)
+    # Every job goes to the pool's queue at once: N threads take them as they free up,
+    # whatever the consumer (logging with fsync) is doing, so N stay in flight.
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="episode") as pool:
-        for job in queue:
-            pending.add(pool.submit(run, job))
-            if len(pending) >= concurrency:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
+        futures = [pool.submit(run, job) for job in jobs]
+        try:
+            for future in as_completed(futures):
                 yield future.result()
-                following = next(queue, None)
-                if following is not None:
-                    pending.add(pool.submit(run, following))
+        finally:
+            for future in futures:  # an interrupted run stops queued episodes
+                future.cancel()
