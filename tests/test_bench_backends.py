@@ -81,6 +81,7 @@ def test_llm_judge_failures_are_recorded_and_the_run_goes_on(
     assert json.loads((tmp_path / "run.json").read_text())["backends"]["judge"] == "openai:judge"
 
 
+@pytest.mark.slow
 def test_real_tiny_models_run_every_env_unsimulated(tmp_path: Path, tiny_clip_dir: str) -> None:
     """After the merge with part A: every env on tiny real models, labelled not simulated."""
     pytest.importorskip("video_env.backends.transformers_vlm")
