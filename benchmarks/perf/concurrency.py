@@ -13,6 +13,8 @@ Run: ``python -m benchmarks.perf.concurrency [--episodes 64] [--latency 0.1]``
    (as a second run or policy would): wall time of each and the speed-up from the cache
    (every frame's feature a cache hit). With a larger CLIP the saving grows with the
    model's forward time.
+3. Likewise a Zoom episode (captions of every 60 s clip, three evaluations, answer) on the
+   tiny random Qwen2.5-VL through ``qwen2.5-vl:PATH`` (when ``TransformersVLM`` is there).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _concurrency(args.episodes, args.latency, args.concurrency)
     _repeated_episode()
+    _repeated_zoom_episode()
 
 
 _SERVER = """
@@ -144,6 +147,51 @@ def _repeated_episode() -> None:
     print(f"ClipQuery episode with tiny OpenCLIP: first {cold * 1e3:.1f} ms "
           f"({computed[0]} features computed), repeated {warm * 1e3:.1f} ms "
           f"({computed[-1]} computed): {cold / warm:.1f}x from the disk cache")  # fmt: skip
+
+
+def _repeated_zoom_episode() -> None:
+    """A Zoom episode on the tiny Qwen2.5-VL (captions + evaluations through the cache)."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("video_env.backends.transformers_vlm") is None:
+        print("Zoom episode with tiny Qwen2.5-VL: skipped (no TransformersVLM in this version)")
+        return
+    from video_env.actions.types import AnswerAction, EvaluateAction
+    from video_env.backends.registry import make_backend
+    from video_env.cache import CachedCaptioner, CachedVLM
+    from video_env.envs.perception import Perception
+    from video_env.envs.zoom import ZoomEnv
+    from video_env.synth import load_suite
+    from video_env.types import Interval
+
+    samples = load_suite("synth-tiny")
+    previous = os.environ.get("VIDEO_ENV_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["VIDEO_ENV_CACHE_DIR"] = str(Path(tmp) / "cache")  # an empty cache
+        testing = importlib.import_module("video_env.backends.testing")
+        spec = f"qwen2.5-vl:{testing.tiny_qwen2_5_vl(Path(tmp) / 'qwen')}"
+
+        def episode() -> int:
+            vlm, captioner = make_backend("vlm", spec), make_backend("captioner", spec)
+            assert isinstance(vlm, CachedVLM) and isinstance(captioner, CachedCaptioner)
+            env = ZoomEnv(samples, perception=Perception(vlm=vlm, captioner=captioner))
+            env.reset(seed=0, options={"index": 0})
+            env.step(EvaluateAction((Interval(0, 60), Interval(60, 80), Interval(80, 85))))
+            env.step(AnswerAction("A", Interval(60, 80)))
+            return vlm.misses + captioner.misses
+
+        cold_misses: list[int] = []
+        cold = _time(lambda: cold_misses.append(episode()))
+        warm_misses: list[int] = []
+        warm = min(_time(lambda: warm_misses.append(episode())) for _ in range(3))
+    if previous is None:
+        del os.environ["VIDEO_ENV_CACHE_DIR"]
+    else:
+        os.environ["VIDEO_ENV_CACHE_DIR"] = previous
+    print(f"Zoom episode with tiny Qwen2.5-VL: first {cold * 1e3:.1f} ms ({cold_misses[0]} "
+          f"model calls), repeated {warm * 1e3:.1f} ms ({warm_misses[-1]} model calls): "
+          f"{cold / warm:.1f}x from the disk cache")  # fmt: skip
 
 
 def _time(fn: Callable[[], object]) -> float:
