@@ -102,3 +102,24 @@ def test_real_tiny_models_run_every_env_unsimulated(tmp_path: Path, tiny_clip_di
     assert not any(r["simulated"] for r in recs) and not any(r.get("error") for r in recs)
     assert "SIMULATED" not in (out / "summary.md").read_text()
     assert os.path.exists(out / "summary.csv")
+
+
+def test_concurrent_episodes_ride_out_a_rate_limit_storm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("openai")
+    from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply, error_reply
+
+    storm = [error_reply(429, "rate limited")] * 4  # the first requests of 4 episodes at once
+    reply = chat_reply('{"answer": "A", "window": [0, 10]}')
+    with FakeOpenAIServer(storm, default=reply) as server:
+        monkeypatch.setenv("VIDEO_ENV_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("VIDEO_ENV_LLM_API_KEY", "sk-test")
+        args = [*ARGS, "--envs", "zoom", "--policies", "blind-llm", "--limit", "4"]
+        assert (
+            main([*args, "--llm", "openai:fake", "--concurrency", "4", "--out", str(tmp_path)]) == 0
+        )
+        statuses = len(server.requests)
+    recs = records(tmp_path)
+    assert len(recs) == 4 and not any(r.get("error") for r in recs)  # retried, then answered
+    assert statuses >= 8 and all(r["llm_calls"] >= 1 for r in recs)
