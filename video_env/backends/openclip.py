@@ -91,7 +91,9 @@ class OpenCLIP:
         model: Built-in model name, a local folder (config + weights) or ``hf-hub:org/repo``.
         pretrained: Pretrained tag or checkpoint file (built-in names only); ``None``:
             random weights for a built-in name, the folder's weights for a folder.
-        device: Torch device.
+        device: Torch device; ``"auto"``: CUDA when available, else CPU. Not part of
+            ``config``: features from CPU and GPU agree to float tolerance and share the
+            cache.
         precision: open_clip precision (``"fp32"``, ``"fp16"``, ``"bf16"``, ...).
         batch_size: Frames per forward pass.
         cache: A :class:`~video_env.cache.store.DiskCache`, ``"shared"`` (the process's
@@ -110,7 +112,7 @@ class OpenCLIP:
         model: str = "ViT-B-32",
         pretrained: str | None = None,
         *,
-        device: str = "cpu",
+        device: str = "auto",
         precision: str = "fp32",
         batch_size: int = 32,
         cache: CacheArg = "shared",
@@ -121,6 +123,9 @@ class OpenCLIP:
         self.pretrained = (
             os.path.abspath(pretrained) if pretrained and os.path.isfile(pretrained) else pretrained
         )
+        if device == "auto":
+            torch = require("torch", "models", "the OpenCLIP backend")
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         self.precision = precision
         self.batch_size = batch_size
