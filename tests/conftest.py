@@ -1,10 +1,7 @@
 import os
-import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# Model-output caches of the test session live in a temporary folder, never in ~/.cache.
-os.environ.setdefault("VIDEO_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="video-env-test-cache-"))
 
 import pytest
 
@@ -21,6 +18,13 @@ def coded_video(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("videos") / "coded.mp4"
     write_video(path, coded_frames(CODED_FRAMES), CODED_FPS, gop=24)
     return str(path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_output_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Model-output caches of the test session live in pytest's temporary folders."""
+    if not os.environ.get("VIDEO_ENV_CACHE_DIR"):
+        os.environ["VIDEO_ENV_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
 
 
 @pytest.fixture(scope="session")
