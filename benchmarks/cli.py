@@ -13,6 +13,7 @@ from benchmarks.jobs import validate
 from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
+from video_env.errors import ConfigError
 
 DEFAULT_OUT = "runs"
 
@@ -32,11 +33,19 @@ def _run(args: argparse.Namespace) -> int:
         limit=args.limit,
         perception=args.perception,
         text_embedder=args.text_embedder,
+        vlm=args.vlm,
+        captioner=args.captioner,
+        clip=args.clip,
+        judge=args.judge,
     )
     validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
     workers = args.workers or local_cores()
     executor = args.executor or ("process" if workers > 1 else "serial")
+    if args.concurrency is not None:  # N episodes in flight in this process (threads)
+        if args.executor not in (None, "thread"):
+            raise ConfigError("--concurrency runs the thread executor; drop --executor")
+        executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
     bar = _progress(args.quiet)
     try:
@@ -182,12 +191,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--policies", nargs="+", default=["all"], help="names, or all")
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip
-    parser.add_argument("--perception", default="simulated", choices=["simulated"])
     parser.add_argument(
         "--text-embedder", default=DEFAULT_TEXT_EMBEDDER, choices=TEXT_EMBEDDERS,
         help="text embedder of the offline reasoner and simulated CLIP (default: "
         f"{DEFAULT_TEXT_EMBEDDER}, on every machine; minilm needs the models extra)",
     )  # fmt: skip
+    parser.add_argument(
+        "--perception",
+        default="simulated",
+        choices=["simulated"],
+        help="default of the roles not named below",
+    )
+    parser.add_argument(
+        "--vlm",
+        default="simulated",
+        help="VLM: simulated, "
+        "qwen2.5-vl:PATH_OR_ID, transformers:PATH_OR_ID, openai:MODEL, a folder",
+    )
+    parser.add_argument("--captioner", help="captioner spec (default: the VLM if real)")
+    parser.add_argument(
+        "--clip", default="simulated", help="CLIP: simulated, open_clip:NAME[:PRETRAINED], a folder"
+    )
+    parser.add_argument(
+        "--judge",
+        help="judge of open answers: exact (default), embedding, "
+        "or an LLM spec, e.g. openai:gpt-4o-mini (FALCON-Bench's protocol)",
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--limit", type=int, help="first N samples only")
     parser.add_argument("--out", help=f"results folder (default: {DEFAULT_OUT}/<suite>); "
@@ -197,6 +226,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--workers", type=int,
                         help="processes (default: the cores this process may use)")  # fmt: skip
     parser.add_argument("--executor", choices=EXECUTORS, help="default: process if workers > 1")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help="episodes in flight in one process (thread executor; for LLM/VLM servers)",
+    )
     parser.add_argument("--ray-address", help="Ray cluster address (default: local Ray)")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

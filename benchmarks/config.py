@@ -11,7 +11,7 @@ from video_env.backends.text import TEXT_EMBEDDERS
 from video_env.errors import ConfigError
 
 ENV_KINDS = ("pacing", "zoom", "clip_query")
-EXECUTORS = ("serial", "process", "ray")
+EXECUTORS = ("serial", "process", "ray", "thread")
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,16 @@ class BenchConfig:
         limit: Samples to keep (the first ``limit``).
         max_steps: Steps after which an episode is abandoned.
         standin_missing_videos: With real backends, stand in for missing video files.
-        perception: Perception backends; only ``"simulated"`` exists so far (real VLM
-            backends are a later milestone).
         text_embedder: Text embedder of the offline reasoner and the simulated CLIP
             (``lexical``, the default, or ``minilm``); never chosen by what is installed.
+        perception: Default of every perception role not named below; only
+            ``"simulated"``.
+        vlm: VLM spec (``video_env.backends.registry``: ``simulated``,
+            ``qwen2.5-vl:PATH_OR_ID``, ``transformers:...``, ``openai:MODEL``, a folder).
+        captioner: Captioner spec; ``None``: the VLM when it is a real model, else
+            simulated.
+        clip: CLIP spec (``simulated``, ``open_clip:NAME[:PRETRAINED]``, a folder).
+        judge: Judge of open answers: ``None``/``exact``, ``embedding`` or an LLM spec.
         extra: Free-form notes kept in ``run.json``.
     """
 
@@ -51,6 +57,10 @@ class BenchConfig:
     standin_missing_videos: bool = True
     perception: str = "simulated"
     text_embedder: str = "lexical"
+    vlm: str = "simulated"
+    captioner: str | None = None
+    clip: str = "simulated"
+    judge: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -69,6 +79,25 @@ class BenchConfig:
             )
         if self.perception != "simulated":
             raise ConfigError(f"perception {self.perception!r} is not available; known: simulated")
+        from video_env.backends.registry import parse_spec
+
+        for role, spec in self.perception_specs().items():
+            parse_spec(role, spec)  # unknown names fail here; nothing is loaded
+
+    def perception_specs(self) -> dict[str, str]:
+        """The spec of each perception role (the captioner's default resolved)."""
+        from video_env.backends.registry import spec_is_simulated
+
+        captioner = self.captioner
+        if captioner is None:
+            captioner = "simulated" if spec_is_simulated("vlm", self.vlm) else self.vlm
+        return {"vlm": self.vlm, "captioner": captioner, "clip": self.clip}
+
+    def simulated_roles(self) -> list[str]:
+        """Perception roles served by the simulator."""
+        from video_env.backends.registry import spec_is_simulated
+
+        return [r for r, s in self.perception_specs().items() if spec_is_simulated(r, s)]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

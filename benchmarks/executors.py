@@ -23,10 +23,11 @@ def execute(
     """Yield the record of every job as it finishes (in any order).
 
     Args:
-        name: ``serial``, ``process`` or ``ray``.
+        name: ``serial``, ``process``, ``ray`` or ``thread``.
         config: The run's :class:`BenchConfig` as a dict.
         jobs: Jobs to run.
-        workers: Processes (``process``) or CPUs requested (``ray``).
+        workers: Processes (``process``), CPUs requested (``ray``) or episodes in flight
+            (``thread``, see :mod:`benchmarks.threads`).
         ray_address: A Ray cluster address (``None``: a local Ray instance).
 
     Raises:
@@ -38,6 +39,10 @@ def execute(
         yield from _process(config, jobs, workers)
     elif name == "ray":
         yield from _ray(config, jobs, workers, ray_address)
+    elif name == "thread":
+        from benchmarks.threads import execute_threads
+
+        yield from execute_threads(config, jobs, workers)
     else:
         raise UnknownNameError("executor", name, EXECUTORS)
 

@@ -87,6 +87,12 @@ def validate(config: BenchConfig) -> None:
         _check_envs(config, names)
     if config.llm and not config.llm.startswith("local:"):
         make_llm(config.llm)  # a missing key or extra fails here, not in every worker
+    from video_env.backends.registry import make_judge, validate_spec
+
+    for role, spec in config.perception_specs().items():
+        validate_spec(role, spec)  # a missing extra or uncached weights fail here
+    if config.judge not in (None, "exact", "embedding") and not config.judge.startswith("local:"):
+        make_judge(config.judge)  # a missing key fails here
     if config.dataset is None:
         from video_env.synth import get_suite
 
@@ -130,6 +136,13 @@ class Worker:
         self.config = config
         self.samples = samples_for(config)
         self.llm = make_llm(config.llm) if config.llm else None
+        from video_env.backends.registry import make_judge
+
+        self.judge = make_judge(config.judge) if config.judge else None
+        # Roles named by a spec (the default, simulated, is each env's own).
+        self.backend_specs: dict[str, Any] = {
+            role: spec for role, spec in config.perception_specs().items() if spec != "simulated"
+        }
         self._policies: dict[str, policies.Policy] = {}
         self._envs: dict[tuple[str, str], gym.Env[Any, Any]] = {}
 
@@ -146,7 +159,11 @@ class Worker:
         key = (kind, repr(sorted(kwargs.items())))
         if key not in self._envs:
             self._envs[key] = _ENV_CLASSES[kind](
-                self.samples, standin_missing_videos=self.config.standin_missing_videos, **kwargs
+                self.samples,
+                standin_missing_videos=self.config.standin_missing_videos,
+                judge=self.judge,
+                **self.backend_specs,
+                **kwargs,
             )
         return self._envs[key]
 

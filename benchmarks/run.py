@@ -241,10 +241,9 @@ def _run_meta(
         "workers": workers,
         "episodes": episodes,
         "started": _now(),
-        "perception": config.perception,
-        "simulated_backends": ["vlm", "captioner", "clip"]
-        if config.perception == "simulated"
-        else [],
+        "perception": "simulated" if config.simulated_roles() else "real",
+        "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
+        "simulated_backends": config.simulated_roles(),
         "text_embedder": config.text_embedder,
         "llm": config.llm,
         "versions": _versions(),

@@ -34,3 +34,19 @@ def checker_warnings() -> Callable[..., list[str]]:
         return [str(w.message) for w in caught]
 
     return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_output_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Model-output caches of the test session live in pytest's temporary folders."""
+    if not os.environ.get("VIDEO_ENV_CACHE_DIR"):
+        os.environ["VIDEO_ENV_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
+
+
+@pytest.fixture(scope="session")
+def tiny_clip_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random open_clip model saved in open_clip's local-dir layout."""
+    pytest.importorskip("open_clip")
+    from video_env.backends.testing_clip import tiny_open_clip
+
+    return str(tiny_open_clip(tmp_path_factory.mktemp("models") / "tiny-clip"))

@@ -10,8 +10,10 @@ import gymnasium as gym
 import numpy as np
 
 from video_env.actions.types import Action, AnswerAction, InvalidAction, describe_action
+from video_env.backends.base import CLIP, VLM, Captioner
+from video_env.backends.registry import make_judge
 from video_env.envs.episode import EpisodeTracker
-from video_env.envs.perception import Perception
+from video_env.envs.perception import Perception, resolve_perception
 from video_env.envs.render import render_ansi, render_rgb
 from video_env.envs.spaces import fraction_to_window
 from video_env.errors import ConfigError, InvalidActionError
@@ -54,8 +56,14 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
 
     Args:
         dataset: Samples, a suite name, or ``None`` for ``synth-quick``.
-        perception: Backends; default: the simulated offline set.
-        judge: Judge of open answers (default: normalised exact match).
+        perception: Backends (a :class:`Perception` or ``"simulated"``); default: the
+            simulated offline set.
+        vlm: A VLM backend or spec string (``"qwen2.5-vl:PATH"``, ``"openai:MODEL"``,
+            ``"simulated"``; see :mod:`video_env.backends.registry`) replacing that role.
+        captioner: A captioner or spec (default with a real ``vlm`` spec: the same model).
+        clip: A CLIP or spec (``"open_clip:NAME[:PRETRAINED]"``, a folder).
+        judge: Judge of open answers, or a spec: ``"exact"`` (default: normalised exact
+            match), ``"embedding"``, or an LLM spec for FALCON-Bench's LLM judge.
         max_invalid_actions: Invalid actions allowed; one more ends the episode (truncated).
         invalid_action_penalty: Reward of an invalid action (subtracted).
         standin_missing_videos: With real backends, replace a missing video file by a
@@ -69,8 +77,11 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | None = None,
-        judge: Judge | None = None,
+        perception: Perception | str | None = None,
+        vlm: VLM | str | None = None,
+        captioner: Captioner | str | None = None,
+        clip: CLIP | str | None = None,
+        judge: Judge | str | None = None,
         max_invalid_actions: int = 3,
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
@@ -81,8 +92,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         if max_invalid_actions < 0:
             raise ConfigError("max_invalid_actions must be >= 0")
         self.samples = resolve_dataset(dataset)
-        self.perception = perception or Perception.offline()
-        self.judge = judge
+        self.perception = resolve_perception(perception, vlm=vlm, captioner=captioner, clip=clip)
+        self.judge: Judge | None = make_judge(judge) if isinstance(judge, str) else judge
         self.max_invalid_actions = max_invalid_actions
         self.invalid_action_penalty = invalid_action_penalty
         self.standin_missing_videos = standin_missing_videos
@@ -116,7 +127,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 backend.episode_seed = episode_seed
         self._close_video()
         self._video = self.perception.video_for(sample, self.standin_missing_videos)
-        self._episode = EpisodeTracker(sample, self.perception)
+        standin = isinstance(self._video, SynthVideo) and not isinstance(sample.video, SynthVideo)
+        self._episode = EpisodeTracker(sample, self.perception, standin=standin)
         self._last_error = ""
         self._last_times = np.zeros(0)
         self._begin(sample)
@@ -257,9 +269,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         return gtou(gt, window) if gt else 0.0
 
     def _correct(self, text: str) -> bool:
-        from video_env.metrics.judges import grade_answer
-
-        grade = grade_answer(self.sample, text, self.judge)
+        grade = self._require_episode_or_done().grade(text, self.judge)
         return bool(grade and grade.correct)
 
     def _info(self) -> dict[str, Any]:
@@ -270,7 +280,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             "last_action_error": self._last_error,
             "invalid_actions": episode.invalid_actions,
             "legal_actions": [] if episode.done else self._legal_kinds(),
-            "simulated": self.perception.simulated,
+            "simulated": episode.simulated,
             "step_cost": episode.steps[-1].cost if episode.steps else {},
         }
 

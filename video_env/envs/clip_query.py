@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
-from video_env.backends.base import CLIP, Captioner, FrameBatch, similarities
+from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
@@ -109,7 +109,8 @@ class ClipQueryEnv(VideoQAEnv):
     explored, trajectory``.
 
     ## Arguments
-    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``dataset``, ``perception``, ``vlm``, ``captioner``, ``clip``, ``judge``,
+    ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
     :class:`~video_env.envs.base.VideoQAEnv`); ``initial_frames`` (5),
     ``initial_placement`` (``"released"`` or ``"centres"``), ``max_rounds`` (2 retrieval
@@ -128,8 +129,11 @@ class ClipQueryEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | None = None,
-        judge: Judge | None = None,
+        perception: Perception | str | None = None,
+        vlm: VLM | str | None = None,
+        captioner: Captioner | str | None = None,
+        clip: CLIP | str | None = None,
+        judge: Judge | str | None = None,
         initial_frames: int = 5,
         initial_placement: str = "released",
         max_rounds: int = 2,
@@ -149,6 +153,9 @@ class ClipQueryEnv(VideoQAEnv):
         super().__init__(
             dataset,
             perception=perception,
+            vlm=vlm,
+            captioner=captioner,
+            clip=clip,
             judge=judge,
             max_invalid_actions=max_invalid_actions,
             invalid_action_penalty=invalid_action_penalty,
@@ -163,7 +170,7 @@ class ClipQueryEnv(VideoQAEnv):
                 f"initial_placement must be one of {INITIAL_PLACEMENTS}, got {initial_placement!r}"
             )
         self.initial_placement = initial_placement
-        self.perception.require("captioner", "clip")
+        self.perception = self.perception.for_roles("captioner", "clip")
         self.initial_frames = initial_frames
         self.max_rounds = max_rounds
         self.max_frames = max_frames

@@ -7,7 +7,7 @@ from typing import Any
 
 from video_env.envs.perception import Perception
 from video_env.metrics.cost import Cost
-from video_env.metrics.judges import Judge, grade_answer
+from video_env.metrics.judges import Grade, Judge, grade_answer
 from video_env.metrics.localization import gtou, iou
 from video_env.types import Interval, VideoQA
 
@@ -38,10 +38,13 @@ class EpisodeTracker:
     Args:
         sample: The episode's sample (never shown to policies).
         perception: The env's backends; their usage is snapshotted at the start.
+        standin: Whether the backends perceive a simulated stand-in of a missing video
+            (the episode is then labelled simulated, whatever the backends).
     """
 
     sample: VideoQA
     perception: Perception
+    standin: bool = False
     turns: int = 0
     invalid_actions: int = 0
     explored: list[tuple[Interval, str]] = field(default_factory=list)
@@ -49,11 +52,17 @@ class EpisodeTracker:
     frames_shown: int = 0
     vlm_readings: list[tuple[float, bool | None]] = field(default_factory=list)
     done: bool = False
+    judge_errors: list[str] = field(default_factory=list)
     _start_usage: Cost = field(default_factory=Cost)
     _last_usage: Cost = field(default_factory=Cost)
 
     def __post_init__(self) -> None:
         self._start_usage = self._last_usage = self.perception.usage()
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the episode's perception is simulated (a backend, or a stand-in video)."""
+        return self.standin or self.perception.simulated
 
     def explore(self, window: Interval, kind: str) -> None:
         """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""
@@ -61,8 +70,22 @@ class EpisodeTracker:
 
     def reading(self, answer: str, confidence: float, judge: Judge | None = None) -> None:
         """Record a VLM answer and its confidence, graded (for reliability diagrams only)."""
-        grade = grade_answer(self.sample, answer, judge)
+        grade = self.grade(answer, judge)
         self.vlm_readings.append((float(confidence), grade.correct if grade else None))
+
+    def grade(self, answer: str | None, judge: Judge | None) -> Grade | None:
+        """Grade an answer; a judge that fails is recorded (``judge_errors``), not raised.
+
+        Returns ``None`` for a sample without a known answer or a failed judgement (the
+        episode is then ungraded).
+        """
+        from video_env.metrics.llm_judge import JudgeError
+
+        try:
+            return grade_answer(self.sample, answer, judge)
+        except JudgeError as exc:
+            self.judge_errors.append(str(exc))
+            return None
 
     def step_cost(self) -> Cost:
         """Perception cost since the previous call."""
@@ -95,10 +118,10 @@ class EpisodeTracker:
     ) -> dict[str, Any]:
         """Grade the answer and build ``info["episode"]``."""
         self.done = True
-        grade = grade_answer(self.sample, answer, judge)
+        grade = self.grade(answer, judge)
         gt = self.sample.gt_intervals
         cost = self.total_cost()
-        return {
+        record: dict[str, Any] = {
             "sample_id": self.sample.id,
             "answer": answer,
             "correct": grade.correct if grade is not None else None,
@@ -118,8 +141,12 @@ class EpisodeTracker:
             "visual_tokens": cost.visual_tokens,
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
-            "simulated": self.perception.simulated,
+            "simulated": self.simulated,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],
         }
+        if self.judge_errors:  # the answer stays ungraded (correct None), the run goes on
+            record["judge_error"] = self.judge_errors[-1]
+            record["judge_errors"] = len(self.judge_errors)
+        return record

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
-from video_env.backends.base import FrameBatch, similarities
+from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
 from video_env.envs.perception import Perception
@@ -90,7 +90,8 @@ class PacingEnv(VideoQAEnv):
     Gymnasium requires to be deterministic; the episode runner measures it.)
 
     ## Arguments
-    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``dataset``, ``perception``, ``vlm``, ``captioner``, ``clip``, ``judge``,
+    ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
     :class:`~video_env.envs.base.VideoQAEnv`); ``rules`` (:class:`PacingRules`),
     ``pixel_observations`` (default False), ``sensors`` (subset of ``("vlm", "clip")``,
@@ -104,8 +105,11 @@ class PacingEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | None = None,
-        judge: Judge | None = None,
+        perception: Perception | str | None = None,
+        vlm: VLM | str | None = None,
+        captioner: Captioner | str | None = None,
+        clip: CLIP | str | None = None,
+        judge: Judge | str | None = None,
         rules: PacingRules | None = None,
         pixel_observations: bool = False,
         sensors: Sequence[str] = ("vlm",),
@@ -118,6 +122,9 @@ class PacingEnv(VideoQAEnv):
         super().__init__(
             dataset,
             perception=perception,
+            vlm=vlm,
+            captioner=captioner,
+            clip=clip,
             judge=judge,
             max_invalid_actions=max_invalid_actions,
             invalid_action_penalty=invalid_action_penalty,
@@ -130,7 +137,7 @@ class PacingEnv(VideoQAEnv):
         self.rules = rules or PacingRules()
         self.pixel_observations = pixel_observations
         self.sensors = tuple(sensors)
-        self.perception.require(*(s for s in self.sensors))
+        self.perception = self.perception.for_roles(*self.sensors)
         self.max_chunks = max_chunks
         self.memory_chars = self.rules.memory_words * 16
         self.action_space = self._make_action_space()

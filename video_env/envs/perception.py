@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from video_env.backends.base import CLIP, VLM, Captioner
@@ -34,6 +35,53 @@ class Perception:
         from video_env.backends.simulated import SimulatedCaptioner, SimulatedCLIP, SimulatedVLM
 
         return cls(SimulatedVLM(seed=seed), SimulatedCaptioner(seed=seed), SimulatedCLIP(seed=seed))
+
+    @classmethod
+    def from_specs(
+        cls,
+        vlm: str | VLM | None = None,
+        captioner: str | Captioner | None = None,
+        clip: str | CLIP | None = None,
+        *,
+        seed: int = 0,
+    ) -> Perception:
+        """Backends by spec string or object (see :mod:`video_env.backends.registry`).
+
+        A role left ``None`` is simulated, except the captioner, which defaults to the VLM
+        when that is a real model (FALCONEye and VideoAgent caption with their VLM).
+        """
+        from video_env.backends.registry import (
+            make_captioner,
+            make_clip,
+            make_vlm,
+            spec_is_simulated,
+        )
+
+        real_vlm = (
+            not spec_is_simulated("vlm", vlm)
+            if isinstance(vlm, str)
+            else isinstance(vlm, Captioner) and not vlm.simulated
+        )
+        if captioner is None and real_vlm:
+            captioner = vlm  # type: ignore[assignment]  # a real VLM object is a Captioner
+        return cls(
+            make_vlm(vlm or "simulated", seed=seed),
+            make_captioner(captioner or "simulated", seed=seed),
+            make_clip(clip or "simulated", seed=seed),
+        )
+
+    def for_roles(self, *roles: str) -> Perception:
+        """A copy holding only ``roles`` (checked present).
+
+        Unused roles then neither cost nor make a result simulated.
+
+        Raises:
+            ConfigError: If a role has no backend.
+        """
+        self.require(*roles)
+        return dataclasses.replace(
+            self, **{r: None for r in ("vlm", "captioner", "clip") if r not in roles}
+        )
 
     @property
     def backends(self) -> list[VLM | Captioner | CLIP]:
@@ -74,3 +122,39 @@ class Perception:
             if not os.path.exists(path):
                 return standin_video(sample)
         return open_video(sample.video)
+
+
+def resolve_perception(
+    perception: Perception | str | None = None,
+    *,
+    vlm: str | VLM | None = None,
+    captioner: str | Captioner | None = None,
+    clip: str | CLIP | None = None,
+) -> Perception:
+    """The env's perception from its arguments.
+
+    ``perception`` may be a :class:`Perception`, ``"simulated"`` or ``None`` (the offline
+    default); ``vlm`` / ``captioner`` / ``clip`` (spec strings or backends) replace those
+    roles.
+
+    Raises:
+        ConfigError: For another ``perception`` string.
+    """
+    if isinstance(perception, str):
+        if perception.strip() != "simulated":
+            raise ConfigError(
+                f"perception {perception!r}: give 'simulated', a Perception, or the roles "
+                "(vlm=, captioner=, clip=) as backend specs"
+            )
+        perception = None
+    if vlm is None and captioner is None and clip is None:
+        return perception or Perception.offline()
+    if perception is None:
+        return Perception.from_specs(vlm, captioner, clip)
+    from video_env.backends.registry import make_captioner, make_clip, make_vlm
+
+    return Perception(
+        make_vlm(vlm) if vlm is not None else perception.vlm,
+        make_captioner(captioner) if captioner is not None else perception.captioner,
+        make_clip(clip) if clip is not None else perception.clip,
+    )

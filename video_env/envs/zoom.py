@@ -12,7 +12,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
-from video_env.backends.base import FrameBatch
+from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
@@ -104,7 +104,8 @@ class ZoomEnv(VideoQAEnv):
     captions count in the totals, not in the first step's ``step_cost``.
 
     ## Arguments
-    ``dataset``, ``perception``, ``judge``, ``max_invalid_actions``,
+    ``dataset``, ``perception``, ``vlm``, ``captioner``, ``clip``, ``judge``,
+    ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
     :class:`~video_env.envs.base.VideoQAEnv`); ``rules`` (:class:`ZoomRules`), ``budget``
     (VLM evaluations, default 45 as FALCONEye Pro; 10 for Flash),
@@ -119,8 +120,11 @@ class ZoomEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | None = None,
-        judge: Judge | None = None,
+        perception: Perception | str | None = None,
+        vlm: VLM | str | None = None,
+        captioner: Captioner | str | None = None,
+        clip: CLIP | str | None = None,
+        judge: Judge | str | None = None,
         rules: ZoomRules | None = None,
         budget: int = BUDGET_PRO,
         max_windows_per_step: int = 8,
@@ -135,6 +139,9 @@ class ZoomEnv(VideoQAEnv):
         super().__init__(
             dataset,
             perception=perception,
+            vlm=vlm,
+            captioner=captioner,
+            clip=clip,
             judge=judge,
             max_invalid_actions=max_invalid_actions,
             invalid_action_penalty=invalid_action_penalty,
@@ -142,7 +149,7 @@ class ZoomEnv(VideoQAEnv):
             render_mode=render_mode,
         )
         _check_settings(budget, max_windows_per_step, gtou_weight, call_cost, caption_max_tokens)
-        self.perception.require("vlm", "captioner")
+        self.perception = self.perception.for_roles("vlm", "captioner")
         self.rules = rules or ZoomRules()
         self.budget = budget
         self.max_windows_per_step = max_windows_per_step

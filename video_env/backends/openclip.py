@@ -1,0 +1,248 @@
+"""OpenCLIP: a real CLIP for ClipQuery retrieval and Pacing's relevance sensor.
+
+Any `open_clip <https://github.com/mlfoundations/open_clip>`_ model: a built-in name with
+a pretrained tag (``OpenCLIP("ViT-B-32", "laion2b_s34b_b79k")``, EVA-CLIP names such as
+``"EVA02-B-16"`` where open_clip has them), a built-in name with a local checkpoint file
+(``pretrained="/ckpt/model.pt"``), a folder holding ``open_clip_config.json`` and weights
+(``OpenCLIP("/models/my-clip")``, open_clip's ``local-dir:`` layout, which
+:func:`video_env.backends.testing_clip.tiny_open_clip` writes), or ``hf-hub:org/repo``.
+
+Image features are computed in batches of ``batch_size`` frames from frames decoded with
+their shorter side at the model's input size (then open_clip's own preprocessing: centre
+crop and normalisation), and each frame's feature is cached on disk under (video
+fingerprint, timestamp, ``config``) — a second episode on a video computes none.
+``computed_frames`` counts the features really computed. Text features are cached in
+memory (an LRU of 4096 texts). ``usage`` counts, per call, every distinct frame asked
+for, cached or not, like the simulated CLIP. Loaded models are shared by every instance
+of the same configuration in a process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env._optional import require
+from video_env.backends.base import normalize_rows
+from video_env.cache.fingerprint import video_fingerprint
+from video_env.cache.store import CacheArg, DiskCache, cache_key, resolve_cache
+from video_env.errors import BackendError, ConfigError
+from video_env.metrics.cost import Cost
+from video_env.video.base import Size, VideoReader
+from video_env.video.resize import Resize
+
+#: Texts whose features are kept in memory.
+TEXT_CACHE_SIZE = 4096
+
+_MODELS: dict[tuple[str, str | None, str, str], tuple[Any, Any, Any]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _load(model: str, pretrained: str | None, device: str, precision: str) -> tuple[Any, Any, Any]:
+    """(model, preprocess, tokenizer), loaded once per process and configuration."""
+    key = (model, pretrained, device, precision)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = _create(model, pretrained, device, precision)
+        return _MODELS[key]
+
+
+def _create(
+    model: str, pretrained: str | None, device: str, precision: str
+) -> tuple[Any, Any, Any]:
+    open_clip = require("open_clip", "models", "the OpenCLIP backend")
+    name = f"local-dir:{model}" if os.path.isdir(model) else model
+    try:
+        net, _, preprocess = open_clip.create_model_and_transforms(
+            name, pretrained=pretrained, device=device, precision=precision
+        )
+        tokenizer = open_clip.get_tokenizer(name)
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise BackendError(_load_error(model, pretrained, exc)) from exc
+    net.eval()
+    return net, preprocess, tokenizer
+
+
+def _load_error(model: str, pretrained: str | None, exc: Exception) -> str:
+    what = f"open_clip model {model!r}" + (f" with pretrained={pretrained!r}" if pretrained else "")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0")
+    hint = (
+        "its weights are not in the local cache and HF_HUB_OFFLINE is set; "
+        if offline
+        else "the weights could not be loaded or downloaded; "
+    )
+    return (
+        f"cannot load {what}: {exc}. If {hint}download them on a machine with internet "
+        "(they land in the Hugging Face cache) or point at local files: "
+        "open_clip:NAME:/path/to/checkpoint.pt, or a folder with open_clip_config.json and "
+        "weights."
+    )
+
+
+class OpenCLIP:
+    """A real CLIP through open_clip (see the module docstring).
+
+    Args:
+        model: Built-in model name, a local folder (config + weights) or ``hf-hub:org/repo``.
+        pretrained: Pretrained tag or checkpoint file (built-in names only); ``None``:
+            random weights for a built-in name, the folder's weights for a folder.
+        device: Torch device; ``"auto"``: CUDA when available, else CPU. Not part of
+            ``config``: features from CPU and GPU agree to float tolerance and share the
+            cache.
+        precision: open_clip precision (``"fp32"``, ``"fp16"``, ``"bf16"``, ...).
+        batch_size: Frames per forward pass.
+        cache: A :class:`~video_env.cache.store.DiskCache`, ``"shared"`` (the process's
+            cache; none when caching is disabled) or ``None`` (no disk cache).
+
+    Raises:
+        BackendNotInstalled: Without open_clip / torch (the ``models`` extra).
+        BackendError: If the model or its weights cannot be loaded (the message says how
+            to point at local weights).
+    """
+
+    simulated = False
+
+    def __init__(
+        self,
+        model: str = "ViT-B-32",
+        pretrained: str | None = None,
+        *,
+        device: str = "auto",
+        precision: str = "fp32",
+        batch_size: int = 32,
+        cache: CacheArg = "shared",
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = os.path.abspath(model) if os.path.isdir(model) else model
+        self.pretrained = (
+            os.path.abspath(pretrained) if pretrained and os.path.isfile(pretrained) else pretrained
+        )
+        if device == "auto":
+            torch = require("torch", "models", "the OpenCLIP backend")
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
+        self.precision = precision
+        self.batch_size = batch_size
+        self._net, self._preprocess, self._tokenizer = _load(
+            self.model, self.pretrained, device, precision
+        )
+        self.input_size = _input_size(self._net)
+        self.cache: DiskCache | None = resolve_cache(cache)
+        self.name = f"open_clip:{model}" + (f":{pretrained}" if pretrained else "")
+        self.usage = Cost()
+        self.computed_frames = 0
+        self._texts: dict[str, npt.NDArray[np.float32]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def config(self) -> dict[str, object]:
+        """What changes the features: model, weights, precision, input size."""
+        weights: object = self.pretrained
+        if self.pretrained and os.path.isfile(self.pretrained):
+            stat = os.stat(self.pretrained)
+            weights = [self.pretrained, stat.st_size, stat.st_mtime_ns]
+        elif os.path.isdir(self.model):
+            weights = _folder_stamp(self.model)
+        return {
+            "backend": "open_clip",
+            "model": self.model,
+            "pretrained": weights,
+            "precision": self.precision,
+            "input_size": list(self.input_size),
+            "frame_decode": "shorter side to input size, open_clip preprocess",
+        }
+
+    def image_features(self, video: VideoReader, times: Sequence[float]) -> npt.NDArray[np.float32]:
+        """Features of the frames at ``times``, ``float32[N, D]`` (rows L2-normalised)."""
+        stamps = [round(float(t), 3) for t in times]
+        unique = list(dict.fromkeys(stamps))
+        with self._lock:
+            self.usage = self.usage + Cost(clip_calls=1, frames=len(unique))
+        if not unique:
+            return np.zeros((0, self.embed_dim), dtype=np.float32)
+        fingerprint, config = video_fingerprint(video), self.config
+        keys = {
+            t: cache_key("clip", {"video": fingerprint, "time": t, "backend": config})
+            for t in unique
+        }
+        found: dict[float, npt.NDArray[np.float32]] = {}
+        for t in unique:
+            cached = self.cache.get(keys[t]) if self.cache is not None else None
+            if isinstance(cached, np.ndarray):
+                found[t] = cached
+        missing = [t for t in unique if t not in found]
+        for start in range(0, len(missing), self.batch_size):
+            chunk = missing[start : start + self.batch_size]
+            for t, feature in zip(chunk, self._encode_frames(video, chunk), strict=True):
+                found[t] = feature
+                if self.cache is not None:
+                    self.cache.set(keys[t], feature)
+        return np.stack([found[t] for t in stamps])
+
+    def text_features(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Features of ``texts``, ``float32[M, D]`` (cached in memory)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._texts]
+        if todo:
+            torch = require("torch", "models", "the OpenCLIP backend")
+            with torch.no_grad():
+                tokens = self._tokenizer(todo).to(self.device)
+                encoded = self._net.encode_text(tokens).float().cpu().numpy()
+            with self._lock:
+                if len(self._texts) + len(todo) > TEXT_CACHE_SIZE:
+                    self._texts.clear()
+                self._texts.update(zip(todo, normalize_rows(encoded), strict=True))
+        if not texts:
+            return np.zeros((0, self.embed_dim), dtype=np.float32)
+        return np.stack([self._texts[t] for t in texts])
+
+    @property
+    def embed_dim(self) -> int:
+        """Feature dimension."""
+        projection = getattr(self._net, "text_projection", None)
+        if projection is not None and hasattr(projection, "shape"):
+            return int(projection.shape[-1])
+        return int(getattr(self._net, "embed_dim", 0) or 0)
+
+    def _encode_frames(self, video: VideoReader, times: list[float]) -> npt.NDArray[np.float32]:
+        torch = require("torch", "models", "the OpenCLIP backend")
+        from PIL import Image
+
+        size = _decode_size(video.size, self.input_size)
+        pixels = video.frames(np.asarray(times), size=Resize.exact(size.width, size.height))
+        batch = torch.stack([self._preprocess(Image.fromarray(frame)) for frame in pixels])
+        with torch.no_grad():
+            features = self._net.encode_image(batch.to(self.device)).float().cpu().numpy()
+        self.computed_frames += len(times)
+        return normalize_rows(features)
+
+
+def _input_size(net: Any) -> Size:
+    size = getattr(getattr(net, "visual", None), "image_size", 224)
+    if isinstance(size, (tuple, list)):
+        return Size(int(size[1]), int(size[0]))
+    return Size(int(size), int(size))
+
+
+def _decode_size(native: Size, target: Size) -> Size:
+    """Native size scaled so that it covers ``target`` with its shorter side (aspect kept)."""
+    scale = max(target.width / native.width, target.height / native.height)
+    return Size(
+        max(target.width, round(native.width * scale)),
+        max(target.height, round(native.height * scale)),
+    )
+
+
+def _folder_stamp(folder: str) -> list[object]:
+    stamp: list[object] = []
+    for entry in sorted(os.listdir(folder)):
+        path = os.path.join(folder, entry)
+        if os.path.isfile(path):
+            stat = os.stat(path)
+            stamp.append([entry, stat.st_size, stat.st_mtime_ns])
+    return stamp

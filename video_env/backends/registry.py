@@ -1,0 +1,273 @@
+"""Perception backends and judges by name: spec strings resolved lazily.
+
+Specs (CLI ``--vlm/--captioner/--clip/--judge``, env arguments ``vlm=``, ``captioner=``,
+``clip=``, ``judge=``):
+
+==============================  ==============================================================
+``simulated``                   the offline simulator (SIMULATED; docs/simulator.md)
+``qwen2.5-vl:PATH_OR_ID``       :class:`~video_env.backends.transformers_vlm.TransformersVLM`
+``transformers:PATH_OR_ID``     the same (any transformers chat VLM)
+``openai:MODEL``                :class:`~video_env.backends.openai_vlm.OpenAIVLM`; server from
+                                ``$VIDEO_ENV_VLM_BASE_URL`` (else the client's default)
+``open_clip:NAME[:PRETRAINED]`` :class:`~video_env.backends.openclip.OpenCLIP` (PRETRAINED: a
+                                tag or a checkpoint file)
+a folder                        ``--clip``: an open_clip folder; ``--vlm``/``--captioner``: a
+                                transformers model folder
+==============================  ==============================================================
+
+Judges: ``exact`` (normalised exact match, the default), ``embedding`` (sentence
+embeddings), or any LLM spec of :func:`~video_env.backends.llm.make_llm` (``openai:MODEL``,
+``local:PATH``, a bare model name) for FALCON-Bench's LLM judge.
+
+Nothing heavy is imported until a spec is resolved. Models are loaded once per process
+and spec; every :func:`make_backend` call returns a fresh light wrapper around the shared
+model (its own ``usage``, so each env and worker thread counts its own costs) that caches
+outputs on disk (:mod:`video_env.cache`). A Hugging Face id whose weights are not in the
+local cache fails at once under ``HF_HUB_OFFLINE=1`` with how to point at a local folder.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from video_env.backends.base import CLIP, VLM, Captioner
+from video_env.errors import BackendError, ConfigError, UnknownNameError
+
+#: Perception roles.
+ROLES = ("vlm", "captioner", "clip")
+#: Spec kinds per role.
+KINDS = {
+    "vlm": ("simulated", "qwen2.5-vl", "transformers", "openai"),
+    "captioner": ("simulated", "qwen2.5-vl", "transformers", "openai"),
+    "clip": ("simulated", "open_clip"),
+}
+#: Environment variable with the base URL of an OpenAI-compatible VLM server.
+VLM_BASE_URL_ENV = "VIDEO_ENV_VLM_BASE_URL"
+
+Backend = VLM | Captioner | CLIP
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A parsed spec.
+
+    Attributes:
+        kind: ``simulated``, ``transformers``, ``openai`` or ``open_clip``.
+        target: Model id, path or name (empty for ``simulated``).
+        pretrained: open_clip's pretrained tag or checkpoint (``None`` otherwise).
+    """
+
+    kind: str
+    target: str = ""
+    pretrained: str | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """Whether this is the simulator."""
+        return self.kind == "simulated"
+
+
+def parse_spec(role: str, spec: str) -> BackendSpec:
+    """Parse a spec for ``role`` (see the module docstring).
+
+    Raises:
+        UnknownNameError: For an unknown role or kind.
+        ConfigError: For a spec without a model, or a folder that does not exist.
+    """
+    if role not in ROLES:
+        raise UnknownNameError("perception role", role, ROLES)
+    text = spec.strip()
+    if text == "simulated":
+        return BackendSpec("simulated")
+    kind, sep, rest = text.partition(":")
+    if sep and kind in KINDS[role] and not os.path.exists(text):
+        if not rest:
+            raise ConfigError(f"{role} spec {spec!r} names no model")
+        if kind == "open_clip":
+            return _parse_open_clip(rest)
+        return BackendSpec("transformers" if kind == "qwen2.5-vl" else kind, rest)
+    if os.path.isdir(os.path.expanduser(text)):
+        folder = os.path.abspath(os.path.expanduser(text))
+        return BackendSpec("open_clip" if role == "clip" else "transformers", folder)
+    if text.startswith(("/", "./", "../", "~")):
+        raise ConfigError(f"{role} spec {spec!r}: no such folder")
+    raise UnknownNameError(f"{role} backend", text, [f"{k}:..." for k in KINDS[role]])
+
+
+def _parse_open_clip(rest: str) -> BackendSpec:
+    prefix = ""
+    for schema in ("hf-hub:", "local-dir:"):
+        if rest.startswith(schema):
+            prefix, rest = schema, rest[len(schema) :]
+    name, _, pretrained = rest.partition(":")
+    return BackendSpec("open_clip", prefix + name, pretrained or None)
+
+
+def spec_is_simulated(role: str, spec: str | None) -> bool:
+    """Whether ``spec`` (``None``: the default, simulated) names the simulator."""
+    return spec is None or parse_spec(role, spec).simulated
+
+
+# -- building ----------------------------------------------------------------------------
+
+_MODELS: dict[BackendSpec, Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _import(module: str, cls: str) -> Callable[..., Any]:
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            raise ConfigError(f"{module} is not part of this video-env version") from exc
+        raise
+    factory: Callable[..., Any] = getattr(loaded, cls)
+    return factory
+
+
+def check_local_weights(model: str) -> None:
+    """Fail fast when ``model`` is a Hub id whose files are not cached and the Hub is offline.
+
+    Raises:
+        BackendError: Naming the id, ``HF_HUB_OFFLINE`` and how to pass a local folder.
+    """
+    if os.path.isdir(os.path.expanduser(model)):
+        return
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("", "0", "false", "False"):
+        return  # the Hub is reachable (or the user's machine will say so)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return
+    if isinstance(try_to_load_from_cache(model, "config.json"), str):
+        return
+    raise BackendError(
+        f"the weights of {model!r} are not in the local Hugging Face cache and "
+        "HF_HUB_OFFLINE is set, so they cannot be downloaded. On a machine with internet run "
+        f"`huggingface-cli download {model} --local-dir DIR`, then pass the folder: "
+        "qwen2.5-vl:DIR (or unset HF_HUB_OFFLINE to download)."
+    )
+
+
+def _load_model(spec: BackendSpec) -> Any:
+    """The shared (heavy) model of a VLM spec, built once per process."""
+    with _MODELS_LOCK:
+        if spec not in _MODELS:
+            if spec.kind == "transformers":
+                check_local_weights(spec.target)
+                factory = _import("video_env.backends.transformers_vlm", "TransformersVLM")
+                _MODELS[spec] = factory(model=spec.target)
+            elif spec.kind == "openai":
+                factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
+                _MODELS[spec] = factory(spec.target, base_url=os.environ.get(VLM_BASE_URL_ENV))
+            else:  # pragma: no cover - parse_spec admits no other kind here
+                raise ConfigError(f"not a VLM spec: {spec}")
+        return _MODELS[spec]
+
+
+def make_backend(role: str, spec: str | Backend, *, seed: int = 0) -> Backend:
+    """The backend ``spec`` names for ``role`` (a backend object is returned as is).
+
+    Real VLMs and captioners come wrapped in
+    :class:`~video_env.cache.wrappers.CachedVLM` / :class:`CachedCaptioner` (disk cache,
+    own usage); OpenCLIP caches its features itself.
+
+    Raises:
+        UnknownNameError, ConfigError: For a bad spec.
+        BackendNotInstalled: Naming the extra to install.
+        BackendError: If weights cannot be found or loaded (with how to fix it).
+    """
+    if not isinstance(spec, str):
+        return spec
+    parsed = parse_spec(role, spec)
+    if parsed.simulated:
+        from video_env.backends import simulated
+
+        classes = {
+            "vlm": simulated.SimulatedVLM,
+            "captioner": simulated.SimulatedCaptioner,
+            "clip": simulated.SimulatedCLIP,
+        }
+        backend: Backend = classes[role](seed=seed)
+        return backend
+    if parsed.kind == "open_clip":
+        from video_env.backends.openclip import OpenCLIP
+
+        return OpenCLIP(parsed.target, parsed.pretrained)
+    from video_env.cache.wrappers import CachedCaptioner, CachedVLM
+
+    model = _load_model(parsed)
+    return CachedVLM(model) if role == "vlm" else CachedCaptioner(model)
+
+
+def make_vlm(spec: str | VLM, *, seed: int = 0) -> VLM:
+    """:func:`make_backend` for the ``vlm`` role."""
+    return cast(VLM, make_backend("vlm", spec, seed=seed))
+
+
+def make_captioner(spec: str | Captioner, *, seed: int = 0) -> Captioner:
+    """:func:`make_backend` for the ``captioner`` role."""
+    return cast(Captioner, make_backend("captioner", spec, seed=seed))
+
+
+def make_clip(spec: str | CLIP, *, seed: int = 0) -> CLIP:
+    """:func:`make_backend` for the ``clip`` role."""
+    return cast(CLIP, make_backend("clip", spec, seed=seed))
+
+
+def validate_spec(role: str, spec: str | None) -> None:
+    """Check a spec without loading anything heavy (module present, local weights found).
+
+    Raises:
+        UnknownNameError, ConfigError, BackendNotInstalled, BackendError: As
+            :func:`make_backend` would, but early.
+    """
+    if spec is None:
+        return
+    parsed = parse_spec(role, spec)
+    from video_env._optional import require
+
+    if parsed.kind == "open_clip":
+        require("open_clip", "models", "the OpenCLIP backend")
+    elif parsed.kind == "transformers":
+        require("transformers", "models", "the transformers VLM backend")
+        check_local_weights(parsed.target)
+        _require_module("video_env.backends.transformers_vlm")
+    elif parsed.kind == "openai":
+        require("openai", "llm", "the OpenAI-compatible VLM backend")
+        _require_module("video_env.backends.openai_vlm")
+
+
+def _require_module(module: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(f"{module} is not part of this video-env version")
+
+
+def make_judge(spec: str | None) -> Any:
+    """The judge ``spec`` names: ``exact``, ``embedding`` or an LLM spec (None: exact).
+
+    Raises:
+        ConfigError, BackendNotInstalled: From the LLM factory.
+    """
+    from video_env.metrics.judges import EmbeddingJudge, ExactMatchJudge
+
+    if spec is None or spec.strip() in ("", "exact"):
+        return ExactMatchJudge()
+    if spec.strip() == "embedding":
+        from video_env.backends.text import default_text_embedder
+
+        return EmbeddingJudge(default_text_embedder())
+    from video_env.backends.llm import make_llm
+    from video_env.metrics.llm_judge import LLMJudge
+
+    llm = make_llm(spec)
+    if llm is None:  # pragma: no cover - a non-empty spec always names an LLM
+        raise ConfigError(f"judge spec {spec!r} names no LLM")
+    return LLMJudge(llm)

@@ -1,0 +1,49 @@
+"""``video-env cache info|clear``: the disk cache of model outputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from video_env.cache.store import KINDS, DiskCache
+
+
+def _open(args: argparse.Namespace) -> DiskCache:
+    return DiskCache(args.dir) if args.dir else DiskCache()
+
+
+def _info(args: argparse.Namespace) -> int:
+    info = _open(args).info()
+    if args.json:
+        print(json.dumps(asdict(info), indent=2))
+        return 0
+    print(f"cache: {info.directory}")
+    print(f"entries: {info.entries}  ({', '.join(f'{k} {n}' for k, n in info.by_kind.items())})")
+    print(f"size: {info.bytes / 1e6:.1f} MB of {info.size_limit / 1e9:.1f} GB")
+    return 0
+
+
+def _clear(args: argparse.Namespace) -> int:
+    removed = _open(args).clear(args.kind)
+    print(f"removed {removed} {args.kind or 'cached'} entries")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``cache`` subcommand."""
+    parser = subparsers.add_parser(
+        "cache",
+        help="the disk cache of captions, VLM answers, CLIP features and judge verdicts",
+        description="Folder: $VIDEO_ENV_CACHE_DIR or ~/.cache/video-env; size cap: "
+        "$VIDEO_ENV_CACHE_SIZE_GB (default 8); VIDEO_ENV_CACHE=off disables caching.",
+    )
+    actions = parser.add_subparsers(dest="cache_action", metavar="ACTION", required=True)
+    info = actions.add_parser("info", help="folder, entries per kind, size")
+    info.add_argument("--dir", help="cache folder (default: the configured one)")
+    info.add_argument("--json", action="store_true", help="print JSON")
+    info.set_defaults(func=_info)
+    clear = actions.add_parser("clear", help="remove cached entries")
+    clear.add_argument("--dir", help="cache folder (default: the configured one)")
+    clear.add_argument("--kind", choices=KINDS, help="only this kind (default: all)")
+    clear.set_defaults(func=_clear)
