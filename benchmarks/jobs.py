@@ -9,8 +9,9 @@ import gymnasium as gym
 
 import policies
 from benchmarks.config import BenchConfig
-from video_env.backends.llm import make_llm
+from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
+from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
 _ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
@@ -80,7 +81,9 @@ def validate(config: BenchConfig) -> None:
     """
     policy_names(config)
     if config.llm and not config.llm.startswith("local:"):
-        make_llm(config.llm)  # a missing key or extra fails here, not in every worker
+        llm = make_llm(config.llm)  # a missing key or extra fails here, not in every worker
+        if llm is not None:
+            check_llm_answers(llm)
     if config.dataset is None:
         from video_env.synth import get_suite
 
@@ -89,6 +92,28 @@ def validate(config: BenchConfig) -> None:
         from video_env import data
 
         data.get_loader(config.dataset)
+
+
+#: HTTP statuses that say the LLM settings are wrong (key, permission, model or URL).
+SETTINGS_STATUSES = (401, 403, 404)
+
+
+def check_llm_answers(llm: LLM) -> None:
+    """Fail fast when the LLM server refuses the settings (one request of a few tokens).
+
+    Without this, a wrong key gives a whole run of offline-fallback episodes. Other
+    failures (timeouts, 5xx) are left to the run, which records them per episode.
+
+    Raises:
+        ConfigError: On HTTP 401, 403 or 404.
+    """
+    try:
+        llm.chat([{"role": "user", "content": "Reply with the word OK."}], max_tokens=2)
+    except LLMCallError as exc:
+        if exc.status in SETTINGS_STATUSES:
+            raise ConfigError(
+                f"{exc}; check the API key, the model name and the base URL of --llm"
+            ) from None
 
 
 def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import subprocess
@@ -82,7 +83,7 @@ def _run_locked(
 ) -> RunResult:
     _check_same_config(folder, config)
     log = EpisodeLog(folder)
-    done = {r["job"] for r in log.load()}
+    done = {r["job"] for r in log.load(repair=True)}
     samples = samples_for(config)
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
@@ -163,17 +164,35 @@ def _exclusive(folder: Path) -> Iterator[None]:
 
 
 def _check_same_config(folder: Path, config: BenchConfig) -> None:
-    meta_path = folder / RUN_JSON
-    if not meta_path.exists():
+    if not (folder / RUN_JSON).exists():
         return
-    import json
-
-    previous = json.loads(meta_path.read_text(encoding="utf-8"))
+    previous = read_run_json(folder)
     if previous.get("fingerprint") != config.fingerprint():
         raise ConfigError(
             f"{folder} holds a run of another configuration; choose another --out "
             "(or delete the folder)"
         )
+
+
+def read_run_json(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``run.json`` of a results folder.
+
+    Raises:
+        ConfigError: If it is missing, empty, truncated, not UTF-8 or not a JSON object.
+    """
+    path = Path(folder) / RUN_JSON
+    try:
+        value = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} is missing: not a results folder") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(
+            f"{path} is damaged ({type(exc).__name__}: {str(exc)[:80]}); restore it from a "
+            "backup, or choose another --out"
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path} is damaged (a JSON {type(value).__name__}, not an object)")
+    return value
 
 
 def _run_meta(config: BenchConfig, executor: str, workers: int, episodes: int) -> dict[str, Any]:
@@ -192,10 +211,25 @@ def _run_meta(config: BenchConfig, executor: str, workers: int, episodes: int) -
         else [],
         "text_embedder": resolve_text_embedder(),
         "llm": config.llm,
+        "llm_client": _llm_client(config.llm),
         "versions": _versions(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "git_commit": _git_commit(),
+    }
+
+
+def _llm_client(spec: str | None) -> dict[str, Any] | None:
+    """Timeout and retries of an OpenAI-compatible LLM (from its spec, else the defaults)."""
+    if not spec or spec.startswith("local:"):
+        return None
+    from video_env.backends.llm import openai_compatible
+    from video_env.backends.llm.factory import split_llm_spec
+
+    _, options = split_llm_spec(spec)
+    return {
+        "timeout_s": options.get("timeout_s", openai_compatible.DEFAULT_TIMEOUT_S),
+        "max_retries": options.get("max_retries", openai_compatible.DEFAULT_MAX_RETRIES),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -13,7 +14,7 @@ import numpy as np
 COLUMNS = (
     "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
     "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
-    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_wall_s",
+    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_wall_s", "llm_reply_failures",
 )  # fmt: skip
 CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "mean_gtou")
 BOOTSTRAP_SAMPLES = 1000
@@ -48,17 +49,43 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+#: Suffix of the policy name of episodes in which no LLM call succeeded although the
+#: policy asked (their decisions all came from the policy's offline fallback).
+FALLBACK_SUFFIX = " (offline fallback)"
+
+
+def policy_label(record: dict[str, Any]) -> str:
+    """The policy name a record is shown under.
+
+    An LLM policy whose every LLM call in the episode failed (``llm_reply_failures`` but no
+    successful ``llm_calls``) ran on its offline fallback: its result is not the LLM
+    policy's and is shown as ``"<policy> (offline fallback)"``.
+    """
+    policy = str(record["policy"])
+    if _count(record.get("llm_reply_failures")) and not _count(record.get("llm_calls")):
+        return policy + FALLBACK_SUFFIX
+    return policy
+
+
+def _count(value: Any) -> int:
+    """An integer count from a record field (anything else: 0)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return int(value) if ok else 0
+
+
 def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (env, policy) with the columns of :data:`COLUMNS`.
 
     Accuracy is over episodes whose answer is known (``correct`` not None); failed
     episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
     mean episode return (every step's reward, invalid-action penalties included); ``score``
-    is the judge's 0-5 score.
+    is the judge's 0-5 score. ``llm_reply_failures`` sums the LLM replies the policy
+    could not use (failed calls, unusable text); episodes that ran wholly on an offline
+    fallback get their own row (see :func:`policy_label`).
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(r["env"], r["policy"])].append(r)
+        groups[(r["env"], policy_label(r))].append(r)
     rows = []
     for (env, policy), rs in sorted(groups.items()):
         graded = [r for r in rs if r.get("correct") is not None]
@@ -85,6 +112,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rs
             ),
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
+            "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),
         })  # fmt: skip
     return rows
 
@@ -93,7 +121,7 @@ def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Accuracy and GToU per (env, policy, category)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(r["env"], r["policy"], str(r.get("category") or "(none)"))].append(r)
+        groups[(r["env"], policy_label(r), str(r.get("category") or "(none)"))].append(r)
     return [
         {
             "env": env,
