@@ -92,22 +92,22 @@ def test_think_act_split_and_well_formed() -> None:
 
 
 # The issue's adversarial replies, scaled to 1 MB.
-ADVERSARIAL = {
-    "braces": "{",
-    "calls": "speed(",
-    "think-act blocks": "</think><memory></memory><action></action>",
-    "think text": "<think>" + "lorem ipsum " * 8,
-    "nested json": '{"action": ',
-    "brackets in a call": "answer(" + "()" * 10,
-    "quotes in a call": 'evaluate([0, "',
+ADVERSARIAL = {  # (prefix, unit repeated after it)
+    "braces": ("", "{"),
+    "calls": ("", "speed("),
+    "think-act blocks": ("<think>", "</think><memory></memory><action></action>"),
+    "think text": ("<think>", "lorem ipsum "),
+    "nested json": ("", '{"action": '),
+    "brackets in a call": ("", "answer(" + "()" * 10),
+    "quotes in a call": ("", 'evaluate([0, "'),
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(ADVERSARIAL))
 def test_one_megabyte_of_adversarial_text_parses_fast(kind: str) -> None:
-    unit = ADVERSARIAL[kind]
-    text = (unit * (2**20 // len(unit) + 1))[: 2**20]
+    prefix, unit = ADVERSARIAL[kind]
+    text = (prefix + unit * (2**20 // len(unit) + 1))[: 2**20]
     for action_set in SETS:
         start = time.process_time()
         with contextlib.suppress(ActionParseError):

@@ -23,14 +23,15 @@ from video_env.actions.base import ActionSet
 from video_env.actions.parsing import ActionParseError
 
 SIZES = {"1 KB": 2**10, "16 KB": 2**14, "256 KB": 2**18, "1 MB": 2**20}
+#: Reply kinds: (prefix, unit repeated after it).
 REPLIES = {
-    "braces": "{",
-    "unclosed calls": "speed( evaluate( query(",
-    "think-act tags": "</think><memory></memory><action></action>",
-    "unclosed think": "<think>" + "let me think about it. " * 8,
-    "nested json": '{"action": ',
-    "brackets in a call": "answer(" + "([{}])" * 4,
-    "prose + action": "The clip shows a person walking. " * 4 + 'answer("B", [10, 20]) ',
+    "braces": ("", "{"),
+    "unclosed calls": ("", "speed( evaluate( query("),
+    "think-act tags": ("<think>", "</think><memory></memory><action></action>"),
+    "unclosed think": ("<think>", "let me think about it. "),
+    "nested json": ("", '{"action": '),
+    "brackets in a call": ("", "answer(" + "([{}])" * 4),
+    "prose + action": ("", "The clip shows a person walking. " * 4 + 'answer("B", [10, 20]) '),
 }
 SETS: dict[str, ActionSet] = {  # type: ignore[type-arg]
     "Pacing": PacingActionSet(),
@@ -39,9 +40,9 @@ SETS: dict[str, ActionSet] = {  # type: ignore[type-arg]
 }
 
 
-def reply(unit: str, size: int) -> str:
-    """``unit`` repeated to exactly ``size`` characters."""
-    return (unit * (size // len(unit) + 1))[:size]
+def reply(prefix: str, unit: str, size: int) -> str:
+    """``prefix`` then ``unit`` repeated, to exactly ``size`` characters."""
+    return (prefix + unit * (size // len(unit) + 1))[:size]
 
 
 def parse_seconds(action_set: ActionSet, text: str, repeats: int) -> float:  # type: ignore[type-arg]
@@ -64,9 +65,11 @@ def main() -> None:
     print(header + f"{'ratio':>8}")
     worst = 0.0
     for set_name, action_set in SETS.items():
-        for kind, unit in REPLIES.items():
+        for kind, (prefix, unit) in REPLIES.items():
             per_kb = [
-                parse_seconds(action_set, reply(unit, size), args.repeats) / (size / 1024) * 1e6
+                parse_seconds(action_set, reply(prefix, unit, size), args.repeats)
+                / (size / 1024)
+                * 1e6
                 for size in SIZES.values()
             ]
             ratio = per_kb[-1] / per_kb[0]
