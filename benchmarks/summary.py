@@ -21,7 +21,8 @@ BOOTSTRAP_SAMPLES = 1000
 
 
 def _mean(values: Iterable[float | None]) -> float:
-    kept = [float(v) for v in values if v is not None]
+    """Mean of the numbers among ``values`` (``None`` and hand-edited non-numbers skipped)."""
+    kept = [float(v) for v in values if isinstance(v, (int, float))]
     return float(np.mean(kept)) if kept else float("nan")
 
 
@@ -109,7 +110,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_vlm_calls": _mean(r.get("vlm_calls") for r in rs),
             "mean_llm_calls": _mean(r.get("llm_calls") for r in rs),
             "mean_llm_tokens": _mean(
-                (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rs
+                _count(r.get("prompt_tokens")) + _count(r.get("completion_tokens")) for r in rs
             ),
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
             "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),

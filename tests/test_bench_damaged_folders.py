@@ -53,6 +53,14 @@ def test_report_never_shortens_the_log(run: Path, capsys: pytest.CaptureFixture[
     assert (run / "episodes.jsonl").read_bytes() == data
 
 
+def test_hand_edited_fields_do_not_break_the_report(run: Path) -> None:
+    parts = lines(run)
+    record = json.loads(parts[0])
+    record.update(gtou="n/a", turns=None, prompt_tokens="lots", wall_s=[1])
+    rewrite(run, [json.dumps(record).encode(), *parts[1:]])
+    assert main(["bench", "report", str(run), "--no-plots"]) == 0
+
+
 def test_only_a_partial_last_line_is_repaired_and_only_by_a_run(run: Path) -> None:
     data = (run / "episodes.jsonl").read_bytes()
     (run / "episodes.jsonl").write_bytes(data + b'{"job": "pacing|pacing-4x|half-wri')
