@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
         videos=args.videos,
         envs=tuple(ENV_KINDS if "all" in args.envs else args.envs),
         policies=tuple(args.policies),
-        llm=args.llm,
+        llm=_llm_spec(args),
         seeds=tuple(args.seeds),
         limit=args.limit,
         perception=args.perception,
@@ -49,11 +53,13 @@ def _run(args: argparse.Namespace) -> int:
     print(header(config, out, executor, workers), flush=True)
     bar = _progress(args.quiet)
     try:
-        result = run_benchmark(
-            config, out, executor=executor, workers=workers, ray_address=args.ray_address,
-            plots=not args.no_plots, fresh=args.fresh, progress=bar.update if bar else None,
-            on_plan=bar.plan if bar else None,
-        )  # fmt: skip
+        with _warnings_as_lines():
+            result = run_benchmark(
+                config, out, executor=executor, workers=workers, ray_address=args.ray_address,
+                plots=not args.no_plots, fresh=args.fresh,
+                progress=bar.update if bar else None,
+                on_plan=bar.plan if bar else None,
+            )  # fmt: skip
     finally:
         if bar:
             bar.close()
@@ -61,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
     print(to_markdown(result.rows, BRIEF))
+    _warn_llm_failures(result.rows)
     return 0
 
 
@@ -106,6 +113,30 @@ def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
 #: worker start-up, and an estimate from them can be hours off.
 ESTIMATE_AFTER = 10
 _FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+
+
+def _llm_spec(args: argparse.Namespace) -> str | None:
+    """``--llm`` with ``--llm-timeout`` / ``--llm-retries`` folded in as spec options."""
+    from video_env.backends.llm.factory import with_llm_options
+    from video_env.errors import ConfigError
+
+    if args.llm_timeout is None and args.llm_retries is None:
+        return args.llm  # type: ignore[no-any-return]
+    if not args.llm:
+        raise ConfigError("--llm-timeout and --llm-retries need --llm")
+    return with_llm_options(args.llm, timeout_s=args.llm_timeout, max_retries=args.llm_retries)
+
+
+def _warn_llm_failures(rows: list[dict[str, Any]]) -> None:
+    """Say so when LLM replies failed: those results are (partly) offline fallbacks."""
+    failed = sum(int(r.get("llm_reply_failures") or 0) for r in rows)
+    if failed:
+        print(
+            f"warning: {failed} LLM replies could not be used; the policies fell back to "
+            "their offline reasoning there (llm_reply_failures in summary.csv; rows marked "
+            "'(offline fallback)' never got an LLM reply)",
+            file=sys.stderr,
+        )
 
 
 class _Bar:
@@ -158,11 +189,32 @@ def _progress(quiet: bool) -> _Bar | None:
     return _Bar(require("tqdm", "core", "progress bars").tqdm)
 
 
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Show the run's warnings (:class:`BenchWarning`) as ``warning: ...`` lines on stderr."""
+    from benchmarks.records import BenchWarning
+
+    shown = warnings.showwarning
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, BenchWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", BenchWarning)
+        warnings.showwarning = show
+        yield
+
+
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.run import report
 
-    result = report(args.folder, plots=not args.no_plots)
+    with _warnings_as_lines():
+        result = report(args.folder, plots=not args.no_plots)
     print(to_markdown(result.rows, BRIEF))
+    _warn_llm_failures(result.rows)
     if result.plots:
         print("plots: " + ", ".join(result.plots))
     return 0
@@ -191,6 +243,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--policies", nargs="+", default=["all"], help="names, or all")
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip
+    parser.add_argument("--llm-timeout", type=float, metavar="SECONDS",
+                        help="seconds one LLM request may take (default 60)")  # fmt: skip
+    parser.add_argument("--llm-retries", type=int, metavar="N",
+                        help="retries of a failed LLM request (default 4)")  # fmt: skip
     parser.add_argument(
         "--text-embedder", default=DEFAULT_TEXT_EMBEDDER, choices=TEXT_EMBEDDERS,
         help="text embedder of the offline reasoner and simulated CLIP (default: "

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from benchmarks.config import EXECUTORS
 from benchmarks.jobs import Job, run_job, run_jobs
+from benchmarks.records import BenchWarning
 from video_env._optional import require
 from video_env.errors import ConfigError, UnknownNameError
 
@@ -51,17 +54,69 @@ def execute(
 _PRELOAD = ["benchmarks.jobs", "policies", "video_env.backends.text"]
 
 
+#: Times a broken process pool is replaced (its unfinished jobs rerun in a new pool)
+#: before the jobs still unfinished are recorded as errors.
+MAX_POOL_RESTARTS = 2
+
+
 def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+    """Run ``jobs`` on a local process pool, surviving workers that die.
+
+    A worker killed mid-run (the OOM killer, a segfault in a decoder, SIGKILL) breaks the
+    whole pool: every unfinished job's future fails. Their records were never returned,
+    so the jobs are rerun, one per task, in a new pool (at most :data:`MAX_POOL_RESTARTS`
+    times; jobs that keep killing their worker then get an error record each). A
+    :class:`BenchWarning` says what happened.
+    """
     # "forkserver": workers fork from a clean server process (safe with the threads torch
     # and tokenizers start in this one) that has already imported the heavy modules.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
+    pending = list(jobs)
     size = max(1, min(8, len(jobs) // (max(1, workers) * 8)))
-    chunks = [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures = [pool.submit(run_jobs, config, chunk) for chunk in chunks]
-        for future in as_completed(futures):
-            yield from future.result()
+    reason = ""
+    for restart in range(MAX_POOL_RESTARTS + 1):
+        chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
+        lost: list[Job] = []
+        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
+            futures = {pool.submit(run_jobs, config, chunk): chunk for chunk in chunks}
+            for future in as_completed(futures):
+                try:
+                    records = future.result()
+                except BrokenProcessPool as exc:
+                    lost += futures[future]
+                    reason = str(exc) or type(exc).__name__
+                    continue
+                yield from records
+        if not lost:
+            return
+        order = {job.key: i for i, job in enumerate(jobs)}
+        pending, size = sorted(lost, key=lambda job: order[job.key]), 1
+        then = "rerun in a new pool" if restart < MAX_POOL_RESTARTS else "recorded as errors"
+        warnings.warn(
+            f"a benchmark worker process died ({reason}); its pool's {len(pending)} "
+            f"unfinished jobs are {then}",
+            BenchWarning,
+            stacklevel=2,
+        )
+    for job in pending:
+        yield lost_job_record(job, f"the worker process died: {reason}")
+
+
+def lost_job_record(job: Job, error: str) -> dict[str, Any]:
+    """The record of a job that could not run to an episode record (counted as failed)."""
+    return {
+        "job": job.key,
+        "env": job.env,
+        "policy": job.policy,
+        "sample_id": job.sample_id,
+        "seed": job.seed,
+        "answer": None,
+        "correct": False,  # a failure counts as wrong, as any failed episode
+        "ended_by": "error",
+        "error": error,
+        "traceback": None,
+    }
 
 
 def _ray(

@@ -9,7 +9,7 @@ import gymnasium as gym
 
 import policies
 from benchmarks.config import BenchConfig
-from video_env.backends.llm import make_llm
+from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
@@ -86,7 +86,9 @@ def validate(config: BenchConfig) -> None:
     if "all" not in config.policies:
         _check_envs(config, names)
     if config.llm and not config.llm.startswith("local:"):
-        make_llm(config.llm)  # a missing key or extra fails here, not in every worker
+        llm = make_llm(config.llm)  # a missing key or extra fails here, not in every worker
+        if llm is not None:
+            check_llm_answers(llm)
     from video_env.backends.registry import make_judge, validate_spec
 
     for role, spec in config.perception_specs().items():
@@ -116,6 +118,28 @@ def _check_envs(config: BenchConfig, names: list[str]) -> None:
         f"nothing to run for {', '.join(idle)} with --envs {' '.join(config.envs)}: {where}. "
         f"Policies for the chosen envs: {offer}"
     )
+
+
+#: HTTP statuses that say the LLM settings are wrong (key, permission, model or URL).
+SETTINGS_STATUSES = (401, 403, 404)
+
+
+def check_llm_answers(llm: LLM) -> None:
+    """Fail fast when the LLM server refuses the settings (one request of a few tokens).
+
+    Without this, a wrong key gives a whole run of offline-fallback episodes. Other
+    failures (timeouts, 5xx) are left to the run, which records them per episode.
+
+    Raises:
+        ConfigError: On HTTP 401, 403 or 404.
+    """
+    try:
+        llm.chat([{"role": "user", "content": "Reply with the word OK."}], max_tokens=2)
+    except LLMCallError as exc:
+        if exc.status in SETTINGS_STATUSES:
+            raise ConfigError(
+                f"{exc}; check the API key, the model name and the base URL of --llm"
+            ) from None
 
 
 def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,26 @@ from typing import Any
 EPISODES = "episodes.jsonl"
 
 
+class BenchWarning(UserWarning):
+    """Something went wrong in a benchmark run and was survived (``bench`` shows one line)."""
+
+
+class EpisodeLogWarning(BenchWarning):
+    """A line of ``episodes.jsonl`` was skipped or repaired."""
+
+
+#: Fields every episode record has (strings): what the summaries group and dedupe by.
+REQUIRED_FIELDS = ("job", "env", "policy")
+
+
 class EpisodeLog:
     """``episodes.jsonl``: one record per finished episode, flushed to disk as it comes.
 
-    A run killed mid-write leaves at most a partial last line; :meth:`load` drops it and
-    truncates the file back to the last complete record, so the log is never corrupt.
+    A run killed mid-write leaves at most a partial last line. :meth:`load` never shortens
+    the file by more than that line: a line elsewhere that is not an episode record (a
+    blank line, an edit, bytes that are not UTF-8, ``{}``) is skipped with an
+    :class:`EpisodeLogWarning` naming its line number, and stays in the file for the user
+    to fix.
 
     Args:
         folder: The results folder.
@@ -24,24 +40,46 @@ class EpisodeLog:
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.path = Path(folder) / EPISODES
 
-    def load(self) -> list[dict[str, Any]]:
-        """The complete records (repairing a partial last line)."""
+    def load(self, repair: bool = False) -> list[dict[str, Any]]:
+        """The episode records of the log, in file order.
+
+        Args:
+            repair: Remove a partial last line (a write cut by a kill) from the file, or
+                end a complete last record that lacks its newline. Only a run holding the
+                folder's lock repairs; readers (``bench report``) only skip that line,
+                since a running benchmark may be writing it.
+        """
         if not self.path.exists():
             return []
         data = self.path.read_bytes()
-        records, good = [], 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-            good += len(line)
-        if good < len(data):
-            with self.path.open("r+b") as f:
-                f.truncate(good)
+        lines = data.split(b"\n")
+        tail = lines.pop()  # what follows the last newline: b"" unless a write was cut
+        records = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue  # a blank line holds no record
+            record, problem = _parse_record(line)
+            if record is None:
+                self._warn(number, f"{problem}; skipped (the line is kept: fix or delete it)")
+            else:
+                records.append(record)
+        if tail.strip():
+            record, problem = _parse_record(tail)
+            if record is not None:
+                records.append(record)
+                if repair:
+                    with self.path.open("ab") as f:
+                        f.write(b"\n")
+            elif repair:
+                with self.path.open("r+b") as f:
+                    f.truncate(len(data) - len(tail))
+                self._warn(len(lines) + 1, "an incomplete last record (a cut write) removed")
+            else:
+                self._warn(len(lines) + 1, f"incomplete last record skipped ({problem})")
         return records
+
+    def _warn(self, number: int, message: str) -> None:
+        warnings.warn(f"{self.path} line {number}: {message}", EpisodeLogWarning, stacklevel=3)
 
     def append(self, record: dict[str, Any]) -> None:
         """Append a record and flush it to disk."""
@@ -50,6 +88,20 @@ class EpisodeLog:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
+
+
+def _parse_record(line: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A record from one line of the log, or ``None`` and what is wrong with the line."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError) as exc:  # JSON or UTF-8 errors
+        return None, f"not JSON ({type(exc).__name__}: {str(exc)[:80]})"
+    if not isinstance(value, dict):
+        return None, f"not an episode record (a JSON {type(value).__name__})"
+    missing = [k for k in REQUIRED_FIELDS if not isinstance(value.get(k), str)]
+    if missing:
+        return None, f"not an episode record (no {', '.join(missing)})"
+    return value, ""
 
 
 def _json_default(value: Any) -> Any:

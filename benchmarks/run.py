@@ -99,7 +99,7 @@ def _run_locked(
     origin = provenance(config, samples)
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
-    done = {r["job"] for r in log.load()}
+    done = {r["job"] for r in log.load(repair=True)}
     _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
@@ -205,8 +205,7 @@ def _exclusive(folder: Path) -> Iterator[None]:
 
 def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records: bool) -> None:
     """Refuse to add to results that another set-up produced, naming what differs."""
-    meta_path = folder / RUN_JSON
-    previous = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+    previous = read_run_json(folder) if (folder / RUN_JSON).exists() else {}
     if not previous and not has_records:
         return
     if previous.get("fingerprint") == fp:
@@ -223,6 +222,27 @@ def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records
         "them. Start over with --fresh (deletes that folder's results) or write elsewhere "
         "with --out DIR"
     )
+
+
+def read_run_json(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``run.json`` of a results folder.
+
+    Raises:
+        ConfigError: If it is missing, empty, truncated, not UTF-8 or not a JSON object.
+    """
+    path = Path(folder) / RUN_JSON
+    try:
+        value = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} is missing: not a results folder") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(
+            f"{path} is damaged ({type(exc).__name__}: {str(exc)[:80]}); restore it from a "
+            "backup, or choose another --out"
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path} is damaged (a JSON {type(value).__name__}, not an object)")
+    return value
 
 
 def _run_meta(
@@ -246,10 +266,25 @@ def _run_meta(
         "simulated_backends": config.simulated_roles(),
         "text_embedder": config.text_embedder,
         "llm": config.llm,
+        "llm_client": _llm_client(config.llm),
         "versions": _versions(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "git_commit": git_commit(),
+    }
+
+
+def _llm_client(spec: str | None) -> dict[str, Any] | None:
+    """Timeout and retries of an OpenAI-compatible LLM (from its spec, else the defaults)."""
+    if not spec or spec.startswith("local:"):
+        return None
+    from video_env.backends.llm import openai_compatible
+    from video_env.backends.llm.factory import split_llm_spec
+
+    _, options = split_llm_spec(spec)
+    return {
+        "timeout_s": options.get("timeout_s", openai_compatible.DEFAULT_TIMEOUT_S),
+        "max_retries": options.get("max_retries", openai_compatible.DEFAULT_MAX_RETRIES),
     }
 
 

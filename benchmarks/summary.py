@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -14,7 +15,7 @@ COLUMNS = (
     "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
     "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
     "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_visual_tokens",
-    "mean_model_tokens",
+    "mean_model_tokens", "llm_reply_failures",
 )  # fmt: skip
 #: Wall time depends on the machine and its load: kept out of ``summary.csv`` (which is
 #: byte-identical across machines for one set-up) in ``timing.csv``.
@@ -25,7 +26,8 @@ BOOTSTRAP_SAMPLES = 1000
 
 
 def _mean(values: Iterable[float | None]) -> float:
-    kept = [float(v) for v in values if v is not None]
+    """Mean of the numbers among ``values`` (``None`` and hand-edited non-numbers skipped)."""
+    kept = [float(v) for v in values if isinstance(v, (int, float))]
     return float(np.mean(kept)) if kept else float("nan")
 
 
@@ -61,11 +63,33 @@ def model_tokens(record: dict[str, Any]) -> int:
     class token) plus the LLM's prompt and completion tokens. A count of model inputs and
     outputs, not of compute: a CLIP token costs far less than a 7B VLM's.
     """
-    return int(
-        (record.get("visual_tokens") or 0)
-        + (record.get("prompt_tokens") or 0)
-        + (record.get("completion_tokens") or 0)
+    return sum(
+        _count(record.get(k)) for k in ("visual_tokens", "prompt_tokens", "completion_tokens")
     )
+
+
+#: Suffix of the policy name of episodes in which no LLM call succeeded although the
+#: policy asked (their decisions all came from the policy's offline fallback).
+FALLBACK_SUFFIX = " (offline fallback)"
+
+
+def policy_label(record: dict[str, Any]) -> str:
+    """The policy name a record is shown under.
+
+    An LLM policy whose every LLM call in the episode failed (``llm_reply_failures`` but no
+    successful ``llm_calls``) ran on its offline fallback: its result is not the LLM
+    policy's and is shown as ``"<policy> (offline fallback)"``.
+    """
+    policy = str(record["policy"])
+    if _count(record.get("llm_reply_failures")) and not _count(record.get("llm_calls")):
+        return policy + FALLBACK_SUFFIX
+    return policy
+
+
+def _count(value: Any) -> int:
+    """An integer count from a record field (anything else: 0)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return int(value) if ok else 0
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -75,11 +99,13 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
     mean episode return (every step's reward, invalid-action penalties included); ``score``
     is the judge's 0-5 score; ``mean_model_tokens`` the unified cost of
-    :func:`model_tokens`.
+    :func:`model_tokens`. ``llm_reply_failures`` sums the LLM replies the policy
+    could not use (failed calls, unusable text); episodes that ran wholly on an offline
+    fallback get their own row (see :func:`policy_label`).
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(r["env"], r["policy"])].append(r)
+        groups[(r["env"], policy_label(r))].append(r)
     rows = []
     for (env, policy), rs in sorted(groups.items()):
         graded = [r for r in rs if r.get("correct") is not None]
@@ -103,11 +129,12 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_vlm_calls": _mean(r.get("vlm_calls") for r in rs),
             "mean_llm_calls": _mean(r.get("llm_calls") for r in rs),
             "mean_llm_tokens": _mean(
-                (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rs
+                _count(r.get("prompt_tokens")) + _count(r.get("completion_tokens")) for r in rs
             ),
             "mean_visual_tokens": _mean(r.get("visual_tokens") for r in rs),
             "mean_model_tokens": _mean(model_tokens(r) for r in rs),
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
+            "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),
         })  # fmt: skip
     return rows
 
@@ -116,7 +143,7 @@ def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Accuracy (with its clustered bootstrap CI) and GToU per (env, policy, category)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(r["env"], r["policy"], str(r.get("category") or "(none)"))].append(r)
+        groups[(r["env"], policy_label(r), str(r.get("category") or "(none)"))].append(r)
     rows = []
     for (env, policy, category), rs in sorted(groups.items()):
         graded = [r for r in rs if r.get("correct") is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from video_env.actions.base import ActionSet, answer_from_json, parse_answer
 from video_env.actions.parsing import ActionParseError, Call, parse_int
@@ -11,13 +12,45 @@ from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction
 
 PacingAction = SpeedAction | RewatchAction | AnswerAction
 
-_TAG = r"<{0}>(.*?)</{0}>"
-_THINK_ACT = re.compile(
-    r"^\s*(?:<think>.*?</think>\s*)?(?:<memory>(?P<memory>.*?)</memory>\s*)?"
-    r"<action>(?P<action>.*?)</action>\s*$",
-    re.DOTALL | re.IGNORECASE,
-)
+_WHITESPACE = re.compile(r"\s*")
+_TAGS = {t: (re.compile(f"<{t}>", re.I), re.compile(f"</{t}>", re.I)) for t in ("think", "memory")}
+_ACTION = re.compile("<action>", re.I)
 SPEEDS = (1, 2, 4)
+
+
+@dataclass(frozen=True)
+class ThinkAct:
+    """The parts of a Think-Act reply (``None`` for a missing tag)."""
+
+    think: str | None
+    memory: str | None
+    action: str
+
+
+def split_think_act(text: str) -> ThinkAct | None:
+    """``<think>...</think><memory>...</memory><action>...</action>`` split into parts.
+
+    Tags are case-insensitive; ``think`` and ``memory`` are optional and each ends at its
+    first closing tag; ``action`` ends at the last ``</action>``, which only whitespace may
+    follow. Linear in the length of ``text``.
+
+    Returns:
+        The parts, or ``None`` if the text is not in this form.
+    """
+    pos = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    parts: dict[str, str | None] = {"think": None, "memory": None}
+    for tag, (opening, closing) in _TAGS.items():
+        if opening.match(text, pos):
+            close = closing.search(text, pos)
+            if close is None:
+                return None
+            parts[tag] = text[pos + len(tag) + 2 : close.start()]
+            pos = _WHITESPACE.match(text, close.end()).end()  # type: ignore[union-attr]
+    body = text.rstrip()
+    start, end = pos + len("<action>"), len(body) - len("</action>")
+    if not _ACTION.match(text, pos) or end < start or body[end:].lower() != "</action>":
+        return None
+    return ThinkAct(parts["think"], parts["memory"], text[start:end])
 
 
 class PacingActionSet(ActionSet[PacingAction]):
@@ -51,27 +84,33 @@ class PacingActionSet(ActionSet[PacingAction]):
         )
 
     def parse(self, text: str, strict: bool = False) -> PacingAction:
-        """Parse a reply, with or without the Think-Act tags (see :class:`ActionSet`)."""
+        """Parse a reply, with or without the Think-Act tags (see :class:`ActionSet`).
+
+        The action's ``well_formed`` is true only for a complete Think-Act reply: think,
+        memory and action tags, each closed, and an action of exactly one call. Anything
+        read more leniently (no tags, prose, several calls, JSON) is still an action, but
+        not a well-formed one (VideoScout's ``r_fmt`` is not paid for it).
+        """
         if not isinstance(text, str):
             raise TypeError(f"actions are parsed from str, got {type(text).__name__}")
-        match = _THINK_ACT.match(text)
-        if match is None:
+        parts = split_think_act(text)
+        if parts is None:
             if strict and "<action>" in text.lower():
                 raise ActionParseError(
                     "malformed Think-Act reply: use <think>...</think><memory>...</memory>"
                     "<action>...</action>"
                 )
-            return super().parse(text, strict)
-        memory = match.group("memory")
-        action = super().parse(match.group("action"), strict)
-        if memory is None:
-            return action
-        memory = memory.strip()
-        if isinstance(action, SpeedAction):
-            return SpeedAction(action.factor, memory)
-        if isinstance(action, RewatchAction):
-            return RewatchAction(action.chunk, memory)
-        return AnswerAction(action.text, action.window, memory)
+            return _with(super().parse(text, strict), None, well_formed=False)
+        try:
+            action = super().parse(parts.action, strict=True)
+            exact = True
+        except ActionParseError:
+            if strict:
+                raise
+            action, exact = super().parse(parts.action), False
+        well_formed = exact and parts.think is not None and parts.memory is not None
+        memory = parts.memory.strip() if parts.memory is not None else None
+        return _with(action, memory, well_formed)
 
     def _from_calls(self, calls: list[Call], strict: bool) -> PacingAction:
         if strict and len(calls) != 1:
@@ -97,6 +136,13 @@ class PacingActionSet(ActionSet[PacingAction]):
         if kind == "rewatch":
             return RewatchAction(parse_int(str(record.get("chunk", "")), "the chunk"), memory)
         raise ActionParseError(f"unknown action {kind!r}; use speed, rewatch or answer")
+
+
+def _with(action: PacingAction, memory: str | None, well_formed: bool) -> PacingAction:
+    """``action`` with ``memory`` (unless ``None``) and the ``well_formed`` flag."""
+    if memory is None:
+        return replace(action, well_formed=well_formed)
+    return replace(action, memory=memory, well_formed=well_formed)
 
 
 def _speed(value: int) -> int:

@@ -6,7 +6,7 @@ prompts write them). Windows are :class:`~video_env.types.Interval` in seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from video_env.types import Interval
 
@@ -19,11 +19,15 @@ class AnswerAction:
         text: The answer (an option letter or text for MCQs, free text otherwise).
         window: Where the evidence is, in seconds.
         memory: Pacing only: the agent's rewritten notes.
+        well_formed: Pacing only: the reply it was parsed from followed VideoScout's
+            Think-Act format exactly (see :class:`~video_env.actions.PacingActionSet`);
+            structured actions are well-formed by construction. Not compared.
     """
 
     text: str
     window: Interval | None = None
     memory: str | None = None
+    well_formed: bool = field(default=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class SpeedAction:
 
     factor: int
     memory: str | None = None
+    well_formed: bool = field(default=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class RewatchAction:
 
     chunk: int
     memory: str | None = None
+    well_formed: bool = field(default=True, compare=False)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -116,7 +117,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             index = options.get("index")
             if index is None:
                 index = int(self.np_random.integers(len(self.samples)))
-            sample = self.samples[index]
+            sample = self.samples[_checked_index(index, len(self.samples))]
         if not isinstance(sample, VideoQA):
             raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
         # Simulated sensors draw independently per episode seed (replicas of a benchmark);
@@ -151,7 +152,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         answer: AnswerAction | None = None
         parsed: Action | None = None
         try:
-            parsed = action if isinstance(action, InvalidAction) else self._coerce(action)
+            parsed = action if isinstance(action, InvalidAction) else self._coerce_any(action)
             if isinstance(parsed, InvalidAction):
                 raise InvalidActionError(parsed.reason)
             if isinstance(parsed, AnswerAction):
@@ -182,6 +183,22 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         if record is not None:
             info["episode"] = record
         return self._observation(), reward, terminated, truncated, info
+
+    def _coerce_any(self, action: Any) -> Action:
+        """:meth:`_coerce`, with a malformed ``action_space`` dict made an invalid action.
+
+        A dict comes from outside (a learned policy, a fuzzer, a JSON file): a missing key,
+        a non-numeric string, NaN, infinity or a wrong shape is the agent's mistake, not a
+        crash. A value of the wrong Python type still raises ``TypeError`` (a caller bug).
+        """
+        if not isinstance(action, Mapping):
+            return self._coerce(action)
+        try:
+            return self._coerce(action)
+        except KeyError as exc:
+            raise InvalidActionError(f"malformed action: missing key {exc}") from exc
+        except (ValueError, OverflowError, IndexError) as exc:
+            raise InvalidActionError(f"malformed action: {exc}") from exc
 
     def render(self) -> Any:
         """An RGB picture (frames + timeline) or a text summary, per ``render_mode``."""
@@ -333,3 +350,19 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     def _ansi_lines(self) -> list[str]:
         """Extra lines of the ``ansi`` rendering."""
         return []
+
+
+def _checked_index(index: object, n_samples: int) -> int:
+    """``options["index"]`` as a valid sample index.
+
+    Raises:
+        TypeError: If it is not an integer.
+        IndexError: If it is outside ``[0, n_samples)`` (negative indices are refused:
+            ``-1`` silently meaning "the last sample" hides caller bugs).
+    """
+    if isinstance(index, bool) or not hasattr(index, "__index__"):
+        raise TypeError(f"options['index'] must be an int, got {type(index).__name__}")
+    value = operator.index(index)
+    if not 0 <= value < n_samples:
+        raise IndexError(f"options['index'] must be in [0, {n_samples}), got {value}")
+    return value

@@ -67,7 +67,9 @@ class PacingEnv(VideoQAEnv):
     question with each chunk of the window, -1 padded).
 
     ## Rewards
-    On answering: ``r_acc`` (1 if correct) + ``r_fmt`` (0.3 if no turn was invalid) +
+    On answering: ``r_acc`` (1 if correct) + ``r_fmt`` (0.3 if every turn was well-formed:
+    valid, written in the full Think-Act format when it came as text — see
+    :class:`~video_env.actions.PacingActionSet` — and with memory within its word budget) +
     ``r_timing = 0.5 * min(M, T) / max(M, T) * r_acc`` (``M``: chunks passed when answering,
     ``T``: ``meta["reference_chunk"]`` or the chunk where the evidence ends). An invalid
     action gives ``-invalid_action_penalty``.
@@ -198,6 +200,7 @@ class PacingEnv(VideoQAEnv):
             )
         self.memory = ""
         self.memory_truncated = False
+        self.well_formed = True  # every turn so far earned r_fmt (see _answer_reward)
         self.speed = 1
         self.rewatching = False
         self.pointer = 1
@@ -250,6 +253,8 @@ class PacingEnv(VideoQAEnv):
 
     def _coerce(self, action: Any) -> Action:
         if isinstance(action, (SpeedAction, RewatchAction, AnswerAction)):
+            if not action.well_formed:
+                self.well_formed = False
             return action
         if not isinstance(action, dict):
             raise TypeError(
@@ -306,6 +311,8 @@ class PacingEnv(VideoQAEnv):
             return
         words = memory.split()
         self.memory_truncated = len(words) > self.rules.memory_words
+        if self.memory_truncated:
+            self.well_formed = False  # VideoScout: memory within its budget
         self.memory = " ".join(words[: self.rules.memory_words])
 
     def _answer_reward(self, action: AnswerAction) -> dict[str, float]:
@@ -319,7 +326,9 @@ class PacingEnv(VideoQAEnv):
         advanced = self.pointer - 1
         return {
             "acc": 1.0 if correct else 0.0,
-            "fmt": self.rules.format_reward if episode.invalid_actions == 0 else 0.0,
+            "fmt": self.rules.format_reward
+            if episode.invalid_actions == 0 and self.well_formed
+            else 0.0,
             "timing": self.rules.timing(advanced, int(reference or 0), correct),
         }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import numpy.typing as npt
 
@@ -34,6 +36,11 @@ class DecordReader(IndexedVideoReader):
         super().__init__(path, cache_bytes)
         check_file(path)
         decord = require("decord", "core", "the decord video decoder")
+        # decord's own DECORDError is a plain Exception: truncated files, audio-only files
+        # and corrupt data raise it from open, get_frame_timestamp and get_batch alike
+        self._errors: tuple[type[BaseException], ...] = (
+            RuntimeError, OSError, ValueError, IndexError, getattr(decord, "DECORDError", OSError)
+        )  # fmt: skip
         try:
             self._vr = decord.VideoReader(path, num_threads=num_threads)
             n = len(self._vr)
@@ -43,9 +50,11 @@ class DecordReader(IndexedVideoReader):
             height, width = self._vr[0].shape[:2]
             self._vr.seek(0)
         except VideoDecodeError:
+            self._vr = None
             raise
-        except (RuntimeError, OSError, ValueError) as exc:
-            raise VideoDecodeError(path, f"decord: {exc}".splitlines()[0]) from exc
+        except self._errors as exc:
+            self._vr = None
+            raise VideoDecodeError(path, _reason(exc)) from exc
         self._starts = stamps[:, 0] - stamps[0, 0]
         self._duration = float(stamps[-1, 1] - stamps[0, 0])
         self._fps = float(self._vr.get_avg_fps())
@@ -54,11 +63,18 @@ class DecordReader(IndexedVideoReader):
     def _decode(self, indices: npt.NDArray[np.int64]) -> FrameArray:
         try:
             batch: FrameArray = self._vr.get_batch(indices.tolist()).asnumpy()
-        except (RuntimeError, OSError, ValueError) as exc:
-            raise VideoDecodeError(self._path, f"decord: {exc}".splitlines()[0]) from exc
+        except self._errors as exc:
+            raise VideoDecodeError(self._path, _reason(exc)) from exc
         return batch
 
     def close(self) -> None:
         """Release the decoder and the cache (idempotent)."""
         super().close()
         self._vr = None
+
+
+def _reason(exc: BaseException) -> str:
+    """The message of a decord error without its time stamp and source location."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [repr(exc)]
+    line = re.sub(r"^(\[[\d:]+\]\s*\S+:\d+:\s*)+", "", lines[0])
+    return f"decord: {line or type(exc).__name__}"[:300]

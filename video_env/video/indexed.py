@@ -47,6 +47,7 @@ class IndexedVideoReader(abc.ABC):
         self._duration = 0.0
         self._fps = 0.0
         self._size = Size(0, 0)
+        self._closed = False
 
     @property
     def name(self) -> str:
@@ -91,9 +92,11 @@ class IndexedVideoReader(abc.ABC):
                 aspect ratio, or a :class:`~video_env.video.resize.Resize`.
 
         Raises:
-            ValueError: If a timestamp is out of range.
+            ValueError: If a timestamp is out of range, or the reader is closed.
             VideoDecodeError: If decoding fails.
         """
+        if self._closed:
+            raise ValueError(f"video reader of {self._path!r} is closed; open the video again")
         resize = as_resize(size)
         target = resize.target(self._size) if resize is not None else self._size
         indices = self.indices(times)
@@ -120,7 +123,8 @@ class IndexedVideoReader(abc.ABC):
         """Decode the frames at sorted, unique indices at native size."""
 
     def close(self) -> None:
-        """Release the decoder and the cache (idempotent)."""
+        """Release the decoder and the cache (idempotent); :meth:`frames` then refuses."""
+        self._closed = True
         self.cache.clear()
 
     def __enter__(self) -> IndexedVideoReader:

@@ -43,7 +43,8 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
         env: A video-env environment.
         action_set: Parser (default: the env's own).
         strict: Accept only exactly-formatted replies.
-        max_length: Longest reply the action space admits.
+        max_length: Longest reply the action space admits; a longer reply is an invalid
+            action (it is not parsed, which bounds the time a step spends parsing).
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
         super().__init__(env)
         self.action_set = action_set or default_action_set(env)
         self.strict = strict
+        self._max_length = max_length
         self.action_space = text_space(max_length)
 
     @property
@@ -65,8 +67,24 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
 
     def step(self, action: str) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         """Parse ``action`` and step the environment with it."""
+        parsed: Any
+        if isinstance(action, str) and len(action) > self.max_length:
+            parsed = InvalidAction(
+                f"the reply is {len(action)} characters long; at most {self.max_length} are read",
+                raw=action[: self.max_length],
+            )
+            return self.env.step(parsed)
         try:
-            parsed: Any = self.action_set.parse(action, strict=self.strict)
+            parsed = self.action_set.parse(action, strict=self.strict)
         except ActionParseError as exc:
             parsed = InvalidAction(str(exc), raw=action)
+        except (ValueError, OverflowError, RecursionError) as exc:
+            # The parsers are meant to raise ActionParseError only; should one slip, the
+            # reply is still the agent's invalid action, never a crash of the episode.
+            parsed = InvalidAction(f"unreadable action ({type(exc).__name__}: {exc})", raw=action)
         return self.env.step(parsed)
+
+    @property
+    def max_length(self) -> int:
+        """Longest reply read; a longer one is an invalid action."""
+        return self._max_length

@@ -9,7 +9,48 @@ from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM
 from video_env.backends.llm.transformers_local import TransformersLLM
 from video_env.errors import ConfigError
 
-__all__ = ["make_llm"]
+__all__ = ["CLIENT_OPTIONS", "make_llm", "split_llm_spec", "with_llm_options"]
+
+#: Options an OpenAI-compatible spec may carry after ``?``, and their types.
+CLIENT_OPTIONS: dict[str, type] = {"timeout_s": float, "max_retries": int}
+
+
+def split_llm_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"openai:gpt-4o-mini?timeout_s=30&max_retries=2"`` → the spec and its options.
+
+    Raises:
+        ConfigError: On an unknown option or a value of the wrong type.
+    """
+    base, _, query = spec.strip().partition("?")
+    options: dict[str, Any] = {}
+    for item in filter(None, query.split("&")):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if key not in CLIENT_OPTIONS or not sep:
+            known = ", ".join(f"{k}=..." for k in CLIENT_OPTIONS)
+            raise ConfigError(f"LLM spec option {item!r} is not one of: {known}")
+        try:
+            options[key] = CLIENT_OPTIONS[key](value.strip())
+        except ValueError:
+            kind = CLIENT_OPTIONS[key].__name__
+            raise ConfigError(f"LLM spec option {key} must be a {kind}, got {value!r}") from None
+    return base, options
+
+
+def with_llm_options(spec: str, **options: Any) -> str:
+    """``spec`` with ``options`` (those not None) set after ``?`` (see :func:`make_llm`).
+
+    Raises:
+        ConfigError: On an unknown option.
+    """
+    base, current = split_llm_spec(spec)
+    current.update({k: v for k, v in options.items() if v is not None})
+    unknown = set(current) - set(CLIENT_OPTIONS)
+    if unknown:
+        raise ConfigError(f"unknown LLM client options {sorted(unknown)}")
+    query = "&".join(f"{k}={current[k]:g}" if isinstance(current[k], float) else
+                     f"{k}={current[k]}" for k in CLIENT_OPTIONS if k in current)  # fmt: skip
+    return f"{base}?{query}" if query else base
 
 
 def make_llm(spec: str | None, **options: Any) -> LLM | None:
@@ -19,6 +60,9 @@ def make_llm(spec: str | None, **options: Any) -> LLM | None:
     Ollama tag such as ``llama3.2:3b`` included) → :class:`OpenAICompatibleLLM`, whose
     base URL and key come from the environment; ``"openai:"`` takes the model from
     ``$VIDEO_ENV_LLM_MODEL`` too; ``"local:<path or Hub name>"`` → :class:`TransformersLLM`.
+    An OpenAI-compatible spec may end with client options,
+    ``"openai:gpt-4o-mini?timeout_s=30&max_retries=2"`` (seconds per request, retries
+    after the first attempt); keyword ``options`` override them.
 
     Args:
         spec: The spec.
@@ -29,11 +73,14 @@ def make_llm(spec: str | None, **options: Any) -> LLM | None:
     """
     if spec is None or not spec.strip():
         return None
-    spec = spec.strip()
+    spec, spec_options = split_llm_spec(spec)
+    options = {**spec_options, **options}
     kind, sep, rest = spec.partition(":")
     if sep and kind == "local":
         if not rest:
             raise ConfigError("LLM spec 'local:' needs a model path or name")
+        if spec_options:
+            raise ConfigError("LLM client options (after '?') apply to OpenAI-compatible LLMs")
         return TransformersLLM(rest, **options)
     if sep and kind == "openai":
         return OpenAICompatibleLLM(model=rest or None, **options)

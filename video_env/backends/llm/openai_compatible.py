@@ -12,6 +12,7 @@ errors (400, 401, 403, 404, 422) fail at once. A call that fails for good raises
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,10 @@ __all__ = ["OpenAICompatibleLLM"]
 
 log = logging.getLogger(__name__)
 
+#: Default seconds one request may take, and retries after the first attempt.
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 4
+
 
 class OpenAICompatibleLLM:
     """A chat model behind an OpenAI-compatible HTTP API.
@@ -45,8 +50,11 @@ class OpenAICompatibleLLM:
             ``$VIDEO_ENV_LLM_BASE_URL`` or ``$OPENAI_BASE_URL`` if None, else OpenAI's.
         api_key: API key; ``$VIDEO_ENV_LLM_API_KEY`` or ``$OPENAI_API_KEY`` if None, or
             a placeholder for local servers. Never logged or shown.
-        timeout_s: Seconds one request may take.
-        max_retries: Retries after the first attempt.
+        timeout_s: Seconds one request may take (also ``?timeout_s=`` in an LLM spec,
+            ``--llm-timeout`` in ``video-env bench``).
+        max_retries: Retries after the first attempt (``?max_retries=``,
+            ``--llm-retries``). A call never takes longer than
+            ``(max_retries + 1) * timeout_s`` plus the backoff.
         backoff_s: ``(first, cap)`` wait before a retry; it doubles per retry up to the
             cap, plus up to ``first`` seconds of random jitter. A ``Retry-After`` header
             (capped) is honoured.
@@ -64,8 +72,8 @@ class OpenAICompatibleLLM:
         base_url: str | None = None,
         api_key: str | None = None,
         *,
-        timeout_s: float = 60.0,
-        max_retries: int = 4,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_s: tuple[float, float] = (1.0, 20.0),
         prices: PriceTable | None = None,
         extra_body: Mapping[str, Any] | None = None,
@@ -232,17 +240,19 @@ class OpenAICompatibleLLM:
         self, response: Any, messages: Sequence[Message], logprobs: bool, latency_s: float
     ) -> Completion:
         choice = response.choices[0]
-        text = getattr(choice.message, "content", None) or ""
+        text = _text_of(getattr(choice.message, "content", None) or "")
         usage = getattr(response, "usage", None)
-        prompt: Any = getattr(usage, "prompt_tokens", None)
-        estimated = prompt is None
-        if estimated:
-            prompt_tokens = sum(estimate_tokens(m.get("content", "")) for m in messages)
-            completion_tokens = estimate_tokens(text)
-        else:
-            prompt_tokens = int(prompt)
-            completion_tokens = int(getattr(usage, "completion_tokens", None) or 0)
-        model = getattr(response, "model", None) or self.model
+        prompt = _token_count(getattr(usage, "prompt_tokens", None))
+        completion = _token_count(getattr(usage, "completion_tokens", None))
+        # usage missing or malformed ("lots", -1, NaN): unknown, hence estimated
+        estimated = prompt is None or completion is None
+        if prompt is None:
+            prompt = sum(estimate_tokens(_text_of(m.get("content", ""))) for m in messages)
+        if completion is None:
+            completion = estimate_tokens(text)
+        prompt_tokens, completion_tokens = prompt, completion
+        served = getattr(response, "model", None)
+        model = served if isinstance(served, str) and served else self.model
         # price by the served snapshot's name if the table knows it, else by the asked name
         billed = model if lookup_price(model, self.prices) != (0.0, 0.0) else self.model
         return Completion(
@@ -258,8 +268,29 @@ class OpenAICompatibleLLM:
         )
 
 
+def _token_count(value: Any) -> int | None:
+    """A token count the server reported, or ``None`` if missing or not a count."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or value < 0 or value != int(value):
+        return None
+    return int(value)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content (a string, or parts of which some are text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content) if content is not None else ""
+
+
 def _logprobs(choice: Any) -> tuple[float, ...] | None:
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
         return None
-    return tuple(float(token.logprob) for token in content)
+    try:
+        return tuple(float(token.logprob) for token in content)
+    except (AttributeError, TypeError, ValueError):  # a malformed logprobs field: none
+        return None
