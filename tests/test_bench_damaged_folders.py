@@ -49,7 +49,7 @@ def test_report_never_shortens_the_log(run: Path, capsys: pytest.CaptureFixture[
     assert "| 12 |" in (run / "summary.md").read_text()
     # a resumed run finds all 12 episodes done and still keeps every line
     assert main([*ARGS, "--out", str(run)]) == 0
-    assert "0 episodes run, 12 resumed" in capsys.readouterr().out
+    assert "Nothing computed: all 12 episodes were reused" in capsys.readouterr().out
     assert (run / "episodes.jsonl").read_bytes() == data
 
 
