@@ -1,8 +1,8 @@
 """The notebooks run top to bottom (small size), open with what they show, and carry no outputs.
 
 Each notebook is executed with nbclient in a fresh kernel, with
-``VIDEO_ENV_NOTEBOOK_SIZE=small`` so that all of them together stay within the CI budget;
-a failing cell fails the test with the cell's traceback.
+``VIDEO_ENV_NOTEBOOK_SIZE=small`` so that all of them together stay within the CI budget
+(and the lexical text embedder); a failing cell fails the test with the cell's traceback.
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     nbclient = pytest.importorskip("nbclient", reason="the dev extra installs nbclient")
     monkeypatch.setenv("VIDEO_ENV_NOTEBOOK_SIZE", "small")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # The lexical embedder (the default from the reproducibility work on): importing
+    # sentence-transformers alone would take most of the CI budget on a loaded 2-core machine.
+    monkeypatch.setenv("VIDEO_ENV_TEXT_EMBEDDER", "lexical")
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
