@@ -69,11 +69,9 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         resources={"metadata": {"path": str(tmp_path)}},  # the notebook's working folder
     )
     client.execute()  # raises CellExecutionError (with the traceback) if a cell fails
-    errors = [
-        output
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if output.output_type == "error"
+    outputs = [
+        output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
     ]
-    assert not errors
+    assert not [output for output in outputs if output.output_type == "error"]
+    figures = [output for output in outputs if "image/png" in output.get("data", {})]
+    assert figures, f"{path.name} drew no figure"
