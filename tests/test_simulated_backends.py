@@ -137,6 +137,21 @@ def test_answer_format_and_cost_accounting(world) -> None:  # type: ignore[no-un
     assert unseen.text == ABSTAIN_TEXT or unseen.text in video.needle_for(s.question).distractors  # type: ignore[union-attr]
 
 
+def test_open_answer_token_probs_have_the_confidence_as_geometric_mean(world) -> None:  # type: ignore[no-untyped-def]
+    vlm = SimulatedVLM()
+    answers = [
+        vlm.answer(FrameBatch.sample(video, window(s), 10, 1280), s.question)
+        for video, s in world
+        if not s.is_mcq
+        for window in (evidence, before)
+    ]
+    assert any(len(a.token_probs) > 1 for a in answers)  # multi-word answers (abstentions)
+    for a in answers:
+        assert len(a.token_probs) == max(1, len(a.text.split()))
+        geometric = float(np.exp(np.mean(np.log(a.token_probs))))
+        assert geometric == pytest.approx(a.confidence)
+
+
 def test_captions_are_light_and_state_facts_only_with_evidence(world) -> None:  # type: ignore[no-untyped-def]
     captioners = [SimulatedCaptioner(seed=k) for k in range(4)]
     stated = {224: 0, 1280: 0}

@@ -112,8 +112,10 @@ class SimulatedVLM:
         text = self._text(rng, correct, p > 0, needle.fact if needle else None, options, needle)
         tokens = qwen_visual_tokens(frames.size, len(frames))
         self.usage = self.usage + Cost(vlm_calls=1, frames=len(frames), visual_tokens=tokens)
+        # FALCONEye's confidence of an open answer is the geometric mean of its tokens' top-1
+        # probabilities: equal per-token probabilities equal to the confidence (one per word).
         n_tokens = 1 if options else max(1, len(text.split()))
-        return Answer(text, confidence, (confidence ** (1 / n_tokens),) * n_tokens, tokens)
+        return Answer(text, confidence, (confidence,) * n_tokens, tokens)
 
     def _text(
         self,
