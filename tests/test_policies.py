@@ -68,10 +68,14 @@ def test_every_offline_policy_runs_on_its_envs(name: str, kind: str) -> None:
 QUICK_INDICES = range(0, 48, 3)  # 16 of synth-quick's 48 questions, every category
 
 
-def quick_records(name: str, kind: str) -> list[dict[str, Any]]:
+def quick_records(
+    name: str, kind: str, indices: range = QUICK_INDICES, seeds: range = range(1)
+) -> list[dict[str, Any]]:
     policy = policies.make(name)
     env = ENVS[kind]("synth-quick", **policy.env_kwargs.get(kind, {}))
-    return [run_episode(env, policy, seed=0, options={"index": i}) for i in QUICK_INDICES]
+    return [
+        run_episode(env, policy, seed=seed, options={"index": i}) for i in indices for seed in seeds
+    ]
 
 
 def mean(records: list[dict[str, Any]], key: str) -> float:
@@ -84,14 +88,18 @@ def test_paper_policies_beat_random_and_falconeye_saves_vlm_calls_on_synth_quick
 
     Not a paper number (the perception is SIMULATED): a floor that the searches work.
     """
-    random_acc = {k: mean(quick_records("random", k), "correct") for k in ("zoom", "clip_query")}
+    random_zoom = mean(quick_records("random", "zoom", seeds=range(3)), "correct")
+    # The offline VideoAgent is the weakest paper agent (lexical embedder: ~0.15 on
+    # synth-quick against random's ~0.10), so it is compared on all 48 questions, with
+    # random averaged over three seeds, rather than on a noisy 16.
+    random_clip = mean(quick_records("random", "clip_query", range(48), range(3)), "correct")
     falcon = quick_records("falconeye", "zoom")
     flash = quick_records("falconeye-flash", "zoom")
-    agent = quick_records("videoagent", "clip_query")
+    agent = quick_records("videoagent", "clip_query", range(48))
     sequential = quick_records("sequential", "zoom")
-    assert mean(falcon, "correct") > random_acc["zoom"] + 0.3
-    assert mean(flash, "correct") > random_acc["zoom"] + 0.3
-    assert mean(agent, "correct") > random_acc["clip_query"]
+    assert mean(falcon, "correct") > random_zoom + 0.3
+    assert mean(flash, "correct") > random_zoom + 0.3
+    assert mean(agent, "correct") > random_clip
     assert mean(falcon, "vlm_calls") < mean(sequential, "vlm_calls")
     assert mean(flash, "vlm_calls") <= 10 < mean(sequential, "vlm_calls")
 
