@@ -126,3 +126,13 @@ def test_library_errors_survive_pickling() -> None:
         assert type(copy) is type(error)
         assert str(copy) == str(error)
         assert copy.__dict__.keys() >= {k for k in error.__dict__ if k != "_init_args"}
+
+
+def test_interval_accepts_numpy_scalars_from_observations() -> None:
+    import numpy as np
+
+    window = np.asarray([1.5, 3.0], dtype=np.float32)
+    interval = Interval(window[0], window[1])
+    assert interval == Interval(1.5, 3.0) and type(interval.start) is float
+    with pytest.raises(SampleError):
+        Interval(np.bool_(True), 2.0)  # type: ignore[arg-type]

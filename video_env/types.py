@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,7 +41,8 @@ class Interval:
     def __post_init__(self) -> None:
         for name in ("start", "end"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            # numbers.Real admits numpy scalars (observations carry float32 windows)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise SampleError(f"interval {name} must be a number, got {value!r}")
             if not math.isfinite(value) or value < 0:
                 raise SampleError(f"interval {name} must be finite and >= 0, got {value!r}")
