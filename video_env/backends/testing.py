@@ -106,7 +106,7 @@ def tiny_qwen_tokenizer(vocab_size: int = 384) -> Any:
     return wrapped
 
 
-def _tiny_config(transformers: Any, tokenizer: Any, hidden: int) -> Any:
+def _tiny_config(transformers: Any, tokenizer: Any, hidden: int, init_range: float) -> Any:
     ids = {t: int(tokenizer.convert_tokens_to_ids(t)) for t in QWEN_SPECIAL_TOKENS}
     heads = 2
     head_dim = hidden // heads
@@ -125,6 +125,7 @@ def _tiny_config(transformers: Any, tokenizer: Any, hidden: int) -> Any:
                 # the three mRoPE sections (time, height, width) fill half the head dim
                 "mrope_section": _mrope_sections(head_dim // 2),
             },
+            "initializer_range": init_range,
             "bos_token_id": ids["<|endoftext|>"],
             "eos_token_id": ids["<|im_end|>"],
             "pad_token_id": ids["<|endoftext|>"],
@@ -141,6 +142,7 @@ def _tiny_config(transformers: Any, tokenizer: Any, hidden: int) -> Any:
             "temporal_patch_size": 2,
             "window_size": 112,
             "tokens_per_second": 2,
+            "initializer_range": init_range,
         },
         image_token_id=ids["<|image_pad|>"],
         video_token_id=ids["<|video_pad|>"],
@@ -156,7 +158,9 @@ def _mrope_sections(half: int) -> list[int]:
     return [time, height, half - time - height]
 
 
-def tiny_qwen2_5_vl(path: str | Path, *, hidden: int = 32, seed: int = 0) -> Path:
+def tiny_qwen2_5_vl(
+    path: str | Path, *, hidden: int = 32, seed: int = 0, init_range: float = 1.0
+) -> Path:
     """Build and save a tiny random ``Qwen2_5_VLForConditionalGeneration`` + processor.
 
     The directory holds what a Hub checkpoint holds (``config.json``, weights,
@@ -169,6 +173,9 @@ def tiny_qwen2_5_vl(path: str | Path, *, hidden: int = 32, seed: int = 0) -> Pat
         path: Directory to write (created if missing).
         hidden: Width of the vision tower and the language model (even, ≥ 16).
         seed: Seed of the random weights (same seed, same model).
+        init_range: Standard deviation of the random weights; larger than a real
+            model's 0.02 so that replies depend on the frames and token distributions
+            are peaked (confidences spread over ``[0, 1]``) instead of uniform.
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
@@ -182,7 +189,7 @@ def tiny_qwen2_5_vl(path: str | Path, *, hidden: int = 32, seed: int = 0) -> Pat
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = tiny_qwen_tokenizer()
-    config = _tiny_config(transformers, tokenizer, hidden)
+    config = _tiny_config(transformers, tokenizer, hidden, init_range)
     torch.manual_seed(seed)
     model = transformers.Qwen2_5_VLForConditionalGeneration(config).eval()
     model.generation_config = transformers.GenerationConfig(
