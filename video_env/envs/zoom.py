@@ -12,7 +12,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
-from video_env.backends.base import Answer, FrameBatch
+from video_env.backends.base import FrameBatch
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
@@ -192,27 +192,20 @@ class ZoomEnv(VideoQAEnv):
         self.budget_left = self.budget
         self.evaluations: list[Evaluation] = []
         self.clips = self.rules.clips(duration)
-        self.captions = self._caption_all(self.clips)
+        self.captions = [self._caption(clip) for clip in self.clips]
 
     def _batch(self, window: Interval) -> FrameBatch:
         """The frames one look at ``window`` gets (zoom-in sampling)."""
         n = self.rules.n_frames(window.length)
         return FrameBatch.sample(self.video, window, n, self.rules.resize(window.length))
 
-    def _caption_all(self, clips: list[Interval]) -> list[str]:
-        """Captions of ``clips``; in batched forward passes when the captioner has them."""
+    def _caption(self, clip: Interval) -> str:
         captioner = self.perception.captioner
         if captioner is None:  # guarded by require() in __init__
             raise ConfigError("the Zoom env needs a captioner")
-        batches = [self._batch(clip) for clip in clips]
-        caption_batch = getattr(captioner, "caption_batch", None)
-        if callable(caption_batch) and len(batches) > 1:
-            texts = list(caption_batch(batches, max_tokens=self.caption_max_tokens))
-        else:
-            texts = [captioner.caption(b, max_tokens=self.caption_max_tokens) for b in batches]
-        for clip in clips:
-            self._require_episode_or_done().explore(clip, "caption")
-        return [clean_text(text, _CAPTION) for text in texts]
+        text = captioner.caption(self._batch(clip), max_tokens=self.caption_max_tokens)
+        self._require_episode_or_done().explore(clip, "caption")
+        return clean_text(text, _CAPTION)
 
     def _evaluate_all(self, windows: list[Interval]) -> list[Evaluation]:
         """Evaluate ``windows``; in batched forward passes when the VLM has them."""
@@ -226,16 +219,14 @@ class ZoomEnv(VideoQAEnv):
             replies = list(answer_batch(batches, sample.question, sample.options))
         else:
             replies = [vlm.answer(b, sample.question, sample.options) for b in batches]
-        return [
-            self._evaluation(w, b, r) for w, b, r in zip(windows, batches, replies, strict=True)
-        ]
-
-    def _evaluation(self, window: Interval, batch: FrameBatch, reply: Answer) -> Evaluation:
-        self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
-        self._require_episode_or_done().explore(window, "evaluate")
-        self._last_times = np.asarray(batch.times, dtype=np.float64).copy()
-        confidence = min(max(float(reply.confidence), 0.0), 1.0)
-        return Evaluation(window, clean_text(reply.text, _ANSWER), confidence)
+        evaluations = []
+        for window, batch, reply in zip(windows, batches, replies, strict=True):
+            self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
+            self._require_episode_or_done().explore(window, "evaluate")
+            self._last_times = np.asarray(batch.times, dtype=np.float64).copy()
+            confidence = min(max(float(reply.confidence), 0.0), 1.0)
+            evaluations.append(Evaluation(window, clean_text(reply.text, _ANSWER), confidence))
+        return evaluations
 
     # -- actions ---------------------------------------------------------------------
 
