@@ -22,7 +22,6 @@ how to point at a local directory.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 import time
@@ -128,7 +127,7 @@ class TransformersVLM:
             "max_pixels": self.max_pixels,
             "confidence": self.confidence_rule,
             "generation": {"greedy": True, "answer_max_tokens": self._answer_caps()},
-            "prompts": _prompts_digest(),
+            "prompts": prompts.prompts_digest(),
         }
 
     # -- VLM ---------------------------------------------------------------------------
@@ -290,9 +289,3 @@ def _resolve_device(torch: Any, device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return device
-
-
-def _prompts_digest() -> str:
-    texts = [prompts.SYSTEM_PROMPT, *(prompts.template(n) for n in ("vqa_mcq", "vqa_open"))]
-    texts.append(prompts.template("caption"))
-    return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]

@@ -15,6 +15,7 @@ questions (the task YAMLs' ``max_new_tokens``); see :data:`ANSWER_MAX_TOKENS`.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
@@ -26,7 +27,9 @@ __all__ = [
     "CAPTION_MAX_TOKENS",
     "SYSTEM_PROMPT",
     "caption_prompt",
+    "prompts_digest",
     "question_prompt",
+    "system_message",
     "template",
 ]
 
@@ -58,3 +61,14 @@ def question_prompt(question: str, options: Sequence[str] | None = None) -> str:
 def caption_prompt() -> str:
     """FALCONEye's light-caption prompt."""
     return template("caption")
+
+
+def system_message() -> dict[str, str]:
+    """The system message of every VLM request."""
+    return {"role": "system", "content": SYSTEM_PROMPT}
+
+
+def prompts_digest() -> str:
+    """A short hash of every prompt text (for backend configs and cache keys)."""
+    texts = [SYSTEM_PROMPT, *(template(n) for n in ("vqa_mcq", "vqa_open", "caption"))]
+    return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
