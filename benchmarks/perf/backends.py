@@ -1,0 +1,199 @@
+"""Real-backend overhead: TransformersVLM against a direct transformers call on the same frames.
+
+Run: ``python -m benchmarks.perf.backends [--repeats 3] [--workdir DIR] [--model DIR]``
+
+Part A (this file's first section) builds the tiny random Qwen2.5-VL of
+:func:`video_env.backends.testing.tiny_qwen2_5_vl` (or loads ``--model``) and times, at
+the papers' frame counts and sizes, one answer through
+
+- ``backend``: ``TransformersVLM.answer(FrameBatch, question)`` — decode, fed-size check
+  and resize, FALCON-Bench prompt, chat template, processor, ``generate`` with scores,
+  per-token probabilities and the confidence rule, usage;
+- ``direct``: what a user writes with transformers alone on the same video: decode the
+  same timestamps at the same size, ``apply_chat_template``, ``processor``, ``generate``
+  with ``output_scores`` (the baseline, measured in the same run).
+
+The two are timed in alternation (``--repeats`` pairs); it prints the median seconds of
+both, the median over pairs of ``overhead = backend / direct - 1`` (target ≤ 10 %), the
+share of the direct time spent in decode, preprocessing and the model, and the speed-up
+of four windows in one ``answer_batch`` over four ``answer`` calls. The tiny model's
+forward is milliseconds, so the overhead ratio is a pessimistic bound for a 7B model,
+whose forward dominates. Both paths generate the same fixed number of tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from video_env import Interval
+from video_env._optional import require
+from video_env.backends.base import FrameBatch
+from video_env.video import open_video, write_video
+from video_env.video.resize import Resize
+from video_env.video.testing import coded_frames
+
+#: (name, window seconds, frames, frame size) at the papers' settings.
+CASES = (
+    ("zoom-L1 60s 30f 1204x672", 60.0, 30, (1204, 672)),
+    ("zoom-L3 5s 10f 1456x812", 5.0, 10, (1456, 812)),
+    ("pacing-1x 20f 448x448", 15.0, 20, (448, 448)),
+    ("pacing-4x 12f 308x308", 60.0, 12, (308, 308)),
+)
+QUESTION = "What colour is the umbrella?"
+NEW_TOKENS = 8
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def ensure_video(workdir: Path) -> Path:
+    path = workdir / "perf-backends-2min.mp4"
+    if not path.exists():
+        write_video(path, coded_frames(120 * 10, 640, 360, bits=16), 10.0)
+    return path
+
+
+class Direct:
+    """The baseline: transformers alone, as a user would call it."""
+
+    def __init__(self, model_dir: str, torch: Any) -> None:
+        transformers = require("transformers", "models", "the backend perf benchmark")
+        self.torch = torch
+        self.processor = transformers.AutoProcessor.from_pretrained(model_dir)
+        self.model = transformers.AutoModelForImageTextToText.from_pretrained(
+            model_dir, dtype=torch.float32
+        ).eval()
+        self.phases: dict[str, list[float]] = {"decode": [], "preprocess": [], "model": []}
+
+    def answer(self, video_path: str, times: np.ndarray, size: tuple[int, int]) -> str:
+        from transformers.video_utils import VideoMetadata
+
+        t0 = time.perf_counter()
+        with open_video(video_path) as video:
+            frames = video.frames(times, size=Resize.exact(*size))
+        t1 = time.perf_counter()
+        messages = [
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": "You are a helpful assistant."}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": QUESTION}, {"type": "video"}]},
+        ]
+        text = self.processor.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        fps = (len(times) - 1) / (times[-1] - times[0])
+        meta = VideoMetadata(len(times), fps=fps, frames_indices=list(range(len(times))))
+        inputs = self.processor(
+            text=[text], videos=[frames], video_metadata=[meta], do_resize=False,
+            do_sample_frames=False, cap_pixels_per_frame=False, return_tensors="pt",
+        )  # fmt: skip
+        t2 = time.perf_counter()
+        with self.torch.inference_mode():
+            out = self.model.generate(
+                **inputs, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+                return_dict_in_generate=True, output_scores=True,
+            )  # fmt: skip
+        t3 = time.perf_counter()
+        for name, value in zip(self.phases, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+            self.phases[name].append(value)
+        return str(self.processor.batch_decode(out.sequences[:, inputs["input_ids"].shape[1] :])[0])
+
+
+def part_a(model_dir: str, video_path: str, repeats: int) -> None:
+    import torch
+
+    from video_env.backends.transformers_vlm import TransformersVLM
+
+    torch.set_num_threads(1)  # the same single thread for both paths (shared machines)
+    backend = TransformersVLM(model_dir, device="cpu", answer_max_tokens=NEW_TOKENS)
+    backend._model.generation_config.min_new_tokens = NEW_TOKENS  # same work as the baseline
+    direct = Direct(model_dir, torch)
+    print(f"model: {model_dir} (tiny random Qwen2.5-VL unless --model), CPU, 1 thread")
+    print(f"{'case':28s} {'direct s':>9s} {'backend s':>9s} {'overhead':>9s}   direct split")
+    with open_video(video_path) as probe:
+        duration = probe.duration
+    for name, length, n, size in CASES:
+        window = Interval(10.0, min(10.0 + length, duration))
+        times = FrameBatch.sample(open_video(video_path), window, n).times
+
+        def run_backend(times: np.ndarray = times, size: tuple[int, int] = size) -> None:
+            with open_video(video_path) as video:  # a fresh reader: decode included
+                backend.answer(FrameBatch(video, times, _size(size)), QUESTION)
+
+        def run_direct(times: np.ndarray = times, size: tuple[int, int] = size) -> None:
+            direct.answer(video_path, times, size)
+
+        run_backend()  # warm-up
+        run_direct()
+        for phase in direct.phases.values():
+            phase.clear()
+        pairs = [(timed(run_direct), timed(run_backend)) for _ in range(repeats)]  # interleaved
+        t_direct = statistics.median(d for d, _ in pairs)
+        t_backend = statistics.median(b for _, b in pairs)
+        overhead = statistics.median(b / d for d, b in pairs) - 1
+        split = " ".join(
+            f"{k} {statistics.median(v) / t_direct:.0%}" for k, v in direct.phases.items()
+        )
+        print(f"{name:28s} {t_direct:9.3f} {t_backend:9.3f} {overhead:+9.1%}   {split}")
+    batches = []
+    with open_video(video_path) as video:
+        for k in range(4):
+            window = Interval(10.0 + 20 * k, 25.0 + 20 * k)
+            batches.append(FrameBatch.sample(video, window, 8, Resize.exact(448, 448)))
+            batches[-1].pixels()
+        one_by_one = median_time(lambda: [backend.answer(b, QUESTION) for b in batches], repeats)
+        together = median_time(lambda: backend.answer_batch(batches, QUESTION), repeats)
+    print(
+        f"4 windows x 8 frames 448x448: one by one {one_by_one:.3f} s, answer_batch "
+        f"{together:.3f} s, speed-up {one_by_one / together:.2f}x"
+    )
+
+
+def _size(size: tuple[int, int]) -> Any:
+    from video_env.video.base import Size
+
+    return Size(*size)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--model", default=None, help="a saved checkpoint (default: tiny)")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    workdir = args.workdir or Path(tempfile.gettempdir()) / "video-env-perf"
+    workdir.mkdir(parents=True, exist_ok=True)
+    model_dir = args.model
+    if model_dir is None:
+        from video_env.backends.testing import tiny_qwen2_5_vl
+
+        model_dir = str(tiny_qwen2_5_vl(workdir / "tiny-qwen2.5-vl"))
+    print("== Part A: TransformersVLM overhead around a direct transformers call")
+    part_a(model_dir, str(ensure_video(workdir)), args.repeats)
+
+
+if __name__ == "__main__":
+    main()
