@@ -312,3 +312,21 @@ def test_tiny_model_runs_inside_zoom_clip_query_and_pacing(tiny_qwen_dir: str) -
 
     info = run_episode(pacing, [SpeedAction(2), AnswerAction("A")])
     assert info["episode"]["vlm_calls"] == 2
+
+
+def test_alternative_confidence_rules(tiny_qwen_dir: str, sample: VideoQA) -> None:
+    batch = FrameBatch.sample(sample.video, Interval(0, 20), 2, (56, 56))
+    replies = {}
+    for rule in ("falconeye", "sequence", "mean", "verbal"):
+        model = TransformersVLM(tiny_qwen_dir, device="cpu", confidence=rule, answer_max_tokens=4)
+        replies[rule] = (model.answer(batch, sample.question), model.last_call)
+    probs = replies["mean"][0].token_probs  # greedy: each token is its step's top-1
+    assert replies["sequence"][0].confidence == pytest.approx(math.prod(probs))
+    assert replies["mean"][0].confidence == pytest.approx(sum(probs) / len(probs))
+    assert replies["falconeye"][0].confidence == round(math.prod(probs) ** (1 / len(probs)), 3)
+    verbal, call = replies["verbal"]
+    assert verbal.confidence == 0.0  # the random model states no "Confidence: N"
+    assert call is not None and replies["mean"][1] is not None
+    assert call.prompt_tokens[0] > replies["mean"][1].prompt_tokens[0]  # the instruction
+    with pytest.raises(ConfigError, match="unknown confidence rule"):
+        TransformersVLM(tiny_qwen_dir, confidence="entropy")
