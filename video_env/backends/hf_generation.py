@@ -190,7 +190,14 @@ def generate(
     except (RuntimeError, ValueError) as exc:
         raise BackendError(f"generation failed: {exc}") from exc
     ids = inputs["input_ids"]
-    visual_ids = [processor.image_token_id, processor.video_token_id]
+    visual_ids = [
+        i
+        for i in (
+            getattr(processor, "image_token_id", None),
+            getattr(processor, "video_token_id", None),
+        )
+        if i is not None
+    ]  # processors of other VLMs may name only one placeholder
     visual = [int(n) for n in torch.isin(ids, torch.tensor(visual_ids, device=ids.device)).sum(1)]
     prompt = [int(n) for n in inputs["attention_mask"].sum(1)]
     eos = _eos_ids(model, processor)
