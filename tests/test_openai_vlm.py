@@ -169,3 +169,19 @@ def test_a_429_5xx_storm_is_retried_then_recorded_and_the_benchmark_goes_on(
     server.script(*[chat_reply("caption")] * n_clips, answer)
     good = run_episode(env, policy, seed=2)
     assert good["error"] is None and good["vlm_calls"] == 1
+
+
+def test_missing_or_malformed_usage_is_estimated(server: FakeOpenAIServer, sample: VideoQA) -> None:
+    from video_env.backends.llm.testing import FakeReply
+
+    vlm = make(server)
+    batch = FrameBatch.sample(sample.video, Interval(0, 10), 1, (56, 56))
+    body = chat_reply("B", logprobs=[-0.1], tokens=["B"]).body
+    body["usage"] = {"prompt_tokens": "lots", "completion_tokens": -3, "total_tokens": None}
+    server.script(
+        FakeReply(body=body), chat_reply("B", logprobs=[-0.1], tokens=["B"], prompt_tokens=None)
+    )
+    for _ in range(2):
+        answer = vlm.answer(batch, sample.question, sample.options)
+        assert answer.text == "B" and answer.n_visual_tokens == 0  # text-only estimate
+    assert vlm.usage.vlm_calls == 2

@@ -288,14 +288,12 @@ class OpenAIVLM:
         # the LLM client's request path: its timeouts, retries, failure accounting
         response = self._llm._call_with_retries(params)
         usage = getattr(response, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", None)
-        if prompt is None:  # no usage reported: a rough estimate of the text alone
-            return (
-                response,
-                sum(estimate_tokens(t) for t in texts),
-                estimate_tokens(_message_text(response)),
-            )
-        return response, int(prompt), int(getattr(usage, "completion_tokens", None) or 0)
+        prompt = _count(getattr(usage, "prompt_tokens", None))
+        completion = _count(getattr(usage, "completion_tokens", None))
+        if prompt is None:  # missing or malformed usage: a rough estimate of the text alone
+            prompt = sum(estimate_tokens(t) for t in texts)
+            completion = estimate_tokens(_message_text(response))
+        return response, prompt, completion or 0
 
     def _tokens(self, response: Any, reply: str) -> tuple[TokenProb, ...]:
         entries = _token_list(response)
@@ -317,6 +315,15 @@ class OpenAIVLM:
         money = price(self.model, prompt_tokens, completion_tokens, self.prices)
         with self._lock:
             self.usage = self.usage + cost + Cost(money_usd=money)
+
+
+def _count(value: Any) -> int | None:
+    """A token count from a server's ``usage``, or None when missing or malformed."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value < 0 or value != int(value):
+        return None
+    return int(value)
 
 
 def _message_text(response: Any) -> str:
