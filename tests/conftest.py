@@ -50,6 +50,8 @@ def tiny_clip_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     from video_env.backends.testing_clip import tiny_open_clip
 
     return str(tiny_open_clip(tmp_path_factory.mktemp("models") / "tiny-clip"))
+
+
 @pytest.fixture(scope="session")
 def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A tiny random Qwen2.5-VL checkpoint (model + processor), built once per session."""
