@@ -17,6 +17,7 @@ from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
 from policies.videoagent import VideoAgentPolicy
+from policies.videoscout import make_videoscout
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
 from video_env.errors import ConfigError, UnknownNameError
@@ -173,3 +174,13 @@ for _algo in ALGOS:
             f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing)",
         ),
     )
+register_parameterised(
+    "videoscout",
+    PolicySpec(
+        make_videoscout,
+        False,
+        False,
+        ("pacing",),
+        "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH",
+    ),
+)
