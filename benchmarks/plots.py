@@ -66,6 +66,10 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
         ax.annotate(" / ".join(names), (x, y), fontsize=7,
                     xytext=(5, 4 - 10 * (k % 2)), textcoords="offset points")  # fmt: skip
     ax.set_xscale("symlog", linthresh=1)
+    ticker = require("matplotlib.ticker", "bench", "benchmark plots")
+    # 1-2-5 ticks with plain numbers: a range such as 13-48 calls has no power of ten inside
+    ax.xaxis.set_major_locator(ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=(1, 2, 5)))
+    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
     ax.set_xlabel("mean VLM calls per episode")
     ax.set_ylabel("accuracy (95 % CI, bootstrap over videos)")
     ax.set_title("Cost-accuracy frontier")
