@@ -23,7 +23,7 @@ def _train_pacing(args: argparse.Namespace) -> int:
         subprocess=args.subprocess,
         sensors=tuple(args.sensors),
         eval_every=args.eval_every,
-        eval_limit=args.eval_limit,
+        eval_videos=args.eval_videos,
         checkpoint_every=args.checkpoint_every,
         progress_bar=not args.quiet,
     )
@@ -48,12 +48,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing = kinds.add_parser(
         "pacing",
         help="train a stable-baselines3 pacing policy on synthetic videos",
-        description="Train on new videos drawn like SUITE's; SUITE's own videos are held out "
-        "for evaluation. Writes policy.zip/policy.json (run it in `video-env bench` as "
+        description="Train on new videos drawn like SUITE's, evaluate periodically on other new "
+        "(validation) videos; SUITE's own videos stay unseen, the test set of `video-env bench "
+        "--suite SUITE`. Writes policy.zip/policy.json (run it in `video-env bench` as "
         "pacing-ALGO:OUT), best/, checkpoints/, evaluations.jsonl and TensorBoard logs (tb/).",
     )
     pacing.add_argument("--algo", choices=list(ALGOS), default="maskable-ppo")
-    pacing.add_argument("--suite", default="synth-quick", help="held-out suite (default)")
+    pacing.add_argument("--suite", default="synth-quick", help="test suite (default)")
     pacing.add_argument("--steps", type=int, default=100_000, help="environment steps")
     pacing.add_argument("--seed", type=int, default=0)
     pacing.add_argument("--train-videos", type=int, help="training videos (default: 4x suite's)")
@@ -61,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing.add_argument("--subprocess", action="store_true", help="envs in subprocesses")
     pacing.add_argument("--sensors", nargs="+", default=["vlm"], choices=["vlm", "clip"])
     pacing.add_argument("--eval-every", type=int, default=20_000, help="steps (0: never)")
-    pacing.add_argument("--eval-limit", type=int, help="first N held-out samples")
+    pacing.add_argument("--eval-videos", type=int, help="validation videos (default: suite's)")
     pacing.add_argument("--checkpoint-every", type=int, default=50_000, help="steps (0: never)")
     pacing.add_argument("--out", help=f"output folder (default: {DEFAULT_OUT}/ALGO-SUITE-seedN)")
     pacing.add_argument("--no-tensorboard", action="store_true")

@@ -1,9 +1,11 @@
 """Train pacing policies with stable-baselines3 on synthetic videos (``video-env train pacing``).
 
-Training videos are generated like the named suite's (same lengths and needle counts) from
-a different root seed, so they are disjoint from the suite's videos, which serve as the
-held-out evaluation set: the periodic evaluation during training and ``video-env bench
---suite SUITE`` score the policy on the same held-out episodes.
+Three disjoint sets of videos, all drawn like the named suite's (same lengths and needle
+counts): *training* videos and *validation* videos, generated from their own root seeds,
+and the suite's own videos, the *test* set that no part of training sees. The periodic
+evaluation (TensorBoard ``eval/*``, ``evaluations.jsonl``, the ``best/`` policy) runs on
+the validation videos; ``video-env bench --suite SUITE`` scores the saved policy on the
+test set, beside the fixed schedules on the same episodes.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from video_env.synth.suites import get_suite, load_suite
 from video_env.types import VideoQA
 from video_env.wrappers.sb3 import PacingFeatures
 
-#: Offset of the training videos' root seed from the suite's (disjoint videos).
-TRAIN_SEED_OFFSET = 1_000_003
+#: Offsets of the training and validation videos' root seeds from the suite's.
+SPLIT_SEED_OFFSETS = {"train": 1_000_003, "validation": 2_000_003}
 
 
 @dataclass(frozen=True)
@@ -38,15 +40,16 @@ class TrainConfig:
 
     Attributes:
         algo: ``maskable-ppo``, ``ppo`` or ``dqn``.
-        suite: Synthetic suite whose kind of videos to train on; its own videos are held out.
+        suite: Synthetic suite whose kind of videos to train on; its own videos are the
+            test set, never seen in training.
         steps: Environment steps of training.
         seed: Seed of the model, the envs and the training videos.
         train_videos: Training videos generated (default: the suite's count x 4).
         n_envs: Vectorised envs.
         subprocess: Run the envs in subprocesses (``SubprocVecEnv``) instead of in-process.
         sensors: Pacing sensors the policy reads (``vlm``; ``clip`` adds relevances).
-        eval_every: Steps between held-out evaluations (0: none).
-        eval_limit: Held-out samples evaluated (default: all of the suite).
+        eval_every: Steps between evaluations on the validation videos (0: none).
+        eval_videos: Validation videos generated (default: the suite's count).
         checkpoint_every: Steps between checkpoints (0: none).
         learning_rate: Optimiser step size.
         gamma: Discount.
@@ -67,7 +70,7 @@ class TrainConfig:
     subprocess: bool = False
     sensors: tuple[str, ...] = ("vlm",)
     eval_every: int = 20_000
-    eval_limit: int | None = None
+    eval_videos: int | None = None
     checkpoint_every: int = 50_000
     learning_rate: float = 3e-4
     gamma: float = 0.995
@@ -85,14 +88,14 @@ class TrainConfig:
         get_suite(self.suite)  # an unknown suite fails before anything is created
 
 
-def training_samples(suite: str, n_videos: int, seed: int) -> list[VideoQA]:
+def training_samples(suite: str, n_videos: int, seed: int, split: str = "train") -> list[VideoQA]:
     """Samples of ``n_videos`` new videos drawn like ``suite``'s, disjoint from it.
 
-    Video ids are ``train<seed>-<suite>-NNN``; the root seed is the suite's plus
-    :data:`TRAIN_SEED_OFFSET` and ``seed``, so no training video is a suite video.
+    Video ids are ``<split><seed>-<suite>-NNN``; the root seed is the suite's plus the
+    split's offset (:data:`SPLIT_SEED_OFFSETS`) and ``seed``.
     """
     spec = get_suite(suite)
-    root = np.random.SeedSequence([spec.seed + TRAIN_SEED_OFFSET, seed])
+    root = np.random.SeedSequence([spec.seed + SPLIT_SEED_OFFSETS[split], seed])
     seeds = root.generate_state(n_videos * 3, dtype=np.uint32)
     samples: list[VideoQA] = []
     for i in range(n_videos):
@@ -100,9 +103,9 @@ def training_samples(suite: str, n_videos: int, seed: int) -> list[VideoQA]:
         duration = float(round(rng.uniform(*spec.duration_s)))
         n = int(rng.integers(spec.needles_per_video[0], spec.needles_per_video[1] + 1))
         video = generate_video(
-            f"train{seed}-{suite}-{i:03d}", int(seeds[3 * i + 1]), duration, n, spec.categories
+            f"{split}{seed}-{suite}-{i:03d}", int(seeds[3 * i + 1]), duration, n, spec.categories
         )
-        samples += video_samples(video, source=f"train-{suite}")
+        samples += video_samples(video, source=f"{split}-{suite}")
     return samples
 
 
@@ -187,11 +190,12 @@ def train(
     tensorboard: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> TrainResult:
-    """Train, evaluate on held-out videos, checkpoint and save a policy into ``out``.
+    """Train, evaluate on validation videos, checkpoint and save a policy into ``out``.
 
     ``out`` gets ``policy.zip`` + ``policy.json`` (the final policy, runnable as
-    ``pacing-<algo>:OUT``), ``best/`` (the best held-out evaluation), ``checkpoints/``,
-    ``evaluations.jsonl`` and ``tb/`` (TensorBoard logs).
+    ``pacing-<algo>:OUT``), ``best/`` (the best validation evaluation), ``checkpoints/``,
+    ``evaluations.jsonl`` and ``tb/`` (TensorBoard logs). The periodic evaluation does
+    not change training: the final policy is the same with or without it.
     """
     callbacks = require("stable_baselines3.common.callbacks", "rl", "training pacing policies")
     log = log or _print
@@ -199,8 +203,9 @@ def train(
     folder.mkdir(parents=True, exist_ok=True)
     n_train = config.train_videos or 4 * get_suite(config.suite).n_videos
     train_samples = training_samples(config.suite, n_train, config.seed)
-    held_out = load_suite(config.suite, limit=config.eval_limit)
-    _check_disjoint(train_samples, held_out)
+    n_validation = config.eval_videos or get_suite(config.suite).n_videos
+    validation = training_samples(config.suite, n_validation, config.seed, "validation")
+    _check_disjoint(train_samples, validation, load_suite(config.suite))
     env = make_vec_env(config, train_samples)
     tb_dir = str(folder / "tb") if tensorboard else None
     if tensorboard:
@@ -208,8 +213,12 @@ def train(
     if config.torch_threads > 0:
         require("torch", "rl").set_num_threads(config.torch_threads)
     model = build_model(config, env, tb_dir)
-    meta = {**asdict(config), "train_samples": len(train_samples), "held_out": len(held_out)}
-    evaluator = _HeldOutEvaluation(config, held_out, folder, meta, log, callbacks.BaseCallback)
+    meta = {
+        **asdict(config),
+        "train_samples": len(train_samples),
+        "validation_samples": len(validation),
+    }
+    evaluator = _Validation(config, validation, folder, meta, log, callbacks.BaseCallback)
     hooks: list[Any] = [evaluator]
     if config.checkpoint_every > 0:
         hooks.append(
@@ -252,22 +261,22 @@ def save_policy(model: Any, folder: Path, meta: dict[str, Any]) -> None:
     (folder / META_FILE).write_text(json.dumps(meta, indent=2, default=list) + "\n")
 
 
-def _check_disjoint(train_samples: Sequence[VideoQA], held_out: Sequence[VideoQA]) -> None:
-    train_ids = {s.meta.get("video_id") for s in train_samples}
-    if train_ids & {s.meta.get("video_id") for s in held_out}:
-        raise ConfigError("training and held-out videos overlap")  # pragma: no cover
+def _check_disjoint(*splits: Sequence[VideoQA]) -> None:
+    ids = [{s.meta.get("video_id") for s in split} for split in splits]
+    if sum(len(i) for i in ids) != len(set().union(*ids)):
+        raise ConfigError("training, validation and test videos overlap")  # pragma: no cover
 
 
-def _HeldOutEvaluation(  # noqa: N802 - a class factory: SB3's base class is imported lazily
+def _Validation(  # noqa: N802 - a class factory: SB3's base class is imported lazily
     config: TrainConfig,
-    held_out: Sequence[VideoQA],
+    validation: Sequence[VideoQA],
     folder: Path,
     meta: dict[str, Any],
     log: Callable[[str], None],
     base: Any,
 ) -> Any:
-    class HeldOutEvaluation(base):  # type: ignore[misc]
-        """Every ``eval_every`` steps: score on held-out videos, log, keep the best."""
+    class Validation(base):  # type: ignore[misc]
+        """Every ``eval_every`` steps: score on the validation videos, log, keep the best."""
 
         def __init__(self) -> None:
             super().__init__()
@@ -283,7 +292,7 @@ def _HeldOutEvaluation(  # noqa: N802 - a class factory: SB3's base class is imp
 
         def _evaluate(self, model: Any) -> dict[str, float]:
             policy = SB3PacingPolicy(model, config.algo, sensors=config.sensors)
-            scores = {"step": float(self.num_timesteps), **evaluate(policy, held_out)}
+            scores = {"step": float(self.num_timesteps), **evaluate(policy, validation)}
             self.history.append(scores)
             with (folder / "evaluations.jsonl").open("a") as f:
                 f.write(json.dumps(scores) + "\n")
@@ -291,7 +300,7 @@ def _HeldOutEvaluation(  # noqa: N802 - a class factory: SB3's base class is imp
                 if key != "step":
                     self.logger.record(f"eval/{key}", value)
             log(
-                f"step {int(scores['step'])}: held-out reward {scores['mean_reward']:.3f}, "
+                f"step {int(scores['step'])}: validation reward {scores['mean_reward']:.3f}, "
                 f"accuracy {scores['accuracy']:.3f}, VLM calls {scores['vlm_calls']:.1f}"
             )
             if scores["mean_reward"] > self.best:
@@ -303,4 +312,4 @@ def _HeldOutEvaluation(  # noqa: N802 - a class factory: SB3's base class is imp
             if config.eval_every > 0:
                 self._evaluate(model)
 
-    return HeldOutEvaluation()
+    return Validation()

@@ -43,10 +43,10 @@ class RandomLegalPacing(Policy):
 
 def test_training_videos_are_disjoint_from_the_suite() -> None:
     train_set = training_samples("synth-tiny", 3, seed=0)
-    held_out = load_suite("synth-tiny")
-    assert {s.meta["video_id"] for s in train_set}.isdisjoint(
-        {s.meta["video_id"] for s in held_out}
-    )
+    validation = training_samples("synth-tiny", 3, seed=0, split="validation")
+    test_set = load_suite("synth-tiny")
+    splits = [{s.meta["video_id"] for s in split} for split in (train_set, validation, test_set)]
+    assert sum(map(len, splits)) == len(set().union(*splits)) == 9
     assert [s.id for s in training_samples("synth-tiny", 3, seed=0)] == [s.id for s in train_set]
     assert train_set[0].id != training_samples("synth-tiny", 3, seed=1)[0].id
 
@@ -99,7 +99,7 @@ def test_maskable_ppo_beats_the_random_policy_on_held_out_videos(tmp_path: Path)
 def test_train_cli_writes_a_policy_that_bench_runs_by_name(tmp_path: Path) -> None:
     out = tmp_path / "policy"
     args = ["train", "pacing", "--suite", "synth-tiny", "--steps", "256", "--n-envs", "2"]
-    args += ["--eval-every", "128", "--eval-limit", "2", "--checkpoint-every", "128"]
+    args += ["--eval-every", "128", "--eval-videos", "1", "--checkpoint-every", "128"]
     args += ["--sensors", "vlm", "clip", "--out", str(out), "--quiet"]
     assert main(args) == 0
     for name in ("policy.zip", "policy.json", "best/policy.zip", "evaluations.jsonl"):
