@@ -41,10 +41,13 @@ FEATURES = (
     "turn",
     "invalid_actions",
     "video_chunks",
+    "best_support",
+    "agrees_with_best",
 )
 _TURN_SCALE = 64.0
 _INVALID_SCALE = 4.0  # the default allowance (3) plus the one that ends the episode
 _CHUNK_SCALE = 128.0
+_SUPPORT_SCALE = 8.0
 
 
 class PacingFeatureTracker:
@@ -53,32 +56,41 @@ class PacingFeatureTracker:
     Reads only what the env shows (``progress``, ``speed``, ``rewatching``, ``chunks``,
     ``n_chunks``, ``window``, ``turn``, ``sensor``; ``info["legal_actions"]`` and
     ``info["invalid_actions"]``) and keeps the most confident sensor reading of the
-    episode, which ``answer`` uses. Call :meth:`reset` with the first observation of an
-    episode and :meth:`observe` with every later one.
+    episode, which ``answer`` uses, and how many readings gave each answer (a sensor that
+    hallucinates without evidence rarely repeats itself, so support is evidence). Call
+    :meth:`reset` with the first observation of an episode and :meth:`observe` with every
+    later one.
     """
 
     def __init__(self) -> None:
         self.best: tuple[float, str, Interval, float] = (-1.0, "", Interval(0, 0), 0.0)
+        self.support: dict[str, int] = {}
         self._obs: dict[str, Any] = {}
         self._info: dict[str, Any] = {}
 
     def reset(self, obs: dict[str, Any], info: dict[str, Any]) -> npt.NDArray[np.float32]:
         """Forget the previous episode; the features of ``obs``."""
         self.best = (-1.0, "", Interval(0, 0), 0.0)
+        self.support = {}
         return self.observe(obs, info)
 
     def observe(self, obs: dict[str, Any], info: dict[str, Any]) -> npt.NDArray[np.float32]:
         """Take in a new observation; its features (``float32[len(FEATURES)]`` in [-1, 1])."""
+        new = obs is not self._obs  # the same observation twice counts once
         self._obs, self._info = obs, info
         sensor = obs["sensor"]
         n_chunks = max(1, int(obs["n_chunks"][0]))
         first, last = (int(c) for c in obs["chunks"])
         confidence = float(sensor["confidence"][0])
+        answer = str(sensor["answer"]).strip().lower()
+        if new and answer:
+            self.support[answer] = self.support.get(answer, 0) + 1
         if confidence > self.best[0]:
             window = Interval(float(obs["window"][0]), max(*(float(v) for v in obs["window"])))
             self.best = (confidence, str(sensor["answer"]), window, last / n_chunks)
         speed = np.zeros(3, dtype=np.float32)
         speed[int(obs["speed"])] = 1.0
+        best = self.best[1].strip().lower()
         values = [
             float(obs["progress"][0]),
             *speed,
@@ -92,6 +104,8 @@ class PacingFeatureTracker:
             min(1.0, float(obs["turn"][0]) / _TURN_SCALE),
             min(1.0, int(info.get("invalid_actions", 0)) / _INVALID_SCALE),
             min(1.0, n_chunks / _CHUNK_SCALE),
+            min(1.0, self.support.get(best, 0) / _SUPPORT_SCALE),
+            float(bool(answer) and answer == best),
         ]
         return np.clip(np.asarray(values, dtype=np.float32), -1.0, 1.0)
 
@@ -121,7 +135,7 @@ class PacingFeatureTracker:
 class PacingFeatures(gym.Wrapper[Any, Any, Any, Any]):
     """Box/Discrete-only Pacing for SB3 (``MaskablePPO`` via :meth:`action_masks`).
 
-    Observation: ``float32[17]`` in ``[-1, 1]`` named by :data:`FEATURES` (CLIP
+    Observation: ``float32[19]`` in ``[-1, 1]`` named by :data:`FEATURES` (CLIP
     relevances are -1 when the env has no CLIP sensor). Action: ``Discrete(8)`` named by
     :data:`ACTIONS`; ``answer`` uses the most confident sensor reading so far; the
     ``rewatchK`` actions are legal after a multi-chunk (2x or 4x) turn. An illegal action
