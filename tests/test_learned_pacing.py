@@ -11,7 +11,13 @@ import policies
 from benchmarks.records import EpisodeLog
 from policies import Policy, run_episode
 from policies.learned_pacing import SB3PacingPolicy, read_meta
-from policies.pacing_training import TrainConfig, evaluate, train, training_samples
+from policies.pacing_training import (
+    TrainConfig,
+    build_model,
+    evaluate,
+    train,
+    training_samples,
+)
 from video_env.cli import main
 from video_env.envs import PacingEnv
 from video_env.errors import ConfigError, UnknownNameError
@@ -91,8 +97,11 @@ def test_maskable_ppo_beats_the_random_policy_on_held_out_videos(tmp_path: Path)
         for i in range(len(held_out))
     ]
     random_reward = float(np.mean([r["reward"] for r in random_scores]))
+    untrained_model = build_model(config, PacingFeatures(PacingEnv(held_out)), None)
+    untrained = evaluate(SB3PacingPolicy(untrained_model, "maskable-ppo"), held_out, seed=0)
     assert result.env_steps >= 3072
     assert trained["mean_reward"] > random_reward + 0.2, (trained, random_reward)
+    assert trained["mean_reward"] > untrained["mean_reward"], (trained, untrained)  # it rose
 
 
 @pytest.mark.slow
