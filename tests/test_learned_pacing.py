@@ -128,3 +128,17 @@ def test_train_cli_writes_a_policy_that_bench_runs_by_name(tmp_path: Path) -> No
         assert record["policy"] == name and record["error"] is None
         assert record["vlm_calls"] >= 1 and record["frames"] >= 20 and record["clip_calls"] >= 1
     assert name in (bench / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_every_algorithm_trains_saves_and_runs_by_name(algo: str, tmp_path: Path) -> None:
+    config = TrainConfig(
+        algo=algo, suite="synth-tiny", steps=256, n_envs=2, n_steps=64, batch_size=64,
+        eval_every=0, checkpoint_every=0,
+    )  # fmt: skip
+    train(config, tmp_path, tensorboard=False, log=lambda _: None)
+    assert read_meta(tmp_path)["algo"] == algo
+    policy = policies.make(f"pacing-{algo}:{tmp_path}")
+    assert policy.name == f"pacing-{algo}:{tmp_path}"
+    record = run_episode(PacingEnv("synth-tiny"), policy, 0, options={"index": 0})
+    assert record["error"] is None and record["vlm_calls"] >= 1
