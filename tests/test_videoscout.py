@@ -168,11 +168,16 @@ def test_registry_resolves_a_vlm_spec_lazily() -> None:
 
 
 @pytest.mark.slow
-def test_bench_runs_videoscout_with_a_tiny_random_qwen(tmp_path: Path) -> None:
+def test_bench_runs_videoscout_with_a_tiny_random_qwen(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     pytest.importorskip("video_env.backends.transformers_vlm")
-    from video_env.backends.testing import tiny_qwen2_5_vl
+    try:  # the session-scoped checkpoint of the real-perception tests, when present
+        model = request.getfixturevalue("tiny_qwen_dir")
+    except pytest.FixtureLookupError:
+        from video_env.backends.testing import tiny_qwen2_5_vl
 
-    model = tiny_qwen2_5_vl(tmp_path / "qwen")
+        model = str(tiny_qwen2_5_vl(tmp_path / "qwen"))
     name = f"videoscout:qwen2.5-vl:{model}"
     args = ["bench", "--suite", "synth-tiny", "--envs", "pacing", "--limit", "1"]
     args += ["--policies", name, "--out", str(tmp_path / "bench"), "--workers", "1"]
