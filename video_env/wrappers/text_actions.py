@@ -34,14 +34,16 @@ def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
 def parse_text_action(action_set: ActionSet[Any], text: str, strict: bool = False) -> Any:
     """``text`` parsed by ``action_set``, or an :class:`InvalidAction` carrying the reason.
 
-    This is what :class:`TextActions` steps the env with; a policy that writes text (a VLM
-    policy) calls it to hand its raw reply to the env's rules: an unreadable reply is an
-    invalid action (penalty, error allowance, ``last_action_error``).
+    As :class:`TextActions` reads a reply; a policy that writes text (a VLM policy) calls
+    it to hand its raw reply to the env's rules: an unreadable reply is an invalid action
+    (penalty, error allowance, ``last_action_error``), never a crash of the episode.
     """
     try:
         parsed: Any = action_set.parse(text, strict=strict)
     except ActionParseError as exc:
         parsed = InvalidAction(str(exc), raw=text)
+    except (ValueError, OverflowError, RecursionError) as exc:  # a parser bug: still invalid
+        parsed = InvalidAction(f"unreadable action ({type(exc).__name__}: {exc})", raw=text)
     return parsed
 
 
@@ -79,4 +81,8 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
 
     def step(self, action: str) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         """Parse ``action`` and step the environment with it."""
-        return self.env.step(parse_text_action(self.action_set, action, self.strict))
+        try:
+            parsed: Any = self.action_set.parse(action, strict=self.strict)
+        except ActionParseError as exc:
+            parsed = InvalidAction(str(exc), raw=action)
+        return self.env.step(parsed)
