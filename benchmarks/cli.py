@@ -240,7 +240,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--annotations", help="annotation file or folder of --dataset")
     parser.add_argument("--videos", help="video folder of --dataset")
     parser.add_argument("--envs", nargs="+", default=["all"], choices=[*ENV_KINDS, "all"])
-    parser.add_argument("--policies", nargs="+", default=["all"], help="names, or all")
+    parser.add_argument(
+        "--policies", nargs="+", default=["all"],
+        help="names, or all (every offline policy); trained and model-driven policies take "
+        "an argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH, "
+        "videoscout:qwen2.5-vl:PATH_OR_ID",
+    )  # fmt: skip
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip
     parser.add_argument("--llm-timeout", type=float, metavar="SECONDS",

@@ -65,6 +65,7 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
          "CLIP + LLM tokens; log)", "log"),
         ("mean_vlm_calls", "VLM calls per episode (symlog)", "symlog"),
     )  # fmt: skip
+    ticker = require("matplotlib.ticker", "bench", "benchmark plots")
     for ax, (key, label, scale) in zip(axes, views, strict=True):
         for k, row in enumerate(rows):
             x, y = row[key], row["accuracy"]
@@ -77,6 +78,11 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
             ax.set_xscale("log")
         else:
             ax.set_xscale("symlog", linthresh=1)
+            # 1-2-5 ticks with plain numbers: a range such as 13-48 calls has no power of ten
+            ax.xaxis.set_major_locator(
+                ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=(1, 2, 5))
+            )
+            ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
         ax.set_xlabel(label, fontsize=8)
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)

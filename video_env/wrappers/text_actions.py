@@ -31,6 +31,22 @@ def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
     return sets[name]()
 
 
+def parse_text_action(action_set: ActionSet[Any], text: str, strict: bool = False) -> Any:
+    """``text`` parsed by ``action_set``, or an :class:`InvalidAction` carrying the reason.
+
+    As :class:`TextActions` reads a reply; a policy that writes text (a VLM policy) calls
+    it to hand its raw reply to the env's rules: an unreadable reply is an invalid action
+    (penalty, error allowance, ``last_action_error``), never a crash of the episode.
+    """
+    try:
+        parsed: Any = action_set.parse(text, strict=strict)
+    except ActionParseError as exc:
+        parsed = InvalidAction(str(exc), raw=text)
+    except (ValueError, OverflowError, RecursionError) as exc:  # a parser bug: still invalid
+        parsed = InvalidAction(f"unreadable action ({type(exc).__name__}: {exc})", raw=text)
+    return parsed
+
+
 class TextActions(gym.Wrapper[Any, Any, Any, Any]):
     """Accept text actions, parsed by the environment's :class:`ActionSet`.
 
