@@ -27,7 +27,7 @@ WELL_FORMED = "<think>Nothing yet.</think><memory>{memory}</memory><action>{acti
 
 
 class ScriptedChat:
-    """Returns the given replies in order (then answers "A"), recording every call."""
+    """Returns the given replies in order (then a well-formed answer "A"), recording calls."""
 
     name = "scripted"
     simulated = True
@@ -42,7 +42,8 @@ class ScriptedChat:
         temperature: float = 0.0,
     ) -> Completion:  # fmt: skip
         self.calls.append(list(messages))
-        text = self.replies.pop(0) if self.replies else 'answer("A")'
+        done = WELL_FORMED.format(memory="done", action='answer("A")')
+        text = self.replies.pop(0) if self.replies else done
         return Completion(text=text, model="scripted", prompt_tokens=100, completion_tokens=20)
 
 
