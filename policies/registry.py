@@ -1,16 +1,23 @@
-"""Built-in policies by name: ``available()`` and ``make(name, llm=None, **settings)``."""
+"""Built-in policies by name: ``available()`` and ``make(name, llm=None, **settings)``.
+
+A name may carry an argument after a colon, for policies registered with
+:func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from policies.base import Policy
 from policies.falconeye import FalconEyePolicy
+from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
 from policies.videoagent import VideoAgentPolicy
+from policies.videoscout import make_videoscout
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
 from video_env.errors import ConfigError, UnknownNameError
@@ -36,6 +43,7 @@ class PolicySpec:
 
 
 _REGISTRY: dict[str, PolicySpec] = {}
+_PARAMETERISED: dict[str, PolicySpec] = {}
 
 
 def register(name: str, spec: PolicySpec, *, overwrite: bool = False) -> None:
@@ -49,6 +57,22 @@ def register(name: str, spec: PolicySpec, *, overwrite: bool = False) -> None:
     _REGISTRY[name] = spec
 
 
+def register_parameterised(prefix: str, spec: PolicySpec, *, overwrite: bool = False) -> None:
+    """Add a policy family named ``PREFIX:ARG``; ``spec.build(arg, ...)`` makes one.
+
+    Raises:
+        ConfigError: If the prefix is taken and ``overwrite`` is false.
+    """
+    if prefix in _PARAMETERISED and not overwrite:
+        raise ConfigError(f"a policy family named {prefix!r} is already registered")
+    _PARAMETERISED[prefix] = spec
+
+
+def parameterised() -> list[str]:
+    """Registered families, as ``PREFIX:ARG`` patterns (not part of ``available()``)."""
+    return sorted(f"{p}:ARG" for p in _PARAMETERISED)
+
+
 def available(offline: bool | None = None) -> list[str]:
     """Registered names; ``offline=True`` keeps those that run without an LLM."""
     return sorted(n for n, s in _REGISTRY.items() if offline is None or s.needs_llm != offline)
@@ -60,10 +84,14 @@ def spec(name: str) -> PolicySpec:
     Raises:
         UnknownNameError: Listing the known policies.
     """
-    try:
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise UnknownNameError("policy", name, _REGISTRY) from None
+    prefix, colon, arg = name.partition(":")
+    if colon and prefix in _PARAMETERISED:
+        family = _PARAMETERISED[prefix]
+        return replace(family, build=partial(family.build, arg))
+    known = [*_REGISTRY, *parameterised()]
+    raise UnknownNameError("policy", name, known) from None
 
 
 def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
@@ -134,3 +162,25 @@ for _name, _spec in {
     "videoagent": PolicySpec(VideoAgentPolicy, False, True, ("clip_query",), "VideoAgent (+OQ)"),
 }.items():
     register(_name, _spec)
+
+for _algo in ALGOS:
+    register_parameterised(
+        f"pacing-{_algo}",
+        PolicySpec(
+            partial(load_pacing_policy, _algo),
+            False,
+            False,
+            ("pacing",),
+            f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing)",
+        ),
+    )
+register_parameterised(
+    "videoscout",
+    PolicySpec(
+        make_videoscout,
+        False,
+        False,
+        ("pacing",),
+        "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH",
+    ),
+)

@@ -18,3 +18,12 @@ def coded_video(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("videos") / "coded.mp4"
     write_video(path, coded_frames(CODED_FRAMES), CODED_FPS, gop=24)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random Qwen2.5-VL checkpoint (model + processor), built once per session."""
+    pytest.importorskip("transformers")
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    return str(tiny_qwen2_5_vl(tmp_path_factory.mktemp("models") / "tiny-qwen2.5-vl"))

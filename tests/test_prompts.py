@@ -71,6 +71,32 @@ VALUES = {
         "question": "What is written on the street sign?",
         "options_block": OPTIONS,
     },
+    "videoscout/system": {
+        "actions": "- speed(1x) | speed(2x) | speed(4x)\n- rewatch(k)\n- answer(...)",
+        "speeds": "- speed(1x): the next 1 chunk with 20 frames at 448x448",
+        "rewatch": "20 frames at 448x448",
+        "memory_words": 200,
+    },
+    "videoscout/window": {
+        "turn": 3,
+        "n_chunks": 12,
+        "watched": 7,
+        "progress": 58,
+        "view": "at 4x",
+        "first": 4,
+        "last": 7,
+        "start": "60",
+        "end": "120",
+        "n_frames": 12,
+        "resolution": 316,
+        "times": "62.5s, 67.5s",
+    },
+    "videoscout/question": {
+        "memory": "A kitchen, then a street.",
+        "feedback": "Your last reply was invalid: no action found\n",
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+    },
 }
 
 

@@ -37,8 +37,12 @@ class Perception:
 
     @property
     def backends(self) -> list[VLM | Captioner | CLIP]:
-        """The configured backends."""
-        return [b for b in (self.vlm, self.captioner, self.clip) if b is not None]
+        """The configured backends, each once (one model often serves several roles)."""
+        unique: list[VLM | Captioner | CLIP] = []
+        for backend in (self.vlm, self.captioner, self.clip):
+            if backend is not None and all(backend is not b for b in unique):
+                unique.append(backend)
+        return unique
 
     @property
     def simulated(self) -> bool:

@@ -207,18 +207,26 @@ class ZoomEnv(VideoQAEnv):
         self._require_episode_or_done().explore(clip, "caption")
         return clean_text(text, _CAPTION)
 
-    def _evaluate(self, window: Interval) -> Evaluation:
+    def _evaluate_all(self, windows: list[Interval]) -> list[Evaluation]:
+        """Evaluate ``windows``; in batched forward passes when the VLM has them."""
         vlm = self.perception.vlm
         if vlm is None:  # guarded by require() in __init__
             raise ConfigError("the Zoom env needs a VLM")
-        batch = self._batch(window)
         sample = self.sample
-        reply = vlm.answer(batch, sample.question, sample.options)
-        self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
-        self._require_episode_or_done().explore(window, "evaluate")
-        self._last_times = np.asarray(batch.times, dtype=np.float64).copy()
-        confidence = min(max(float(reply.confidence), 0.0), 1.0)
-        return Evaluation(window, clean_text(reply.text, _ANSWER), confidence)
+        batches = [self._batch(w) for w in windows]
+        answer_batch = getattr(vlm, "answer_batch", None)
+        if callable(answer_batch) and len(batches) > 1:
+            replies = list(answer_batch(batches, sample.question, sample.options))
+        else:
+            replies = [vlm.answer(b, sample.question, sample.options) for b in batches]
+        evaluations = []
+        for window, batch, reply in zip(windows, batches, replies, strict=True):
+            self._require_episode_or_done().reading(reply.text, reply.confidence, self.judge)
+            self._require_episode_or_done().explore(window, "evaluate")
+            self._last_times = np.asarray(batch.times, dtype=np.float64).copy()
+            confidence = min(max(float(reply.confidence), 0.0), 1.0)
+            evaluations.append(Evaluation(window, clean_text(reply.text, _ANSWER), confidence))
+        return evaluations
 
     # -- actions ---------------------------------------------------------------------
 
@@ -268,7 +276,7 @@ class ZoomEnv(VideoQAEnv):
             raise TypeError(f"not a Zoom action: {action!r}")
         windows = self._checked_windows(action)
         self.budget_left -= len(windows)
-        self.evaluations.extend(self._evaluate(w) for w in windows)
+        self.evaluations.extend(self._evaluate_all(windows))
         return 0.0
 
     def _checked_windows(self, action: EvaluateAction) -> list[Interval]:

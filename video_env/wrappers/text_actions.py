@@ -31,6 +31,20 @@ def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
     return sets[name]()
 
 
+def parse_text_action(action_set: ActionSet[Any], text: str, strict: bool = False) -> Any:
+    """``text`` parsed by ``action_set``, or an :class:`InvalidAction` carrying the reason.
+
+    This is what :class:`TextActions` steps the env with; a policy that writes text (a VLM
+    policy) calls it to hand its raw reply to the env's rules: an unreadable reply is an
+    invalid action (penalty, error allowance, ``last_action_error``).
+    """
+    try:
+        parsed: Any = action_set.parse(text, strict=strict)
+    except ActionParseError as exc:
+        parsed = InvalidAction(str(exc), raw=text)
+    return parsed
+
+
 class TextActions(gym.Wrapper[Any, Any, Any, Any]):
     """Accept text actions, parsed by the environment's :class:`ActionSet`.
 
@@ -65,8 +79,4 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
 
     def step(self, action: str) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         """Parse ``action`` and step the environment with it."""
-        try:
-            parsed: Any = self.action_set.parse(action, strict=self.strict)
-        except ActionParseError as exc:
-            parsed = InvalidAction(str(exc), raw=action)
-        return self.env.step(parsed)
+        return self.env.step(parse_text_action(self.action_set, action, self.strict))

@@ -8,6 +8,7 @@ It binds ``127.0.0.1`` on a free port and never talks to another host.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections import deque
@@ -17,7 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "FakeReply", "RecordedRequest", "chat_reply", "error_reply"]
+__all__ = [
+    "FakeOpenAIServer",
+    "FakeReply",
+    "RecordedRequest",
+    "chat_reply",
+    "error_reply",
+    "request_images",
+]
 
 
 @dataclass(frozen=True)
@@ -55,8 +63,15 @@ def chat_reply(
     logprobs: Sequence[float] | None = None,
     finish_reason: str = "stop",
     delay_s: float = 0.0,
+    tokens: Sequence[str] | None = None,
+    top_logprobs: Sequence[Sequence[tuple[str, float]]] | None = None,
 ) -> FakeReply:
-    """A successful chat completion; ``prompt_tokens=None`` leaves out ``usage``."""
+    """A successful chat completion; ``prompt_tokens=None`` leaves out ``usage``.
+
+    ``logprobs`` gives each generated token's log-probability; ``tokens`` their texts
+    (``t0``, ``t1``... if None) and ``top_logprobs`` each token's ``(text, logprob)``
+    alternatives, as OpenAI's API returns them.
+    """
     choice: dict[str, Any] = {
         "index": 0,
         "message": {"role": "assistant", "content": text},
@@ -64,9 +79,18 @@ def chat_reply(
         "logprobs": None,
     }
     if logprobs is not None:
+        names = list(tokens) if tokens is not None else [f"t{i}" for i in range(len(logprobs))]
+        tops = list(top_logprobs) if top_logprobs is not None else [[] for _ in logprobs]
         content: list[dict[str, Any]] = [
-            {"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
-            for i, lp in enumerate(logprobs)
+            {
+                "token": name,
+                "logprob": lp,
+                "bytes": None,
+                "top_logprobs": [
+                    {"token": t, "logprob": v, "bytes": None} for t, v in alternatives
+                ],
+            }
+            for name, lp, alternatives in zip(names, logprobs, tops, strict=True)
         ]
         choice["logprobs"] = {"content": content}
     body: dict[str, Any] = {
@@ -89,6 +113,26 @@ def chat_reply(
 def error_reply(status: int, message: str = "scripted error") -> FakeReply:
     """An HTTP error with an OpenAI-style error body."""
     return FakeReply(status=status, body={"error": {"message": message, "type": "fake"}})
+
+
+def request_images(request: RecordedRequest) -> list[tuple[str, bytes]]:
+    """The images of a recorded chat request: ``(media type, decoded bytes)`` per data URL.
+
+    Raises:
+        ValueError: If an image part is not a base64 ``data:`` URL.
+    """
+    images: list[tuple[str, bytes]] = []
+    for message in (request.body or {}).get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") != "image_url":
+                continue
+            url = str(part["image_url"]["url"])
+            head, sep, data = url.partition(",")
+            if not (sep and head.startswith("data:") and head.endswith(";base64")):
+                raise ValueError(f"not a base64 data URL: {url[:40]!r}")
+            images.append((head[5:-7], base64.b64decode(data, validate=True)))
+    return images
 
 
 @dataclass

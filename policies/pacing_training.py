@@ -1,0 +1,306 @@
+"""Train pacing policies with stable-baselines3 on synthetic videos (``video-env train pacing``).
+
+Training videos are generated like the named suite's (same lengths and needle counts) from
+a different root seed, so they are disjoint from the suite's videos, which serve as the
+held-out evaluation set: the periodic evaluation during training and ``video-env bench
+--suite SUITE`` score the policy on the same held-out episodes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from policies.learned_pacing import ALGOS, META_FILE, MODEL_FILE, SB3PacingPolicy, algo_class
+from policies.runner import run_episode
+from video_env._optional import require
+from video_env.envs.pacing import PacingEnv
+from video_env.errors import ConfigError
+from video_env.synth.generate import generate_video
+from video_env.synth.questions import video_samples
+from video_env.synth.suites import get_suite, load_suite
+from video_env.types import VideoQA
+from video_env.wrappers.sb3 import PacingFeatures
+
+#: Offset of the training videos' root seed from the suite's (disjoint videos).
+TRAIN_SEED_OFFSET = 1_000_003
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of one training run (all saved in ``policy.json``).
+
+    Attributes:
+        algo: ``maskable-ppo``, ``ppo`` or ``dqn``.
+        suite: Synthetic suite whose kind of videos to train on; its own videos are held out.
+        steps: Environment steps of training.
+        seed: Seed of the model, the envs and the training videos.
+        train_videos: Training videos generated (default: the suite's count x 4).
+        n_envs: Vectorised envs.
+        subprocess: Run the envs in subprocesses (``SubprocVecEnv``) instead of in-process.
+        sensors: Pacing sensors the policy reads (``vlm``; ``clip`` adds relevances).
+        eval_every: Steps between held-out evaluations (0: none).
+        eval_limit: Held-out samples evaluated (default: all of the suite).
+        checkpoint_every: Steps between checkpoints (0: none).
+        learning_rate: Optimiser step size.
+        gamma: Discount.
+        n_steps: Rollout length per env (PPO).
+        batch_size: Minibatch size.
+        ent_coef: Entropy bonus (PPO).
+        progress_bar: Show SB3's progress bar.
+        torch_threads: Torch CPU threads while training (the policy is a tiny MLP: more
+            threads only contend with the envs; 0 leaves torch's default).
+    """
+
+    algo: str = "maskable-ppo"
+    suite: str = "synth-quick"
+    steps: int = 100_000
+    seed: int = 0
+    train_videos: int | None = None
+    n_envs: int = 4
+    subprocess: bool = False
+    sensors: tuple[str, ...] = ("vlm",)
+    eval_every: int = 20_000
+    eval_limit: int | None = None
+    checkpoint_every: int = 50_000
+    learning_rate: float = 3e-4
+    gamma: float = 0.995
+    n_steps: int = 256
+    batch_size: int = 256
+    ent_coef: float = 0.01
+    progress_bar: bool = False
+    torch_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGOS:
+            raise ConfigError(f"unknown algorithm {self.algo!r}; known: {list(ALGOS)}")
+        if self.steps < 1 or self.n_envs < 1:
+            raise ConfigError("steps and n_envs must be >= 1")
+        get_suite(self.suite)  # an unknown suite fails before anything is created
+
+
+def training_samples(suite: str, n_videos: int, seed: int) -> list[VideoQA]:
+    """Samples of ``n_videos`` new videos drawn like ``suite``'s, disjoint from it.
+
+    Video ids are ``train<seed>-<suite>-NNN``; the root seed is the suite's plus
+    :data:`TRAIN_SEED_OFFSET` and ``seed``, so no training video is a suite video.
+    """
+    spec = get_suite(suite)
+    root = np.random.SeedSequence([spec.seed + TRAIN_SEED_OFFSET, seed])
+    seeds = root.generate_state(n_videos * 3, dtype=np.uint32)
+    samples: list[VideoQA] = []
+    for i in range(n_videos):
+        rng = np.random.default_rng(int(seeds[3 * i]))
+        duration = float(round(rng.uniform(*spec.duration_s)))
+        n = int(rng.integers(spec.needles_per_video[0], spec.needles_per_video[1] + 1))
+        video = generate_video(
+            f"train{seed}-{suite}-{i:03d}", int(seeds[3 * i + 1]), duration, n, spec.categories
+        )
+        samples += video_samples(video, source=f"train-{suite}")
+    return samples
+
+
+def make_vec_env(config: TrainConfig, samples: Sequence[VideoQA]) -> Any:
+    """``n_envs`` Monitor-wrapped :class:`PacingFeatures` envs over ``samples``."""
+    env_util = require("stable_baselines3.common.env_util", "rl", "training pacing policies")
+    vec = require("stable_baselines3.common.vec_env", "rl", "training pacing policies")
+    sensors = config.sensors
+
+    def build() -> PacingFeatures:
+        return PacingFeatures(PacingEnv(list(samples), sensors=sensors))
+
+    return env_util.make_vec_env(
+        build,
+        n_envs=config.n_envs,
+        seed=config.seed,
+        vec_env_cls=vec.SubprocVecEnv if config.subprocess else vec.DummyVecEnv,
+    )
+
+
+def evaluate(
+    policy: SB3PacingPolicy, samples: Sequence[VideoQA], seed: int = 0
+) -> dict[str, float]:
+    """Mean reward, accuracy, VLM calls, frames and turns of ``policy`` on ``samples``.
+
+    Runs each sample once with reset seed ``seed`` through the benchmark's episode loop
+    (as ``video-env bench --seeds SEED`` does).
+    """
+    env = PacingEnv(list(samples), **dict(policy.env_kwargs.get("pacing", {})))
+    records = [run_episode(env, policy, seed, options={"index": i}) for i in range(len(samples))]
+    return {
+        "mean_reward": float(np.mean([r.get("reward", 0.0) for r in records])),
+        "accuracy": float(np.mean([bool(r.get("correct")) for r in records])),
+        "vlm_calls": float(np.mean([r.get("vlm_calls", 0) for r in records])),
+        "frames": float(np.mean([r.get("frames", 0) for r in records])),
+        "turns": float(np.mean([r.get("turns", 0) for r in records])),
+        "rewatch_rate": float(np.mean([_rewatched(r) for r in records])),
+    }
+
+
+def _rewatched(record: dict[str, Any]) -> bool:
+    return any(
+        "rewatch" in str(step.get("action", "")).lower() for step in record.get("trajectory") or []
+    )
+
+
+def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> Any:
+    """A fresh model of ``config.algo`` on ``env``."""
+    cls = algo_class(config.algo)
+    common: dict[str, Any] = {
+        "learning_rate": config.learning_rate,
+        "gamma": config.gamma,
+        "batch_size": config.batch_size,
+        "seed": config.seed,
+        "device": "cpu",
+        "verbose": 0,
+        "tensorboard_log": tensorboard_log,
+    }
+    if config.algo == "dqn":
+        return cls("MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3, **common)
+    return cls(
+        "MlpPolicy", env, n_steps=config.n_steps, ent_coef=config.ent_coef, n_epochs=4, **common
+    )
+
+
+@dataclass
+class TrainResult:
+    """What a training run wrote and measured."""
+
+    folder: Path
+    model_path: Path
+    evaluations: list[dict[str, float]]
+    train_seconds: float
+    train_cpu_seconds: float
+    env_steps: int
+
+
+def train(
+    config: TrainConfig,
+    out: str | Path,
+    *,
+    tensorboard: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Train, evaluate on held-out videos, checkpoint and save a policy into ``out``.
+
+    ``out`` gets ``policy.zip`` + ``policy.json`` (the final policy, runnable as
+    ``pacing-<algo>:OUT``), ``best/`` (the best held-out evaluation), ``checkpoints/``,
+    ``evaluations.jsonl`` and ``tb/`` (TensorBoard logs).
+    """
+    callbacks = require("stable_baselines3.common.callbacks", "rl", "training pacing policies")
+    log = log or _print
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    n_train = config.train_videos or 4 * get_suite(config.suite).n_videos
+    train_samples = training_samples(config.suite, n_train, config.seed)
+    held_out = load_suite(config.suite, limit=config.eval_limit)
+    _check_disjoint(train_samples, held_out)
+    env = make_vec_env(config, train_samples)
+    tb_dir = str(folder / "tb") if tensorboard else None
+    if tensorboard:
+        require("tensorboard", "rl", "TensorBoard logs")
+    if config.torch_threads > 0:
+        require("torch", "rl").set_num_threads(config.torch_threads)
+    model = build_model(config, env, tb_dir)
+    meta = {**asdict(config), "train_samples": len(train_samples), "held_out": len(held_out)}
+    evaluator = _HeldOutEvaluation(config, held_out, folder, meta, log, callbacks.BaseCallback)
+    hooks: list[Any] = [evaluator]
+    if config.checkpoint_every > 0:
+        hooks.append(
+            callbacks.CheckpointCallback(
+                max(1, config.checkpoint_every // config.n_envs),
+                str(folder / "checkpoints"),
+                name_prefix=config.algo,
+            )
+        )
+    started, cpu_started = time.perf_counter(), time.process_time()
+    model.learn(
+        config.steps,
+        callback=callbacks.CallbackList(hooks),
+        progress_bar=config.progress_bar,
+        tb_log_name=config.algo,
+    )
+    seconds = time.perf_counter() - started
+    cpu_seconds = time.process_time() - cpu_started  # this process (with its envs, unless
+    env.close()  # --subprocess) on the CPU, however loaded the machine is
+    meta.update(
+        train_seconds=round(seconds, 1),
+        train_cpu_seconds=round(cpu_seconds, 1),
+        env_steps=int(model.num_timesteps),
+    )
+    save_policy(model, folder, meta)
+    evaluator.final(model)
+    return TrainResult(
+        folder, folder / MODEL_FILE, evaluator.history, seconds, cpu_seconds, model.num_timesteps
+    )
+
+
+def _print(message: str) -> None:
+    print(message, flush=True)
+
+
+def save_policy(model: Any, folder: Path, meta: dict[str, Any]) -> None:
+    """Write ``policy.zip`` and ``policy.json`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save(str(folder / MODEL_FILE))
+    (folder / META_FILE).write_text(json.dumps(meta, indent=2, default=list) + "\n")
+
+
+def _check_disjoint(train_samples: Sequence[VideoQA], held_out: Sequence[VideoQA]) -> None:
+    train_ids = {s.meta.get("video_id") for s in train_samples}
+    if train_ids & {s.meta.get("video_id") for s in held_out}:
+        raise ConfigError("training and held-out videos overlap")  # pragma: no cover
+
+
+def _HeldOutEvaluation(  # noqa: N802 - a class factory: SB3's base class is imported lazily
+    config: TrainConfig,
+    held_out: Sequence[VideoQA],
+    folder: Path,
+    meta: dict[str, Any],
+    log: Callable[[str], None],
+    base: Any,
+) -> Any:
+    class HeldOutEvaluation(base):  # type: ignore[misc]
+        """Every ``eval_every`` steps: score on held-out videos, log, keep the best."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.history: list[dict[str, float]] = []
+            self.best = -np.inf
+            self.next_eval = config.eval_every
+
+        def _on_step(self) -> bool:
+            if config.eval_every > 0 and self.num_timesteps >= self.next_eval:
+                self.next_eval += config.eval_every
+                self._evaluate(self.model)
+            return True
+
+        def _evaluate(self, model: Any) -> dict[str, float]:
+            policy = SB3PacingPolicy(model, config.algo, sensors=config.sensors)
+            scores = {"step": float(self.num_timesteps), **evaluate(policy, held_out)}
+            self.history.append(scores)
+            with (folder / "evaluations.jsonl").open("a") as f:
+                f.write(json.dumps(scores) + "\n")
+            for key, value in scores.items():
+                if key != "step":
+                    self.logger.record(f"eval/{key}", value)
+            log(
+                f"step {int(scores['step'])}: held-out reward {scores['mean_reward']:.3f}, "
+                f"accuracy {scores['accuracy']:.3f}, VLM calls {scores['vlm_calls']:.1f}"
+            )
+            if scores["mean_reward"] > self.best:
+                self.best = scores["mean_reward"]
+                save_policy(model, folder / "best", {**meta, "evaluation": scores})
+            return scores
+
+        def final(self, model: Any) -> None:
+            if config.eval_every > 0:
+                self._evaluate(model)
+
+    return HeldOutEvaluation()

@@ -1,0 +1,182 @@
+"""VideoScout: a vision-language model pacing through a long video (the Pacing env).
+
+Each turn the model gets VideoScout's input: a system prompt describing the actions, the
+memory mechanism and the Think-Act format; the current window's frames exactly as the env
+shows them (pixel observations); its memory from the previous turn (the env keeps it); and
+the question. Its raw reply goes to the env's text action set
+(:func:`~video_env.wrappers.text_actions.parse_text_action`), so a malformed reply is an
+invalid action under the env's rules (penalty, no format reward, error allowance).
+With an untrained base model this is the paper's "agentic base model" row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from policies import prompts
+from policies.base import Policy
+from policies.observations import parse_options
+from policies.observed_frames import observed_batch
+from video_env._optional import require
+from video_env.actions.pacing import PacingActionSet
+from video_env.backends.base import VisionChat, VisionMessage
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+from video_env.wrappers.text_actions import parse_text_action
+
+_SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
+
+
+class VideoScoutPolicy(Policy):
+    """A :class:`VisionChat` model driving the Pacing env in the Think-Act format.
+
+    Args:
+        vlm: The model (any :class:`VisionChat`: transformers, an OpenAI-compatible server).
+        rules: The env's pacing rules, described in the system prompt (default: the paper's).
+        strict: Parse replies strictly (exactly the Think-Act format and one action).
+        max_new_tokens: Generation budget per turn.
+        temperature: Sampling temperature (0: greedy).
+        name: Name in result tables (default ``videoscout[<model>]``).
+
+    The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
+    the env runs without its simulated sensor for this policy.
+    """
+
+    env_kinds = ("pacing",)
+    offline = False
+
+    def __init__(
+        self,
+        vlm: VisionChat,
+        *,
+        rules: PacingRules | None = None,
+        strict: bool = False,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(vlm, VisionChat):
+            raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
+        self.vlm = vlm
+        self.rules = rules or PacingRules()
+        self.strict = strict
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.name = name or f"videoscout[{vlm.name}]"
+        self.action_set = PacingActionSet()
+        settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
+        if rules is not None:
+            settings["rules"] = rules
+        self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType({"pacing": settings})
+        self.last_messages: list[VisionMessage] = []
+        self.last_reply = ""
+
+    def system_prompt(self) -> str:
+        """The system prompt: actions, pacing, memory mechanism, Think-Act format."""
+        return prompts.render(
+            "videoscout/system",
+            actions=self.action_set.describe(),
+            speeds="\n".join(
+                f"- speed({factor}x): the next {spec.chunks} chunk{'s' * (spec.chunks > 1)} "
+                f"with {_frames(spec)}"
+                for factor, spec in sorted(self.rules.speeds.items())
+            ),
+            rewatch=_frames(self.rules.rewatch),
+            memory_words=self.rules.memory_words,
+        )
+
+    def messages(self, observation: dict[str, Any]) -> list[VisionMessage]:
+        """The turn's chat: the system prompt, then the window's frames, memory, question."""
+        if "frames" not in observation:
+            raise ConfigError("videoscout needs the Pacing env's pixel_observations=True")
+        rewatching = bool(int(observation["rewatching"]))
+        speed = _SPEED_NAMES[int(observation["speed"])]
+        spec = self.rules.rewatch if rewatching else self.rules.speeds[int(speed[0])]
+        batch = observed_batch(observation, spec.resolution)
+        first, last = (int(c) for c in observation["chunks"])
+        n_chunks = int(observation["n_chunks"][0])
+        view = "rewatching" if rewatching else f"at {speed}"
+        window = prompts.render(
+            "videoscout/window",
+            turn=int(observation["turn"][0]),
+            n_chunks=n_chunks,
+            watched=round(float(observation["progress"][0]) * n_chunks),
+            progress=round(100 * float(observation["progress"][0])),
+            view=view,
+            first=first,
+            last=last,
+            start=f"{float(observation['window'][0]):.0f}",
+            end=f"{float(observation['window'][1]):.0f}",
+            n_frames=len(batch),
+            resolution=batch.size.width,
+            times=", ".join(f"{t:.1f}s" for t in batch.times),
+        )
+        error = str(observation["last_action_error"])
+        question = prompts.render(
+            "videoscout/question",
+            memory=str(observation["memory"]) or "(empty)",
+            feedback=f"Your last reply was invalid: {error}\n" if error else "",
+            question=str(observation["question"]),
+            options_block=prompts.options_block(parse_options(str(observation["options"]))),
+        )
+        return [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "user", "content": [window, batch, question]},
+        ]
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """Ask the model; its raw reply, parsed by the env's text action set."""
+        self.last_messages = self.messages(observation)
+        reply = self.vlm.chat(
+            self.last_messages, max_new_tokens=self.max_new_tokens, temperature=self.temperature
+        )
+        self._own_usage = self._own_usage + Cost(
+            llm_calls=1,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            money_usd=reply.cost_usd,
+        )
+        self.last_reply = reply.text
+        return parse_text_action(self.action_set, reply.text, self.strict)
+
+
+def _frames(spec: SpeedSpec) -> str:
+    return f"{spec.frames} frames at {spec.resolution}x{spec.resolution}"
+
+
+def resolve_vision_chat(spec: str) -> VisionChat:
+    """A :class:`VisionChat` from a backend spec string (the minimal lazy hook).
+
+    ``qwen2.5-vl:PATH_OR_ID`` / ``transformers:PATH_OR_ID`` load
+    ``video_env.backends.transformers_vlm.TransformersVLM``; ``openai:MODEL`` loads
+    ``video_env.backends.openai_vlm.OpenAIVLM``. Imported only when asked for.
+
+    Raises:
+        ConfigError: For an unknown or empty spec.
+        BackendNotInstalled: When the backend's module or extra is missing.
+    """
+    kind, _, arg = spec.partition(":")
+    if not arg:
+        raise ConfigError(
+            f"videoscout needs a model spec, e.g. videoscout:qwen2.5-vl:PATH; got {spec!r}"
+        )
+    if kind in ("qwen2.5-vl", "transformers"):
+        module = require("video_env.backends.transformers_vlm", "models", "the videoscout VLM")
+        chat: VisionChat = module.TransformersVLM(model=arg)
+        return chat
+    if kind == "openai":
+        module = require("video_env.backends.openai_vlm", "llm", "the videoscout VLM")
+        chat = module.OpenAIVLM(arg)
+        return chat
+    raise ConfigError(
+        f"unknown VLM spec {spec!r}; use qwen2.5-vl:PATH, transformers:ID or openai:M"
+    )
+
+
+def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
+    """``videoscout:SPEC`` in the registry (e.g. ``videoscout:qwen2.5-vl:PATH``)."""
+    return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

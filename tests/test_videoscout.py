@@ -1,0 +1,183 @@
+"""The VideoScout policy: its input each turn, and its Think-Act replies under the env's rules.
+
+``ScriptedChat`` is a test double of the ``VisionChat`` protocol: it returns canned
+replies and keeps the messages it was given. It is not a model.
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import policies
+from benchmarks.records import EpisodeLog
+from policies import run_episode
+from policies.videoscout import VideoScoutPolicy
+from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
+from video_env.backends.llm.base import Completion
+from video_env.cli import main
+from video_env.envs import PacingEnv
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+from video_env.video.resize import Resize
+
+WELL_FORMED = "<think>Nothing yet.</think><memory>{memory}</memory><action>{action}</action>"
+
+
+class ScriptedChat:
+    """Returns the given replies in order (then answers "A"), recording every call."""
+
+    name = "scripted"
+    simulated = True
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        self.replies = list(replies)
+        self.usage = Cost()
+        self.calls: list[list[VisionMessage]] = []
+
+    def chat(
+        self, messages: Sequence[VisionMessage], *, max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:  # fmt: skip
+        self.calls.append(list(messages))
+        text = self.replies.pop(0) if self.replies else 'answer("A")'
+        return Completion(text=text, model="scripted", prompt_tokens=100, completion_tokens=20)
+
+
+def episode(replies: Sequence[str], strict: bool = False) -> tuple[dict[str, Any], ScriptedChat]:
+    chat = ScriptedChat(replies)
+    policy = VideoScoutPolicy(chat, strict=strict)
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    return run_episode(env, policy, seed=0, options={"index": 0}), chat
+
+
+def steps(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(record["trajectory"])
+
+
+def test_the_scripted_double_is_a_vision_chat() -> None:
+    assert isinstance(ScriptedChat([]), VisionChat)
+    with pytest.raises(ConfigError, match="VisionChat"):
+        VideoScoutPolicy(object())  # type: ignore[arg-type]
+
+
+def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
+    replies = [
+        WELL_FORMED.format(memory="a kitchen", action="speed(4x)"),
+        WELL_FORMED.format(memory="a street at 40 s", action="rewatch(3)"),
+        WELL_FORMED.format(memory="sign reads MAPLE", action='answer("A", [30, 45])'),
+    ]
+    chat = ScriptedChat(replies)
+    policy = VideoScoutPolicy(chat)
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    obs, info = env.reset(seed=0, options={"index": 0})
+    shapes = []
+    for _ in replies:
+        action = policy.act(obs, info)
+        system, user = chat.calls[-1]
+        assert system["role"] == "system" and "<think>" in str(system["content"])
+        assert "rewatch(k)" in str(system["content"]) and "200 words" in str(system["content"])
+        before, batch, after = user["content"]
+        assert isinstance(batch, FrameBatch)
+        n = int(obs["n_frames"])
+        res = batch.size.width
+        assert np.array_equal(batch.pixels(), obs["frames"][:n, :res, :res])  # the env's pixels
+        assert np.allclose(batch.times, obs["timestamps"][:n])
+        assert str(obs["question"]) in str(after) and f"memory: {obs['memory'] or '(empty)'}" in (
+            str(after)
+        )
+        shapes.append((n, res))
+        obs, _, terminated, _, info = env.step(action)
+    assert shapes == [(20, 448), (12, 316), (20, 448)]  # 1x, then 4x, then a rewatch
+    assert terminated
+    assert info["episode"]["reward_parts"]["fmt"] == pytest.approx(0.3)
+    assert obs["memory"] == "sign reads MAPLE"
+    # the reader over the observation answers any time with the nearest shown frame
+    frame = batch.video.frames([float(batch.times[1]) + 0.01], size=Resize.exact(32, 32))
+    assert frame.shape == (1, 32, 32, 3)
+
+
+def test_well_formed_reply_updates_memory_and_moves_on() -> None:
+    record, chat = episode([WELL_FORMED.format(memory="saw a kitchen", action="speed(2x)")])
+    first = steps(record)[0]
+    assert first["error"] == ""
+    assert "speed" in str(first["action"]) and "2" in str(first["action"])
+    assert "saw a kitchen" in str(chat.calls[1][1]["content"][2])  # the memory comes back
+    assert record["reward_parts"]["fmt"] == pytest.approx(0.3)
+    assert record["llm_calls"] == 2 and record["prompt_tokens"] == 200
+
+
+def test_missing_tags_follow_the_action_sets_rules() -> None:
+    record, chat = episode(["<think>hmm</think> speed(2x)"])
+    first = steps(record)[0]
+    assert first["error"] == ""  # lenient: the action is read without the tags
+    assert "speed" in str(first["action"])
+    assert "memory: (empty)" in str(chat.calls[1][1]["content"][2])  # no memory tag: unchanged
+
+
+def test_extra_text_around_the_tags() -> None:
+    reply = "Sure! " + WELL_FORMED.format(memory="m", action="speed(4x)") + " Hope it helps."
+    record, _ = episode([reply])
+    assert steps(record)[0]["error"] == ""
+    assert "speed" in str(steps(record)[0]["action"])
+    strict, _ = episode([reply], strict=True)
+    assert steps(strict)[0]["error"] != ""
+    assert strict["invalid_actions"] >= 1 and strict["reward_parts"]["fmt"] == 0.0
+
+
+def test_two_actions() -> None:
+    reply = WELL_FORMED.format(memory="m", action="speed(4x) speed(1x)")
+    strict, _ = episode([reply], strict=True)
+    assert "one action" in steps(strict)[0]["error"]
+    assert steps(strict)[0]["reward"] < 0 and strict["reward_parts"]["fmt"] == 0.0
+    lenient, _ = episode([reply])
+    assert steps(lenient)[0]["error"] == ""  # one of them is taken: one turn, not two
+    assert len(steps(lenient)) == 2 and lenient["turns"] == 2
+
+
+def test_memory_over_the_word_budget_is_cut() -> None:
+    long_memory = " ".join(f"w{i}" for i in range(250))
+    chat = ScriptedChat([WELL_FORMED.format(memory=long_memory, action="speed(1x)")])
+    policy = VideoScoutPolicy(chat)
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    obs, info = env.reset(seed=0, options={"index": 0})
+    obs, _, _, _, info = env.step(policy.act(obs, info))
+    assert info["memory_truncated"] and info["last_action_error"] == ""
+    assert obs["memory"].split() == long_memory.split()[:200]
+
+
+def test_unknown_actions_spend_the_error_allowance() -> None:
+    bad = WELL_FORMED.format(memory="m", action="fly(3)")
+    record, chat = episode([bad, WELL_FORMED.format(memory="m", action='answer("B")')])
+    first = steps(record)[0]
+    assert first["error"] and first["reward"] == pytest.approx(-0.1)
+    assert "invalid" in str(chat.calls[1][1]["content"][2])  # the error is shown to the model
+    assert record["ended_by"] == "answer" and record["reward_parts"]["fmt"] == 0.0
+    record, _ = episode([bad] * 10)
+    assert record["ended_by"] == "invalid_actions" and record["invalid_actions"] == 4
+    assert record["answer"] is None
+
+
+def test_registry_resolves_a_vlm_spec_lazily() -> None:
+    with pytest.raises(ConfigError, match="model spec"):
+        policies.make("videoscout:qwen2.5-vl")
+    with pytest.raises(ConfigError, match="unknown VLM spec"):
+        policies.make("videoscout:nope:x")
+
+
+@pytest.mark.slow
+def test_bench_runs_videoscout_with_a_tiny_random_qwen(tmp_path: Path) -> None:
+    pytest.importorskip("video_env.backends.transformers_vlm")
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    model = tiny_qwen2_5_vl(tmp_path / "qwen")
+    name = f"videoscout:qwen2.5-vl:{model}"
+    args = ["bench", "--suite", "synth-tiny", "--envs", "pacing", "--limit", "1"]
+    args += ["--policies", name, "--out", str(tmp_path / "bench"), "--workers", "1"]
+    assert main([*args, "--quiet", "--no-plots"]) == 0
+    (record,) = EpisodeLog(tmp_path / "bench").load()
+    assert record["policy"] == name and record["error"] is None
+    assert record["llm_calls"] >= 1 and record["prompt_tokens"] > 0
+    assert record["ended_by"] in ("answer", "invalid_actions", "max_steps")

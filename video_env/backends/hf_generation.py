@@ -1,0 +1,292 @@
+"""Loading a transformers chat VLM offline-first, and one batched greedy ``generate`` with scores.
+
+The per-token probabilities follow FALCONEye's reference (``qwen2_5_vl.inference``):
+``generate(..., return_dict_in_generate=True, output_scores=True)``, a softmax of each
+step's scores, every generated token decoded on its own with special tokens kept. In a
+batch, each row's tokens end at its first end token (included); padding after it is
+dropped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from video_env._optional import require
+from video_env.backends.confidence import TokenProb
+from video_env.backends.vlm_frames import FedFrames
+from video_env.errors import BackendError, ConfigError
+from video_env.video.base import Size
+
+__all__ = ["Generated", "LoadedVLM", "VisionCall", "generate", "hub_offline", "load_vlm"]
+
+_PURPOSE = "the transformers VLM backend (Qwen2.5-VL)"
+
+
+@dataclass(frozen=True)
+class LoadedVLM:
+    """A loaded model and processor, with the dtype and revision actually used."""
+
+    model: Any
+    processor: Any
+    dtype: str
+    revision: str | None
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One row of a batched generation.
+
+    Attributes:
+        text: The reply, special tokens skipped.
+        tokens: Each generated token with its probabilities (end token included).
+        prompt_tokens: Prompt tokens, visual placeholders included.
+        n_visual_tokens: Visual tokens in the prompt.
+        finish_reason: ``"stop"`` (end token) or ``"length"`` (token cap).
+    """
+
+    text: str
+    tokens: tuple[TokenProb, ...]
+    prompt_tokens: int
+    n_visual_tokens: int
+    finish_reason: str
+
+
+@dataclass(frozen=True)
+class VisionCall:
+    """What the last forward pass was fed (for the record and for tests).
+
+    Attributes:
+        frames: Per frame batch, in prompt order: ``(timestamps, fed size, kind)`` with
+            kind ``"video"`` or ``"image"``.
+        rows: Conversations in the batch.
+        visual_tokens: Visual tokens per row.
+        prompt_tokens: Prompt tokens per row.
+    """
+
+    frames: tuple[tuple[tuple[float, ...], Size, str], ...]
+    rows: int
+    visual_tokens: tuple[int, ...]
+    prompt_tokens: tuple[int, ...]
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) forbids downloads."""
+    flags = (os.environ.get(k, "") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(f.strip().upper() in {"1", "ON", "YES", "TRUE"} for f in flags)
+
+
+def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> LoadedVLM:
+    """Load a chat VLM and its processor: the local cache first, a download only if allowed.
+
+    Raises:
+        BackendError: If the weights are not local and downloads are off (or fail), or
+            the checkpoint cannot be loaded.
+        ConfigError: On an unknown dtype.
+    """
+    torch = require("torch", "models", _PURPOSE)
+    transformers = require("transformers", "models", _PURPOSE)
+    transformers.logging.disable_progress_bar()
+    kwargs: dict[str, Any] = {"dtype": _torch_dtype(torch, dtype, device)}
+    if attn is not None:
+        kwargs["attn_implementation"] = attn
+    try:
+        model, processor = _from_pretrained(transformers, model_id, kwargs, local_only=True)
+    except OSError as exc:
+        if hub_offline() or Path(os.path.expanduser(model_id)).exists() or _looks_local(model_id):
+            raise BackendError(_missing_message(model_id, exc)) from None
+        try:  # a user's machine with internet: let the Hub download the snapshot
+            model, processor = _from_pretrained(transformers, model_id, kwargs, local_only=False)
+        except OSError as again:
+            raise BackendError(_missing_message(model_id, again)) from None
+    except ValueError as exc:
+        raise BackendError(f"cannot load {model_id!r} as a chat VLM: {exc}") from None
+    model = model.to(device).eval()
+    tokenizer = processor.tokenizer
+    tokenizer.padding_side = "left"  # batched generation appends on the right
+    revision = getattr(model.config, "_commit_hash", None)
+    return LoadedVLM(model, processor, str(model.dtype).removeprefix("torch."), revision)
+
+
+def _from_pretrained(
+    transformers: Any, model_id: str, kwargs: dict[str, Any], local_only: bool
+) -> tuple[Any, Any]:
+    processor = transformers.AutoProcessor.from_pretrained(model_id, local_files_only=local_only)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(
+        model_id, local_files_only=local_only, **kwargs
+    )
+    return model, processor
+
+
+def _looks_local(model_id: str) -> bool:
+    return model_id.startswith(("/", "./", "../", "~")) or os.sep + os.sep in model_id
+
+
+def _missing_message(model_id: str, exc: BaseException) -> str:
+    if Path(os.path.expanduser(model_id)).is_dir():
+        return f"cannot load the checkpoint in {model_id!r}: {exc}"
+    if _looks_local(model_id):
+        return f"no model directory at {model_id!r}"
+    how = (
+        "HF_HUB_OFFLINE is set, so nothing is downloaded"
+        if hub_offline()
+        else "the download failed"
+    )
+    return (
+        f"the weights of {model_id!r} are not in the local Hugging Face cache and {how}. "
+        f"Download them where there is internet (`huggingface-cli download {model_id}`) "
+        f"and copy the cache, or pass the local directory of a saved checkpoint as the model"
+    )
+
+
+def _torch_dtype(torch: Any, dtype: str, device: str) -> Any:
+    if dtype == "auto":
+        return "auto" if not device.startswith("cpu") else torch.float32
+    value = getattr(torch, dtype, None)
+    if not isinstance(value, torch.dtype):
+        raise ConfigError(f"unknown torch dtype {dtype!r}")
+    return value
+
+
+def generate(
+    model: Any,
+    processor: Any,
+    torch: Any,
+    conversations: Sequence[list[dict[str, Any]]],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    device: str,
+) -> tuple[list[Generated], VisionCall]:
+    """One batched ``generate`` over ``conversations`` (content parts: text, image, video).
+
+    Raises:
+        BackendError: If preprocessing or generation fails (e.g. out of memory).
+    """
+    texts, images, videos, metas, fed = _prepare(processor, conversations)
+    extra: dict[str, Any] = {}
+    if videos:
+        extra["video_metadata"] = metas
+        if _accepts(processor.video_processor, "cap_pixels_per_frame"):
+            extra["cap_pixels_per_frame"] = False  # sizes are already decided (and fed as is)
+    try:
+        inputs = processor(
+            text=texts,
+            images=images or None,
+            videos=videos or None,
+            do_resize=False,
+            do_sample_frames=False,
+            padding=True,
+            return_tensors="pt",
+            **extra,
+        ).to(device)
+        options = _generation_options(processor, max_new_tokens, temperature)
+        with torch.inference_mode():
+            out = model.generate(**inputs, **options)
+    except (RuntimeError, ValueError) as exc:
+        raise BackendError(f"generation failed: {exc}") from exc
+    ids = inputs["input_ids"]
+    visual_ids = [processor.image_token_id, processor.video_token_id]
+    visual = [int(n) for n in torch.isin(ids, torch.tensor(visual_ids, device=ids.device)).sum(1)]
+    prompt = [int(n) for n in inputs["attention_mask"].sum(1)]
+    eos = _eos_ids(model, processor)
+    rows = [
+        _row(processor, torch, out, b, ids.shape[1], eos, prompt[b], visual[b])
+        for b in range(len(texts))
+    ]
+    call = VisionCall(tuple(fed), len(texts), tuple(visual), tuple(prompt))
+    return rows, call
+
+
+def _prepare(
+    processor: Any, conversations: Sequence[list[dict[str, Any]]]
+) -> tuple[list[str], list[Any], list[Any], list[Any], list[tuple[tuple[float, ...], Size, str]]]:
+    from transformers.video_utils import VideoMetadata
+
+    texts: list[str] = []
+    images: list[Any] = []
+    videos: list[Any] = []
+    metas: list[Any] = []
+    fed: list[tuple[tuple[float, ...], Size, str]] = []
+    for conversation in conversations:
+        template: list[dict[str, Any]] = []
+        for message in conversation:
+            parts: list[dict[str, Any]] = []
+            for part in message["content"]:
+                frames: FedFrames | None = part.get("frames")
+                if frames is None:
+                    parts.append(part)
+                    continue
+                parts.append({"type": part["type"]})
+                fed.append((frames.times, frames.size, part["type"]))
+                if part["type"] == "image":
+                    images.append(frames.pixels[0])
+                else:
+                    n = len(frames.times)
+                    videos.append(frames.pixels)
+                    metas.append(VideoMetadata(n, fps=frames.fps, frames_indices=list(range(n))))
+            template.append({"role": message["role"], "content": parts})
+        texts.append(
+            processor.apply_chat_template(template, tokenize=False, add_generation_prompt=True)
+        )
+    return texts, images, videos, metas, fed
+
+
+def _accepts(video_processor: Any, name: str) -> bool:
+    method = getattr(video_processor, "_preprocess", None)
+    try:
+        return method is not None and name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _generation_options(processor: Any, max_new_tokens: int, temperature: float) -> dict[str, Any]:
+    tok = processor.tokenizer
+    options: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "do_sample": temperature > 0,
+        "return_dict_in_generate": True,
+        "output_scores": True,
+        "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
+    }
+    if temperature > 0:
+        options.update(temperature=temperature, top_p=None, top_k=None)
+    else:  # greedy: the checkpoint's sampling settings are not used (no warnings either)
+        options.update(temperature=None, top_p=None, top_k=None)
+    return options
+
+
+def _eos_ids(model: Any, processor: Any) -> set[int]:
+    eos = model.generation_config.eos_token_id
+    ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+    if processor.tokenizer.eos_token_id is not None:
+        ids.add(int(processor.tokenizer.eos_token_id))
+    return ids
+
+
+def _row(
+    processor: Any,
+    torch: Any,
+    out: Any,
+    b: int,
+    n_prompt: int,
+    eos: set[int],
+    prompt_tokens: int,
+    visual_tokens: int,
+) -> Generated:
+    generated = [int(t) for t in out.sequences[b, n_prompt:]]
+    end = next((i + 1 for i, t in enumerate(generated) if t in eos), None)
+    kept = generated[:end] if end is not None else generated
+    tokens = []
+    tok = processor.tokenizer
+    for i, token_id in enumerate(kept):
+        probs = torch.softmax(out.scores[i][b].float(), dim=-1)
+        tokens.append(TokenProb(tok.decode([token_id]), float(probs.max()), float(probs[token_id])))
+    text = tok.decode(kept, skip_special_tokens=True)
+    return Generated(
+        text, tuple(tokens), prompt_tokens, visual_tokens, "stop" if end is not None else "length"
+    )

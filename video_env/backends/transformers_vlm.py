@@ -1,0 +1,291 @@
+"""Qwen2.5-VL (and other transformers chat VLMs) as the VLM, captioner and vision-chat backend.
+
+One loaded model serves three roles of :mod:`video_env.backends.base`:
+:meth:`TransformersVLM.answer` (FALCON-Bench's VQA prompt, greedy, confidence from the
+generated tokens' probabilities: see :mod:`video_env.backends.confidence`),
+:meth:`~TransformersVLM.caption` (FALCONEye's light-caption prompt, ``max_tokens`` new
+tokens) and :meth:`~TransformersVLM.chat` (free generation from messages whose content
+interleaves text and :class:`~video_env.backends.base.FrameBatch` es).
+
+Frames: the model sees each batch's frames at the batch's timestamps and size. A batch
+of several frames is a video (its sampling rate sets Qwen2.5-VL's temporal positions), a
+single frame an image. Qwen needs sides on a 28-pixel grid: a size off the grid, or
+outside ``[min_pixels, max_pixels]`` when those budgets are set, is resized with Qwen's
+``smart_resize`` rule; the size actually fed is recorded in :attr:`~TransformersVLM.last_call`.
+Several windows of one step go through :meth:`~TransformersVLM.answer_batch` in one
+left-padded batched ``generate``.
+
+Weights are never downloaded here: an id is looked up in the local Hugging Face cache
+first; with ``HF_HUB_OFFLINE=1`` a miss is an immediate :class:`BackendError` that says
+how to point at a local directory.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from video_env._optional import require
+from video_env.backends import vlm_prompts as prompts
+from video_env.backends.base import Answer, FrameBatch, VisionMessage
+from video_env.backends.confidence import (
+    check_rule,
+    confidence,
+    option_letters,
+    parse_verbal_confidence,
+    verbal_instruction,
+)
+from video_env.backends.hf_generation import Generated, VisionCall, generate, load_vlm
+from video_env.backends.llm.base import Completion
+from video_env.backends.vlm_frames import check_pixel_budgets, fed_frames, message_parts
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+
+__all__ = ["DEFAULT_MODEL", "TransformersVLM"]
+
+DEFAULT_MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
+_PURPOSE = "the transformers VLM backend (Qwen2.5-VL)"
+
+
+class TransformersVLM:
+    """A transformers chat VLM: ``VLM``, ``Captioner`` and ``VisionChat`` in one.
+
+    Args:
+        model: Hub id (must be in the local cache when offline) or a local directory.
+        device: ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda:0"``...
+        dtype: ``"auto"`` (the checkpoint's dtype on a GPU, float32 on a CPU) or a torch
+            dtype name (``"bfloat16"``...).
+        attn_implementation: Passed to ``from_pretrained`` (``"sdpa"``,
+            ``"flash_attention_2"``...); transformers' default if None.
+        min_pixels: Smallest frame area fed (Qwen's budget); none if None.
+        max_pixels: Largest frame area fed (the paper's runs use ``768 * 28 * 28``);
+            none if None, so the env's sizes are kept.
+        confidence: ``"falconeye"`` (default), ``"sequence"``, ``"mean"`` or ``"verbal"``.
+        max_batch: Most windows in one batched forward pass.
+        answer_max_tokens: New-token cap of answers; FALCON-Bench's (64 MCQ, 128 open)
+            if None.
+
+    Raises:
+        BackendNotInstalled: If torch or transformers is missing (the ``models`` extra).
+        BackendError: If the model cannot be found or loaded.
+        ConfigError: On a bad setting.
+    """
+
+    simulated = False
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        attn_implementation: str | None = None,
+        min_pixels: int | None = None,
+        max_pixels: int | None = None,
+        confidence: str = "falconeye",
+        max_batch: int = 8,
+        answer_max_tokens: int | None = None,
+    ) -> None:
+        check_pixel_budgets(min_pixels, max_pixels)
+        if max_batch < 1 or (answer_max_tokens is not None and answer_max_tokens < 1):
+            raise ConfigError("max_batch and answer_max_tokens must be >= 1")
+        self.confidence_rule = check_rule(confidence)
+        self._torch = require("torch", "models", _PURPOSE)
+        self.model_id = str(model)
+        self.min_pixels = min_pixels
+        self.max_pixels = max_pixels
+        self.max_batch = max_batch
+        self.answer_max_tokens = answer_max_tokens
+        self.attn_implementation = attn_implementation
+        self.device = _resolve_device(self._torch, device)
+        loaded = load_vlm(self.model_id, self.device, dtype, attn_implementation)
+        self._model, self._processor = loaded.model, loaded.processor
+        self.dtype = loaded.dtype
+        self.revision = loaded.revision
+        self.name = f"transformers:{self.model_id}"
+        self.usage = Cost()
+        self.last_call: VisionCall | None = None
+        self._usage_lock = threading.Lock()
+        self._model_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"TransformersVLM({self.model_id!r}, device={self.device!r}, dtype={self.dtype!r})"
+
+    @property
+    def config(self) -> dict[str, object]:
+        """Everything that changes this backend's outputs (for caches and run metadata)."""
+        return {
+            "backend": "transformers",
+            "model": self.model_id,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "attn_implementation": self.attn_implementation,
+            "min_pixels": self.min_pixels,
+            "max_pixels": self.max_pixels,
+            "confidence": self.confidence_rule,
+            "generation": {"greedy": True, "answer_max_tokens": self._answer_caps()},
+            "prompts": prompts.prompts_digest(),
+        }
+
+    # -- VLM ---------------------------------------------------------------------------
+
+    def answer(
+        self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
+    ) -> Answer:
+        """Answer ``question`` (an MCQ with ``options``) from ``frames``, with a confidence."""
+        return self.answer_batch([frames], question, options)[0]
+
+    def answer_batch(
+        self, batches: Sequence[FrameBatch], question: str, options: Sequence[str] | None = None
+    ) -> list[Answer]:
+        """Answer the same question on several windows, ``max_batch`` per forward pass.
+
+        Returns:
+            One :class:`Answer` per batch, in order (the same as one call per batch, up
+            to floating-point noise of padding).
+        """
+        text = prompts.question_prompt(question, options)
+        if self.confidence_rule == "verbal":
+            text = f"{text}\n{verbal_instruction()}"
+        letters = option_letters(options)
+        cap = self._answer_caps()["mcq" if options else "open"]
+        answers: list[Answer] = []
+        for start in range(0, len(batches), self.max_batch):
+            chunk = batches[start : start + self.max_batch]
+            conversations = [self._conversation([text, b]) for b in chunk]
+            for gen in self._generate(conversations, cap, 0.0):
+                answers.append(self._answer(gen, letters))
+        self._add_usage(Cost(vlm_calls=len(batches)), batches, answers)
+        return answers
+
+    def _answer(self, gen: Generated, letters: Sequence[str]) -> Answer:
+        tokens = gen.tokens
+        text, stated = gen.text.strip(), None
+        if self.confidence_rule == "verbal":
+            text, stated = parse_verbal_confidence(text)
+        conf = confidence(self.confidence_rule, tokens, letters, stated)
+        return Answer(text, conf, tuple(t.top1 for t in tokens), gen.n_visual_tokens)
+
+    # -- Captioner ---------------------------------------------------------------------
+
+    def caption(self, frames: FrameBatch, max_tokens: int = prompts.CAPTION_MAX_TOKENS) -> str:
+        """FALCONEye's light caption of ``frames`` (at most ``max_tokens`` new tokens)."""
+        return self.caption_batch([frames], max_tokens)[0]
+
+    def caption_batch(
+        self, batches: Sequence[FrameBatch], max_tokens: int = prompts.CAPTION_MAX_TOKENS
+    ) -> list[str]:
+        """Light captions of several clips, ``max_batch`` per forward pass."""
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        texts: list[Generated] = []
+        for start in range(0, len(batches), self.max_batch):
+            chunk = batches[start : start + self.max_batch]
+            conversations = [self._conversation([prompts.caption_prompt(), b]) for b in chunk]
+            texts.extend(self._generate(conversations, max_tokens, 0.0))
+        captions = [g.text.strip() for g in texts]
+        self._add_usage(Cost(caption_calls=len(batches)), batches, None, texts)
+        return captions
+
+    # -- VisionChat --------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[VisionMessage],
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Continue ``messages`` (content: text and frame batches), greedy at temperature 0.
+
+        Returns:
+            The completion: text, prompt tokens (visual ones included), generated
+            tokens, the log-probability of each generated token, finish reason.
+        """
+        if max_new_tokens < 1 or temperature < 0:
+            raise ConfigError("max_new_tokens must be >= 1 and temperature >= 0")
+        start = time.perf_counter()
+        conversation: list[dict[str, Any]] = []
+        batches: list[FrameBatch] = []
+        for message in messages:
+            parts = message_parts(message)
+            batches.extend(p for p in parts if isinstance(p, FrameBatch))
+            conversation.extend(self._conversation(parts, role=str(message.get("role", "user"))))
+        gen = self._generate([conversation], max_new_tokens, temperature, system=False)[0]
+        self._add_usage(Cost(vlm_calls=1), batches, None, [gen])
+        return Completion(
+            text=gen.text,
+            model=self.model_id,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=len(gen.tokens),
+            logprobs=tuple(math.log(t.chosen) if t.chosen > 0 else -math.inf for t in gen.tokens),
+            finish_reason=gen.finish_reason,
+            latency_s=time.perf_counter() - start,
+        )
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _answer_caps(self) -> dict[str, int]:
+        if self.answer_max_tokens is not None:
+            return {"mcq": self.answer_max_tokens, "open": self.answer_max_tokens}
+        return dict(prompts.ANSWER_MAX_TOKENS)
+
+    def _conversation(
+        self, parts: Sequence[str | FrameBatch], role: str = "user"
+    ) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = []
+        for part in parts:
+            if isinstance(part, str):
+                content.append({"type": "text", "text": part})
+            else:
+                fed = fed_frames(part, self.min_pixels, self.max_pixels)
+                kind = "image" if len(fed.times) == 1 else "video"
+                content.append({"type": kind, "frames": fed})
+        return [{"role": role, "content": content}]
+
+    def _generate(
+        self,
+        conversations: Sequence[list[dict[str, Any]]],
+        max_new_tokens: int,
+        temperature: float,
+        system: bool = True,
+    ) -> list[Generated]:
+        if system:
+            head = [
+                {"role": "system", "content": [{"type": "text", "text": prompts.SYSTEM_PROMPT}]}
+            ]
+            conversations = [head + c for c in conversations]
+        with self._model_lock:
+            results, call = generate(
+                self._model,
+                self._processor,
+                self._torch,
+                conversations,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                device=self.device,
+            )
+            self.last_call = call
+        return results
+
+    def _add_usage(
+        self,
+        cost: Cost,
+        batches: Sequence[FrameBatch],
+        answers: Sequence[Answer] | None,
+        generated: Sequence[Generated] | None = None,
+    ) -> None:
+        visual = sum(a.n_visual_tokens for a in answers or ())
+        visual += sum(g.n_visual_tokens for g in generated or ())
+        frames = sum(len(b) for b in batches)
+        with self._usage_lock:
+            self.usage = self.usage + cost + Cost(frames=frames, visual_tokens=visual)
+
+
+def _resolve_device(torch: Any, device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
