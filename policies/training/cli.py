@@ -87,6 +87,37 @@ def _sft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rl(args: argparse.Namespace) -> int:
+    from policies.training.dapo import DAPOSettings
+    from policies.training.distill import load_reference_chunks, with_reference_chunks
+    from policies.training.rl import DAPOConfig, train_rl
+
+    samples = _samples(args)
+    if args.trajectories:
+        chunks = load_reference_chunks(args.trajectories)
+        samples = with_reference_chunks(samples, chunks)
+        print(f"reference chunks of the teacher for {len(chunks)} questions")
+    config = DAPOConfig(
+        loss=DAPOSettings(eps_low=args.eps_low, eps_high=args.eps_high, beta=args.beta),
+        group_size=args.group_size,
+        learning_rate=args.lr,
+        groups_per_step=args.groups_per_step,
+        max_draws_per_step=args.max_draws_per_step,
+        ppo_epochs=args.ppo_epochs,
+        steps=args.steps,
+        temperature=args.temperature,
+        max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens,
+        save_every=args.save_every,
+        seed=args.seed,
+        rules=RULES[args.rules](),
+    )
+    history = train_rl(args.model, samples, args.out, config)
+    updated = sum(1 for s in history if s.groups)
+    print(f"DAPO: {len(history)} steps ({updated} with an update); model: {args.out}")
+    return 0
+
+
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
@@ -144,3 +175,30 @@ def add_training_commands(kinds: Any) -> None:
     sft.add_argument("--seed", type=int, default=0)
     sft.add_argument("--quiet", action="store_true", help="no progress bar")
     sft.set_defaults(func=_sft)
+
+    rl = kinds.add_parser(
+        "rl",
+        help="multi-turn DAPO in the Pacing env (single process)",
+        description="DAPO from a checkpoint (usually the SFT output): G episodes per question, "
+        "the env's composite reward, group-relative advantages, decoupled clipping, token-level "
+        "normalisation, k3 KL to the frozen start, dynamic sampling. Writes log.jsonl, "
+        "checkpoint-N/ and the final model. Defaults are VideoScout's where it gives one.",
+    )
+    rl.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
+    rl.add_argument("--out", required=True, help="output folder")
+    rl.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
+    rl.add_argument("--steps", type=int, default=100, help="optimiser steps")
+    rl.add_argument("--group-size", type=int, default=8, help="G")
+    rl.add_argument("--groups-per-step", type=int, default=4)
+    rl.add_argument("--max-draws-per-step", type=int, default=16)
+    rl.add_argument("--ppo-epochs", type=int, default=1)
+    rl.add_argument("--lr", type=float, default=5e-6)
+    rl.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
+    rl.add_argument("--eps-low", type=float, default=0.20)
+    rl.add_argument("--eps-high", type=float, default=0.28)
+    rl.add_argument("--temperature", type=float, default=1.0)
+    rl.add_argument("--max-turns", type=int, default=32)
+    rl.add_argument("--max-new-tokens", type=int, default=512)
+    rl.add_argument("--save-every", type=int, default=0)
+    _dataset_args(rl)
+    rl.set_defaults(func=_rl)

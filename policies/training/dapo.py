@@ -172,7 +172,7 @@ def dapo_loss(
             raise ValueError("ref_logp is needed when beta > 0")
         kl = k3_kl(logp, ref_logp)
         per_token = surrogate - cfg.beta * kl
-        kl_mean = float((kl * weights).sum() / tokens)
+        kl_mean = float((kl.detach() * weights).sum() / tokens)
     loss = -(per_token * weights).sum() / tokens
     ratio = (logp - old_logp).exp().detach()
     low = ((ratio < 1 - cfg.eps_low) & (weights > 0)).sum()
