@@ -135,7 +135,6 @@ def train_sft(
         warmup_steps=cfg.warmup_ratio,  # a float in [0, 1) is a ratio of all steps
         lr_scheduler_type=cfg.scheduler,
         bf16=cfg.bf16,
-        gradient_checkpointing=cfg.gradient_checkpointing,
         seed=cfg.seed,
         logging_steps=cfg.logging_steps,
         save_strategy="steps" if cfg.save_steps else "no",
@@ -146,6 +145,7 @@ def train_sft(
         max_length=None,
         use_cpu=not _cuda(),
         disable_tqdm=not cfg.progress_bar,
+        **({"gradient_checkpointing": True} if cfg.gradient_checkpointing else {}),
     )
     trainer = trl.SFTTrainer(
         model=model,
