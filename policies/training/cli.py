@@ -111,6 +111,7 @@ def _rl(args: argparse.Namespace) -> int:
         save_every=args.save_every,
         seed=args.seed,
         rules=RULES[args.rules](),
+        bf16=args.bf16,
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -200,5 +201,6 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--max-turns", type=int, default=32)
     rl.add_argument("--max-new-tokens", type=int, default=512)
     rl.add_argument("--save-every", type=int, default=0)
+    rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
     _dataset_args(rl)
     rl.set_defaults(func=_rl)

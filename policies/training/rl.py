@@ -54,6 +54,8 @@ class DAPOConfig:
         save_every: Checkpoint every N steps (0: only at the end).
         seed: Seed of the question order and of the env resets.
         rules: Pacing rules (default: the paper's).
+        bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
+            are still taken in float32).
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -70,6 +72,7 @@ class DAPOConfig:
     save_every: int = 0
     seed: int = 0
     rules: PacingRules | None = None
+    bf16: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -199,10 +202,12 @@ def train_rl(
     transformers = require("transformers", "models", _PURPOSE)
     torch.manual_seed(cfg.seed)
     processor = transformers.AutoProcessor.from_pretrained(model_path)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(model_path)
+    dtype = torch.bfloat16 if cfg.bf16 else torch.float32
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    model = load(model_path, dtype=dtype)
     reference = None
     if cfg.loss.beta > 0:
-        reference = transformers.AutoModelForImageTextToText.from_pretrained(model_path).eval()
+        reference = load(model_path, dtype=dtype).eval()
         reference.requires_grad_(False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device)

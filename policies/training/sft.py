@@ -42,7 +42,7 @@ class SFTSettings:
         max_steps: Stop after this many optimizer steps (-1: the epochs decide).
         lora_rank: LoRA rank (0: full fine-tuning).
         lora_alpha: LoRA scaling.
-        bf16: Train in bfloat16 (GPU).
+        bf16: bfloat16 mixed precision (GPU); with LoRA the frozen base is loaded in bf16.
         gradient_checkpointing: Trade compute for memory.
         seed: Seed of shuffling and initialisation.
         logging_steps: Log every N optimizer steps.
@@ -122,8 +122,10 @@ def train_sft(
     transformers = require("transformers", "models", _PURPOSE)
     dataset = load_turns(turns)
     processor = transformers.AutoProcessor.from_pretrained(model_path)
+    # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
+    frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
     model = transformers.AutoModelForImageTextToText.from_pretrained(
-        model_path, dtype="bfloat16" if cfg.bf16 else "float32"
+        model_path, dtype="bfloat16" if frozen_bf16 else "float32"
     )
     args = trl.SFTConfig(
         output_dir=str(out),
