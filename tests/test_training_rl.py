@@ -10,13 +10,6 @@ from typing import Any
 import pytest
 
 from policies.training.cli import RULES
-from policies.training.distill import (
-    DistillConfig,
-    distill,
-    load_reference_chunks,
-    with_reference_chunks,
-)
-from policies.training.teachers import GroundTruthScriptedTeacher
 from video_env.synth.suites import load_suite
 
 torch = pytest.importorskip("torch")
@@ -37,28 +30,30 @@ def first_token_probs(model: Any, processor: Any, conversation: list[dict[str, A
 
 
 @pytest.mark.slow
-def test_distill_then_sft_then_dapo(tmp_path: Path) -> None:
-    from policies.training.rl import DAPOConfig, train_rl
-    from policies.training.sft import SFTSettings, train_sft
+def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     from video_env.backends.testing import tiny_qwen2_5_vl
+    from video_env.cli import main
 
-    samples = load_suite("synth-tiny", limit=1)
-    distill(GroundTruthScriptedTeacher(), samples, tmp_path / "data", DistillConfig(rules=SMOKE))
+    data, sft, rl = (str(tmp_path / name) for name in ("data", "sft", "rl"))
+    common = ["--suite", "synth-tiny", "--limit", "1", "--rules", "cpu-smoke"]
+    assert main(["train", "distill", "--teacher", "scripted-ground-truth", "--out", data,
+                 *common]) == 0  # fmt: skip
     base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
-    settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=4,
-                           warmup_ratio=0.0, scheduler="constant", progress_bar=False)  # fmt: skip
-    sft = train_sft(str(base), tmp_path / "data" / "turns.jsonl", tmp_path / "sft", settings)
-    assert sft.losses[-1] < sft.losses[0]
-    chunks = load_reference_chunks(tmp_path / "data" / "trajectories.jsonl")
-    tagged = with_reference_chunks(samples, chunks)
-    config = DAPOConfig(group_size=2, groups_per_step=1, max_draws_per_step=2, steps=1,
-                        max_turns=2, max_new_tokens=6, rules=SMOKE)  # fmt: skip
-    history = train_rl(str(tmp_path / "sft"), tagged, tmp_path / "rl", config, log=None)
-    (step,) = history
-    assert step.drawn >= 1 and step.dropped + step.groups == step.drawn
-    logged = json.loads((tmp_path / "rl" / "log.jsonl").read_text())
-    assert logged["step"] == 1 and logged["drawn"] == step.drawn
-    assert transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / "rl") is not None
+    assert main(["train", "sft", "--model", str(base), "--data", f"{data}/turns.jsonl",
+                 "--out", sft, "--lr", "3e-3", "--batch-size", "2", "--per-device-batch", "2",
+                 "--max-steps", "4", "--quiet"]) == 0  # fmt: skip
+    losses = json.loads((tmp_path / "sft" / "sft.json").read_text())["losses"]
+    assert len(losses) == 4 and losses[-1] < losses[0]
+    assert main(["train", "rl", "--model", sft, "--out", rl, "--trajectories",
+                 f"{data}/trajectories.jsonl", "--steps", "1", "--group-size", "2",
+                 "--groups-per-step", "1", "--max-draws-per-step", "2", "--max-turns", "2",
+                 "--max-new-tokens", "6", *common]) == 0  # fmt: skip
+    (step,) = [
+        json.loads(line) for line in (tmp_path / "rl" / "log.jsonl").read_text().splitlines()
+    ]
+    assert step["step"] == 1 and step["groups"] + step["dropped"] == step["drawn"] >= 1
+    assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
+    assert json.loads((tmp_path / "rl" / "rl.json").read_text())["group_size"] == 2
 
 
 @pytest.mark.slow
