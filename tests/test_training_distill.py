@@ -99,6 +99,8 @@ def test_validation_rules() -> None:
     (sample,) = load_suite("synth-tiny", limit=1)  # MCQ, answer D (trophy)
     good = '<think>It is D (trophy).</think><memory>m</memory><action>answer("D")</action>'
     assert validate(_run([good]), sample) == []
+    unquoted = "<think>So D.</think><memory>m</memory><action>answer(D, [40, 70])</action>"
+    assert validate(_run([unquoted]), sample) == []
     assert validate(_run([good], correct=False), sample) == ["wrong answer"]
     assert validate(_run([good], ended_by="max_steps"), sample) == ["no answer"]
     assert "illegal action" in validate(_run([good], invalid_actions=1), sample)

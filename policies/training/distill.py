@@ -55,7 +55,7 @@ __all__ = [
 
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 _ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL)
-_ANSWER_ARG = re.compile(r"answer\(\s*(?:\"([^\"]*)\"|'([^']*)')", re.DOTALL)
+_ANSWER_ARG = re.compile(r"answer\(\s*(?:\"([^\"]*)\"|'([^']*)'|([^,)\s]+))", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def _answer_matches_conclusion(reply: str, sample: VideoQA) -> bool:
     argument = _ANSWER_ARG.search(action.group(1) if action else reply)
     if argument is None:
         return False
-    answer = (argument.group(1) or argument.group(2) or "").strip()
+    answer = next((g for g in argument.groups() if g is not None), "").strip()
     thought = _reasoning(reply)
     if sample.options:
         concluded = extract_option(thought, sample.options)
