@@ -68,3 +68,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing.add_argument("--no-tensorboard", action="store_true")
     pacing.add_argument("--quiet", action="store_true", help="no progress bar")
     pacing.set_defaults(func=_train_pacing)
+    from policies.training.cli import add_training_commands
+
+    add_training_commands(kinds)

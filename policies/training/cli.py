@@ -1,0 +1,206 @@
+"""``video-env train distill | sft | rl``: the VideoScout training pipeline's commands."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.errors import ConfigError
+from video_env.types import VideoQA
+
+SCRIPTED_TEACHER = "scripted-ground-truth"
+
+#: Pacing presets: the paper's, and one small enough for a CPU smoke test of the pipeline.
+RULES = {
+    "paper": PacingRules,
+    "cpu-smoke": lambda: PacingRules(
+        speeds={1: SpeedSpec(4, 56, 1), 2: SpeedSpec(4, 56, 2), 4: SpeedSpec(2, 56, 4)},
+        rewatch=SpeedSpec(4, 56, 1),
+    ),
+}
+
+
+def _samples(args: argparse.Namespace) -> list[VideoQA]:
+    if args.dataset:
+        from video_env.data import load
+
+        if not args.annotations:
+            raise ConfigError("--dataset needs --annotations")
+        return list(load(args.dataset, args.annotations, args.video_root, limit=args.limit))
+    from video_env.synth.suites import load_suite
+
+    return load_suite(args.suite, limit=args.limit)
+
+
+def _teacher(spec: str, mistake_rate: float) -> Any:
+    if spec == SCRIPTED_TEACHER:
+        from policies.training.teachers import GroundTruthScriptedTeacher
+
+        print(
+            "teacher: a SCRIPTED teacher that reads the ground truth (tests and offline "
+            "demos only; not a model)"
+        )
+        return GroundTruthScriptedTeacher(mistake_rate=mistake_rate)
+    from policies.videoscout import resolve_vision_chat
+
+    return resolve_vision_chat(spec)
+
+
+def _distill(args: argparse.Namespace) -> int:
+    from policies.training.distill import DistillConfig, distill
+
+    config = DistillConfig(
+        tries=args.tries,
+        temperature=args.temperature,
+        max_new_tokens=args.max_new_tokens,
+        max_turns=args.max_turns,
+        rules=RULES[args.rules](),
+        seed=args.seed,
+    )
+    samples = _samples(args)
+    stats = distill(_teacher(args.teacher, args.mistake_rate), samples, args.out, config)
+    print(stats.summary())
+    print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
+    return 0
+
+
+def _sft(args: argparse.Namespace) -> int:
+    from policies.training.sft import SFTSettings, train_sft
+
+    settings = SFTSettings(
+        learning_rate=args.lr,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        per_device_batch=args.per_device_batch,
+        max_steps=args.max_steps,
+        lora_rank=args.lora_rank,
+        bf16=args.bf16,
+        gradient_checkpointing=args.gradient_checkpointing,
+        seed=args.seed,
+        save_steps=args.save_steps,
+        progress_bar=not args.quiet,
+    )
+    result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
+    first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
+    print(f"SFT: {result.steps} steps, loss {first:.4f} -> {last:.4f}; model: {result.output_dir}")
+    return 0
+
+
+def _rl(args: argparse.Namespace) -> int:
+    from policies.training.dapo import DAPOSettings
+    from policies.training.distill import load_reference_chunks, with_reference_chunks
+    from policies.training.rl import DAPOConfig, train_rl
+
+    samples = _samples(args)
+    if args.trajectories:
+        chunks = load_reference_chunks(args.trajectories)
+        samples = with_reference_chunks(samples, chunks)
+        print(f"reference chunks of the teacher for {len(chunks)} questions")
+    config = DAPOConfig(
+        loss=DAPOSettings(eps_low=args.eps_low, eps_high=args.eps_high, beta=args.beta),
+        group_size=args.group_size,
+        learning_rate=args.lr,
+        groups_per_step=args.groups_per_step,
+        max_draws_per_step=args.max_draws_per_step,
+        ppo_epochs=args.ppo_epochs,
+        steps=args.steps,
+        temperature=args.temperature,
+        max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens,
+        save_every=args.save_every,
+        seed=args.seed,
+        rules=RULES[args.rules](),
+        bf16=args.bf16,
+    )
+    history = train_rl(args.model, samples, args.out, config)
+    updated = sum(1 for s in history if s.groups)
+    print(f"DAPO: {len(history)} steps ({updated} with an update); model: {args.out}")
+    return 0
+
+
+def _dataset_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
+    parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
+    parser.add_argument("--annotations", help="the dataset's annotation file or folder")
+    parser.add_argument("--video-root", help="the dataset's video folder")
+    parser.add_argument("--limit", type=int, help="first N questions")
+    parser.add_argument("--rules", choices=sorted(RULES), default="paper", help="pacing preset")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def add_training_commands(kinds: Any) -> None:
+    """Add ``distill``, ``sft`` and ``rl`` under ``video-env train``."""
+    distill = kinds.add_parser(
+        "distill",
+        help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
+        description="Roll out a teacher VLM in the Pacing env with the VideoScout prompt; keep "
+        "an episode only if it answers correctly and passes validation (up to --tries per "
+        "question). Writes turns.jsonl (+ images/), trajectories.jsonl (with the teacher's "
+        "answer chunk), questions.jsonl and stats.json. Resumable.",
+    )
+    teacher_help = (
+        f"openai:MODEL, qwen2.5-vl:PATH, or {SCRIPTED_TEACHER} (reads the ground truth: "
+        "tests and demos only)"
+    )
+    distill.add_argument("--teacher", required=True, help=teacher_help)
+    distill.add_argument("--out", required=True, help="output folder")
+    distill.add_argument("--tries", type=int, default=8, help="episodes per question at most")
+    distill.add_argument("--temperature", type=float, default=0.7)
+    distill.add_argument("--max-new-tokens", type=int, default=1024)
+    distill.add_argument("--max-turns", type=int, default=64)
+    distill.add_argument("--mistake-rate", type=float, default=0.0,
+                         help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
+    _dataset_args(distill)
+    distill.set_defaults(func=_distill)
+
+    sft = kinds.add_parser(
+        "sft",
+        help="supervised fine-tuning on distilled turns (TRL SFTTrainer)",
+        description="Fine-tune a chat VLM on turns.jsonl with the loss on the agent's replies "
+        "only. Defaults are VideoScout's: lr 1.5e-5, cosine, 5%% warm-up, batch 16, 3 epochs.",
+    )
+    sft.add_argument("--model", required=True, help="checkpoint folder or hub id")
+    sft.add_argument("--data", required=True, help="turns.jsonl from `train distill`")
+    sft.add_argument("--out", required=True, help="output folder (the fine-tuned checkpoint)")
+    sft.add_argument("--lr", type=float, default=1.5e-5)
+    sft.add_argument("--epochs", type=float, default=3.0)
+    sft.add_argument("--batch-size", type=int, default=16, help="global batch")
+    sft.add_argument("--per-device-batch", type=int, default=1)
+    sft.add_argument("--devices", type=int, default=1, help="data-parallel processes")
+    sft.add_argument("--max-steps", type=int, default=-1)
+    sft.add_argument("--lora-rank", type=int, default=0, help="LoRA rank (0: full)")
+    sft.add_argument("--bf16", action="store_true")
+    sft.add_argument("--gradient-checkpointing", action="store_true")
+    sft.add_argument("--save-steps", type=int, default=0)
+    sft.add_argument("--seed", type=int, default=0)
+    sft.add_argument("--quiet", action="store_true", help="no progress bar")
+    sft.set_defaults(func=_sft)
+
+    rl = kinds.add_parser(
+        "rl",
+        help="multi-turn DAPO in the Pacing env (single process)",
+        description="DAPO from a checkpoint (usually the SFT output): G episodes per question, "
+        "the env's composite reward, group-relative advantages, decoupled clipping, token-level "
+        "normalisation, k3 KL to the frozen start, dynamic sampling. Writes log.jsonl, "
+        "checkpoint-N/ and the final model. Defaults are VideoScout's where it gives one.",
+    )
+    rl.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
+    rl.add_argument("--out", required=True, help="output folder")
+    rl.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
+    rl.add_argument("--steps", type=int, default=100, help="optimiser steps")
+    rl.add_argument("--group-size", type=int, default=8, help="G")
+    rl.add_argument("--groups-per-step", type=int, default=4)
+    rl.add_argument("--max-draws-per-step", type=int, default=16)
+    rl.add_argument("--ppo-epochs", type=int, default=1)
+    rl.add_argument("--lr", type=float, default=5e-6)
+    rl.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
+    rl.add_argument("--eps-low", type=float, default=0.20)
+    rl.add_argument("--eps-high", type=float, default=0.28)
+    rl.add_argument("--temperature", type=float, default=1.0)
+    rl.add_argument("--max-turns", type=int, default=32)
+    rl.add_argument("--max-new-tokens", type=int, default=512)
+    rl.add_argument("--save-every", type=int, default=0)
+    rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
+    _dataset_args(rl)
+    rl.set_defaults(func=_rl)

@@ -1,0 +1,134 @@
+"""Running VideoScout episodes while keeping each turn's exact input and reply.
+
+Training needs what the model saw and said at every env turn: the chat messages (system
+prompt, window text, the frames as shown, memory and question) and the raw reply.
+:class:`RecordingChat` wraps any :class:`~video_env.backends.base.VisionChat` and keeps
+them; :func:`run_recorded_episode` runs one episode of the VideoScout policy with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from policies.runner import run_episode
+from policies.videoscout import VideoScoutPolicy
+from video_env.backends.base import VisionChat, VisionMessage
+from video_env.backends.llm.base import Completion
+from video_env.envs.pacing import PacingEnv
+from video_env.envs.pacing_rules import PacingRules
+from video_env.metrics.cost import Cost
+from video_env.types import VideoQA
+
+__all__ = ["EpisodeRun", "RecordingChat", "Turn", "run_recorded_episode"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One env turn as the model lived it.
+
+    Attributes:
+        messages: The chat the model was given (content parts: text and frame batches).
+        reply: The model's raw reply.
+        finish_reason: ``"stop"``, ``"length"`` (cut by the token cap) or ``None``.
+        chunks_passed: Chunks the env's pointer had passed when the model replied (the
+            ``M`` of the timing reward if this turn answers).
+    """
+
+    messages: list[VisionMessage]
+    reply: str
+    finish_reason: str | None
+    chunks_passed: int = 0
+
+
+class RecordingChat:
+    """A :class:`VisionChat` that forwards to ``inner`` and records every turn."""
+
+    def __init__(self, inner: VisionChat) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.simulated = inner.simulated
+        self.usage: Cost = inner.usage
+        self.turns: list[Turn] = []
+
+    def chat(
+        self,
+        messages: Sequence[VisionMessage],
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Forward the call and keep ``(messages, reply, finish_reason)``."""
+        reply = self.inner.chat(messages, max_new_tokens=max_new_tokens, temperature=temperature)
+        self.turns.append(Turn(list(messages), reply.text, reply.finish_reason))
+        self.usage = self.inner.usage
+        return reply
+
+
+@dataclass(frozen=True)
+class EpisodeRun:
+    """An episode's record (``info["episode"]`` + policy costs) and its turns."""
+
+    record: dict[str, Any]
+    turns: list[Turn]
+
+    @property
+    def reward(self) -> float:
+        """The terminal reward (0 for an episode that ended without answering)."""
+        return float(self.record.get("reward") or 0.0)
+
+
+class _ProgressRecordingPolicy(VideoScoutPolicy):
+    """VideoScout, noting the chunks passed (from the observation) at each turn."""
+
+    def __init__(self, vlm: VisionChat, **settings: Any) -> None:
+        super().__init__(vlm, **settings)
+        self.chunks_passed: list[int] = []
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        """Note the progress, then act as VideoScout."""
+        n_chunks = int(observation["n_chunks"][0])
+        self.chunks_passed.append(round(float(observation["progress"][0]) * n_chunks))
+        return super().act(observation, info)
+
+
+def run_recorded_episode(
+    model: VisionChat,
+    sample: VideoQA,
+    *,
+    seed: int,
+    rules: PacingRules | None = None,
+    max_turns: int = 64,
+    max_new_tokens: int = 512,
+    temperature: float = 0.0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> EpisodeRun:
+    """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
+
+    Args:
+        model: The chat model driving the policy.
+        sample: The question (its ``meta["reference_chunk"]`` is the timing reward's T).
+        seed: Seed of the env's reset.
+        rules: Pacing rules (default: the paper's).
+        max_turns: Turns after which the episode is abandoned (no answer, reward 0).
+        max_new_tokens: Generation budget per turn.
+        temperature: Sampling temperature.
+        env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
+    """
+    chat = RecordingChat(model)
+    policy = _ProgressRecordingPolicy(
+        chat, rules=rules, max_new_tokens=max_new_tokens, temperature=temperature
+    )
+    env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
+    try:
+        record = run_episode(
+            env, policy, seed=seed, options={"sample": sample}, max_steps=max_turns
+        )
+    finally:
+        env.close()
+    turns = [
+        replace(turn, chunks_passed=passed)
+        for turn, passed in zip(chat.turns, policy.chunks_passed, strict=False)
+    ]
+    return EpisodeRun(record, turns)

@@ -1,0 +1,285 @@
+"""DAPO for the VideoScout policy: rollouts in the Pacing env, the loss of :mod:`.dapo`.
+
+One optimisation step: draw groups (G trajectories of one question each) until
+``groups_per_step`` informative ones are kept (dynamic sampling), score every reply token
+under the sampling policy (``old``) and the frozen reference, then for ``ppo_epochs``
+passes accumulate the gradient of each group's token-normalised loss (Eqs. (4)–(6)),
+averaged over the groups, and take one optimiser step. Turns are encoded one at a time
+(:func:`reply_logprobs`), so memory holds one turn's activations, whatever the trajectory
+length. A turn's reply is re-tokenised from its text (the same text the env parsed).
+
+This is a single-process trainer for small models and for checking the recipe; multi-GPU
+scale is a distributed engine's job (see ``docs/training.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policies.training.dapo import DAPOSettings, dapo_loss, fill_batch, group_advantages
+from policies.training.rollout import PolicyChat, Trajectory, rollout_group
+from policies.training.turn_inputs import TurnExample, collate_turns
+from video_env._optional import require
+from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
+from video_env.types import VideoQA
+
+__all__ = ["DAPOConfig", "StepStats", "dapo_step", "reply_logprobs", "train_rl"]
+
+_PURPOSE = "DAPO training of the VideoScout policy"
+
+
+@dataclass(frozen=True)
+class DAPOConfig:
+    """A DAPO run's settings (defaults: VideoScout's, DESIGN §4, where it gives one).
+
+    Attributes:
+        loss: Clip range, KL weight (Eqs. (5)–(6)).
+        group_size: Trajectories per question (G = 8).
+        learning_rate: AdamW learning rate (5e-6).
+        groups_per_step: Informative groups per optimiser step (gradients accumulated).
+        max_draws_per_step: Groups drawn at most per step (dynamic sampling's bound).
+        ppo_epochs: Passes over a batch (1: on-policy, the ratio is 1 at the first pass).
+        steps: Optimiser steps.
+        temperature: Sampling temperature of rollouts (log-probs use the same).
+        max_turns: Turns per episode at most.
+        max_new_tokens: Tokens per reply at most.
+        max_grad_norm: Gradient clipping.
+        save_every: Checkpoint every N steps (0: only at the end).
+        seed: Seed of the question order and of the env resets.
+        rules: Pacing rules (default: the paper's).
+        bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
+            are still taken in float32).
+    """
+
+    loss: DAPOSettings = field(default_factory=DAPOSettings)
+    group_size: int = 8
+    learning_rate: float = 5e-6
+    groups_per_step: int = 4
+    max_draws_per_step: int = 16
+    ppo_epochs: int = 1
+    steps: int = 100
+    temperature: float = 1.0
+    max_turns: int = 32
+    max_new_tokens: int = 512
+    max_grad_norm: float = 1.0
+    save_every: int = 0
+    seed: int = 0
+    rules: PacingRules | None = None
+    bf16: bool = False
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise ConfigError("group_size must be >= 2 (advantages are relative to the group)")
+        if self.temperature <= 0:
+            raise ConfigError("rollouts must sample: temperature > 0")
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """What one optimisation step did (one row of ``log.jsonl``)."""
+
+    step: int
+    groups: int
+    drawn: int
+    dropped: int
+    mean_reward: float
+    loss: float
+    kl: float
+    clip_low: float
+    clip_high: float
+    tokens: int
+    seconds: float
+
+
+def reply_logprobs(model: Any, processor: Any, turn: TurnExample, temperature: float) -> Any:
+    """Log-probabilities of the reply's tokens (``float[n]``) under ``model``.
+
+    Only the last ``n + 1`` positions' logits are computed (the reply ends the sequence),
+    divided by the sampling temperature as when the reply was drawn.
+    """
+    batch = collate_turns(processor, [turn])
+    device = next(model.parameters()).device
+    batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
+    labels = batch.pop("labels")
+    n = int((labels != -100).sum())
+    out = model(**batch, logits_to_keep=n + 1)
+    logits = out.logits[:, :-1].float() / temperature
+    targets = labels[:, -n:]
+    return logits.log_softmax(-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)[0]
+
+
+def dapo_step(
+    model: Any,
+    reference: Any | None,
+    processor: Any,
+    optimizer: Any,
+    groups: Sequence[Sequence[Trajectory]],
+    settings: DAPOSettings,
+    *,
+    temperature: float = 1.0,
+    ppo_epochs: int = 1,
+    max_grad_norm: float = 1.0,
+) -> dict[str, float]:
+    """One DAPO update on ``groups`` (each: the G trajectories of one question).
+
+    Returns:
+        The mean loss over groups (of the last pass), KL, clip fractions and token count.
+    """
+    torch = require("torch", "models", _PURPOSE)
+    prepared = []
+    for group in groups:
+        advantages = group_advantages(
+            torch.tensor([t.reward for t in group], dtype=torch.float32), settings.std_eps
+        )
+        turns = []
+        with torch.no_grad():
+            for i, trajectory in enumerate(group):
+                for turn in trajectory.turns:
+                    old = reply_logprobs(model, processor, turn, temperature)
+                    ref = (
+                        reply_logprobs(reference, processor, turn, temperature)
+                        if reference is not None and settings.beta > 0
+                        else None
+                    )
+                    turns.append((turn, i, old, ref))
+        tokens = sum(int(old.numel()) for _, _, old, _ in turns)
+        prepared.append((advantages, turns, max(tokens, 1)))
+    totals: dict[str, float] = {}
+    for _ in range(ppo_epochs):
+        optimizer.zero_grad()
+        totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
+        for advantages, turns, n_group in prepared:
+            for turn, i, old, ref in turns:
+                logp = reply_logprobs(model, processor, turn, temperature)
+                out = dapo_loss(
+                    logp[None],
+                    old[None],
+                    None if ref is None else ref[None],
+                    advantages[i : i + 1],
+                    torch.ones_like(old)[None],
+                    settings,
+                )
+                # Eq. (5)'s normalisation: this turn's token sum over the group's tokens
+                weight = out.tokens / n_group / len(prepared)
+                (out.loss * weight).backward()  # type: ignore[no-untyped-call]
+                totals["loss"] += float(out.loss.detach()) * weight
+                totals["kl"] += out.kl * weight
+                totals["clip_low"] += out.clip_low_fraction * weight
+                totals["clip_high"] += out.clip_high_fraction * weight
+                totals["tokens"] += out.tokens
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+    return totals
+
+
+def train_rl(
+    model_path: str,
+    samples: Sequence[VideoQA],
+    out: str | Path,
+    config: DAPOConfig | None = None,
+    *,
+    env_kwargs: dict[str, Any] | None = None,
+    log: Callable[[str], None] | None = print,
+) -> list[StepStats]:
+    """DAPO on ``samples`` from the checkpoint ``model_path``; saves to ``out``.
+
+    ``samples`` should carry the teacher's answer chunk in ``meta["reference_chunk"]``
+    (:func:`~policies.training.distill.with_reference_chunks`). Writes ``log.jsonl`` (one
+    :class:`StepStats` per step), ``checkpoint-N/`` every ``save_every`` steps, and the
+    final model + processor + ``rl.json`` in ``out``.
+    """
+    cfg = config or DAPOConfig()
+    if not samples:
+        raise ConfigError("no questions to train on")
+    torch = require("torch", "models", _PURPOSE)
+    transformers = require("transformers", "models", _PURPOSE)
+    torch.manual_seed(cfg.seed)
+    processor = transformers.AutoProcessor.from_pretrained(model_path)
+    dtype = torch.bfloat16 if cfg.bf16 else torch.float32
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    model = load(model_path, dtype=dtype)
+    reference = None
+    if cfg.loss.beta > 0:
+        reference = load(model_path, dtype=dtype).eval()
+        reference.requires_grad_(False)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model.to(device)
+    if reference is not None:
+        reference.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
+    chat = PolicyChat(model, processor, device)
+    order = random.Random(cfg.seed)
+    queue: list[VideoQA] = []
+
+    def draw() -> list[Trajectory]:
+        if not queue:
+            queue.extend(order.sample(list(samples), len(samples)))
+        sample = queue.pop()
+        return rollout_group(
+            chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
+            rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
+            temperature=cfg.temperature, env_kwargs=env_kwargs,
+        )  # fmt: skip
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    history: list[StepStats] = []
+    for step in range(1, cfg.steps + 1):
+        started = time.perf_counter()
+        batch = fill_batch(draw, lambda g: [t.reward for t in g], cfg.groups_per_step,
+                           cfg.max_draws_per_step)  # fmt: skip
+        totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
+        if batch.groups:
+            model.train()
+            totals = dapo_step(model, reference, processor, optimizer, batch.groups, cfg.loss,
+                               temperature=cfg.temperature, ppo_epochs=cfg.ppo_epochs,
+                               max_grad_norm=cfg.max_grad_norm)  # fmt: skip
+        rewards = [t.reward for g in batch.groups for t in g]
+        stats = StepStats(
+            step=step,
+            groups=len(batch.groups),
+            drawn=batch.drawn,
+            dropped=batch.dropped,
+            mean_reward=sum(rewards) / len(rewards) if rewards else 0.0,
+            loss=totals["loss"],
+            kl=totals["kl"],
+            clip_low=totals["clip_low"],
+            clip_high=totals["clip_high"],
+            tokens=int(totals["tokens"]),
+            seconds=time.perf_counter() - started,
+        )
+        history.append(stats)
+        with (folder / "log.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(stats)) + "\n")
+        if log is not None:
+            log(_describe(stats))
+        if cfg.save_every and step % cfg.save_every == 0:
+            _save(model, processor, folder / f"checkpoint-{step}")
+    _save(model, processor, folder)
+    settings = {**asdict(cfg), "rules": repr(cfg.rules), "base": model_path}
+    (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
+    return history
+
+
+def _describe(s: StepStats) -> str:
+    if not s.groups:
+        return (
+            f"step {s.step}: no informative group in {s.drawn} draws (all rewards equal); skipped"
+        )
+    return (
+        f"step {s.step}: {s.groups} groups ({s.dropped} dropped of {s.drawn}), reward "
+        f"{s.mean_reward:.3f}, loss {s.loss:.4f}, kl {s.kl:.4f}, clipped "
+        f"{s.clip_low:.2%}/{s.clip_high:.2%}, {s.tokens} tokens, {s.seconds:.1f} s"
+    )
+
+
+def _save(model: Any, processor: Any, folder: Path) -> None:
+    model.save_pretrained(str(folder))
+    processor.save_pretrained(str(folder))

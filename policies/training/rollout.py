@@ -1,0 +1,143 @@
+"""Multi-turn rollouts of the policy being trained, in the Pacing env, G per question.
+
+:class:`PolicyChat` is a :class:`~video_env.backends.base.VisionChat` over a model held in
+memory (the one being optimised): it samples through the same ``hf_generation`` path as
+:class:`~video_env.backends.transformers_vlm.TransformersVLM`, so rollouts see the inputs
+inference sees. :func:`rollout_group` plays ``G`` episodes of one question with it and
+returns them as :class:`Trajectory` objects (the turns to train on and the env's
+composite reward ``R = r_acc + r_fmt + r_timing``; an episode that never answers gets 0).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policies.training.episodes import EpisodeRun, run_recorded_episode
+from policies.training.turn_inputs import TurnExample, conversation_from_messages
+from video_env._optional import require
+from video_env._seeding import stable_seed
+from video_env.backends.base import VisionMessage
+from video_env.backends.hf_generation import generate
+from video_env.backends.llm.base import Completion
+from video_env.envs.pacing_rules import PacingRules
+from video_env.metrics.cost import Cost
+from video_env.types import VideoQA
+
+__all__ = ["PolicyChat", "Trajectory", "rollout_group", "trajectory_from_run"]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One sampled trajectory: its turns (prompt + reply each) and its reward."""
+
+    turns: list[TurnExample]
+    reward: float
+    record: dict[str, Any]
+
+
+class PolicyChat:
+    """A :class:`VisionChat` over an in-memory transformers VLM (the policy in training).
+
+    Args:
+        model: A ``transformers`` image-text-to-text model.
+        processor: Its processor.
+        device: Where the model is.
+        min_pixels: Qwen pixel budget per frame (as ``TransformersVLM``'s).
+        max_pixels: Qwen pixel budget per frame.
+    """
+
+    simulated = False
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        device: str = "cpu",
+        min_pixels: int | None = None,
+        max_pixels: int | None = None,
+    ) -> None:
+        self.model = model
+        self.processor = processor
+        self.device = device
+        self.min_pixels = min_pixels
+        self.max_pixels = max_pixels
+        self.name = "policy-in-training"
+        self.usage = Cost()
+        self._torch = require("torch", "models", "DAPO rollouts")
+
+    def chat(
+        self,
+        messages: Sequence[VisionMessage],
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Sample a reply (greedy at temperature 0) from the current weights."""
+        start = time.perf_counter()
+        conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            (gen,), _ = generate(
+                self.model,
+                self.processor,
+                self._torch,
+                [conversation],
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                device=self.device,
+            )
+        finally:
+            self.model.train(was_training)
+        self.usage = self.usage + Cost(vlm_calls=1, visual_tokens=gen.n_visual_tokens)
+        return Completion(
+            text=gen.text,
+            model=self.name,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=len(gen.tokens),
+            finish_reason=gen.finish_reason,
+            latency_s=time.perf_counter() - start,
+        )
+
+    def example(self, messages: Sequence[VisionMessage], reply: str) -> TurnExample:
+        """A turn to train on, with this chat's pixel budgets."""
+        conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
+        return TurnExample(conversation, reply)
+
+
+def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
+    """The turns of an episode as training examples, with the env's reward."""
+    turns = [chat.example(t.messages, t.reply) for t in run.turns]
+    return Trajectory(turns, run.reward, run.record)
+
+
+def rollout_group(
+    chat: PolicyChat,
+    sample: VideoQA,
+    *,
+    group_size: int,
+    seed: int,
+    rules: PacingRules | None = None,
+    max_turns: int = 32,
+    max_new_tokens: int = 512,
+    temperature: float = 1.0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> list[Trajectory]:
+    """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
+    group = []
+    for i in range(group_size):
+        run = run_recorded_episode(
+            chat,
+            sample,
+            seed=stable_seed(seed, sample.id, i) % 2**31,
+            rules=rules,
+            max_turns=max_turns,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            env_kwargs=env_kwargs,
+        )
+        group.append(trajectory_from_run(chat, run))
+    return group

@@ -1,0 +1,188 @@
+"""Cold-start SFT of the VideoScout policy on distilled teacher turns (TRL's ``SFTTrainer``).
+
+Each row of ``turns.jsonl`` (:mod:`policies.training.distill`) is one turn: the prompt
+(system prompt, window text + frames, memory + question) and the teacher's reply. The
+loss is on the reply only (:func:`~policies.training.turn_inputs.collate_turns`): visual
+inputs and the prompt are masked. The collator feeds a turn's frames as one video, as the
+policy sees them at inference; TRL's own vision collator also reads the file as is (it
+feeds the frames as separate images), which the tests check.
+
+Defaults are VideoScout's (DESIGN §4): learning rate 1.5e-5, cosine schedule, 5 % warmup,
+batch 16 (per-device batch × gradient accumulation × devices), 3 epochs. LoRA (peft) is
+optional for single-GPU users.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from policies.training.turn_inputs import collate_turns, conversation_from_row
+from video_env._optional import require
+from video_env.errors import ConfigError
+
+__all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft"]
+
+_PURPOSE = "SFT of the VideoScout policy"
+
+
+@dataclass(frozen=True)
+class SFTSettings:
+    """SFT hyper-parameters (defaults: VideoScout's, DESIGN §4).
+
+    Attributes:
+        learning_rate: Peak learning rate.
+        epochs: Passes over the dataset.
+        batch_size: Global batch (per-device batch × accumulation × devices).
+        per_device_batch: Turns per forward pass on one device.
+        warmup_ratio: Fraction of steps of linear warm-up.
+        scheduler: Learning-rate schedule after warm-up.
+        max_steps: Stop after this many optimizer steps (-1: the epochs decide).
+        lora_rank: LoRA rank (0: full fine-tuning).
+        lora_alpha: LoRA scaling.
+        bf16: bfloat16 mixed precision (GPU); with LoRA the frozen base is loaded in bf16.
+        gradient_checkpointing: Trade compute for memory.
+        seed: Seed of shuffling and initialisation.
+        logging_steps: Log every N optimizer steps.
+        save_steps: Checkpoint every N optimizer steps (0: only at the end).
+        progress_bar: Show the trainer's progress bar.
+    """
+
+    learning_rate: float = 1.5e-5
+    epochs: float = 3.0
+    batch_size: int = 16
+    per_device_batch: int = 1
+    warmup_ratio: float = 0.05
+    scheduler: str = "cosine"
+    max_steps: int = -1
+    lora_rank: int = 0
+    lora_alpha: int = 32
+    bf16: bool = False
+    gradient_checkpointing: bool = False
+    seed: int = 0
+    logging_steps: int = 1
+    save_steps: int = 0
+    progress_bar: bool = True
+
+    def accumulation(self, devices: int = 1) -> int:
+        """Gradient-accumulation steps that make the global batch ``batch_size``."""
+        per_step = self.per_device_batch * max(devices, 1)
+        if self.batch_size % per_step:
+            raise ConfigError(
+                f"batch_size {self.batch_size} is not a multiple of per-device batch × devices "
+                f"({per_step})"
+            )
+        return self.batch_size // per_step
+
+
+@dataclass(frozen=True)
+class SFTResult:
+    """Where the model went and the loss of every logged step."""
+
+    output_dir: str
+    losses: list[float]
+    steps: int
+
+
+class TurnCollator:
+    """``SFTTrainer``'s ``data_collator``: rows → inputs as at inference, loss on replies."""
+
+    def __init__(self, processor: Any) -> None:
+        self.processor = processor
+
+    def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """Collate a batch of ``turns.jsonl`` rows."""
+        return collate_turns(self.processor, [conversation_from_row(r) for r in rows])
+
+
+def load_turns(path: str | Path) -> Any:
+    """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes)."""
+    datasets = require("datasets", "train", _PURPOSE)
+    return datasets.load_dataset("json", data_files=str(path), split="train")
+
+
+def train_sft(
+    model_path: str,
+    turns: str | Path,
+    out: str | Path,
+    settings: SFTSettings | None = None,
+    *,
+    devices: int = 1,
+) -> SFTResult:
+    """Fine-tune ``model_path`` on ``turns`` (a ``turns.jsonl``) and save it to ``out``.
+
+    ``out`` then holds a checkpoint (model + processor) that ``TransformersVLM`` and
+    ``video-env bench --policies videoscout:qwen2.5-vl:OUT`` load; with LoRA the adapter
+    is merged into the weights first.
+    """
+    cfg = settings or SFTSettings()
+    trl = require("trl", "train", _PURPOSE)
+    transformers = require("transformers", "models", _PURPOSE)
+    dataset = load_turns(turns)
+    processor = transformers.AutoProcessor.from_pretrained(model_path)
+    # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
+    frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
+    model = transformers.AutoModelForImageTextToText.from_pretrained(
+        model_path, dtype="bfloat16" if frozen_bf16 else "float32"
+    )
+    args = trl.SFTConfig(
+        output_dir=str(out),
+        learning_rate=cfg.learning_rate,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.per_device_batch,
+        gradient_accumulation_steps=cfg.accumulation(devices),
+        warmup_steps=cfg.warmup_ratio,  # a float in [0, 1) is a ratio of all steps
+        lr_scheduler_type=cfg.scheduler,
+        bf16=cfg.bf16,
+        seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_strategy="steps" if cfg.save_steps else "no",
+        save_steps=cfg.save_steps or 500,
+        report_to=[],
+        remove_unused_columns=False,
+        dataset_kwargs={"skip_prepare_dataset": True},
+        max_length=None,
+        use_cpu=not _cuda(),
+        disable_tqdm=not cfg.progress_bar,
+        **({"gradient_checkpointing": True} if cfg.gradient_checkpointing else {}),
+    )
+    trainer = trl.SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=processor,
+        data_collator=TurnCollator(processor),
+        peft_config=_lora(cfg),
+    )
+    trainer.train()
+    trained = trainer.model
+    if cfg.lora_rank:
+        trained = trained.merge_and_unload()
+    trained.save_pretrained(str(out))
+    processor.save_pretrained(str(out))
+    losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
+    (Path(out) / "sft.json").write_text(
+        json.dumps({"settings": asdict(cfg), "base": model_path, "losses": losses}, indent=2),
+        "utf-8",
+    )
+    return SFTResult(str(out), losses, int(trainer.state.global_step))
+
+
+def _lora(cfg: SFTSettings) -> Any:
+    if not cfg.lora_rank:
+        return None
+    peft = require("peft", "train", _PURPOSE)
+    return peft.LoraConfig(
+        r=cfg.lora_rank,
+        lora_alpha=cfg.lora_alpha,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+        task_type="CAUSAL_LM",
+    )
+
+
+def _cuda() -> bool:
+    torch = require("torch", "models", _PURPOSE)
+    return bool(torch.cuda.is_available())

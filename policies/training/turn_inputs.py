@@ -1,0 +1,149 @@
+"""Model inputs for one VideoScout turn (prompt + the agent's reply), as inference sees it.
+
+SFT and DAPO both need, for a turn, the token ids of ``prompt + reply`` and a mask of the
+reply's tokens. The prompt goes through the same preprocessing as
+:class:`~video_env.backends.transformers_vlm.TransformersVLM` at inference (its
+``hf_generation`` module: the chat template, a multi-frame batch fed as one *video*, a
+single frame as an image, frames at their shown size, no resampling), so the policy is
+trained on exactly the inputs it is evaluated on. The reply is appended as text followed
+by the end-of-turn token; only those tokens carry loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from video_env._optional import require
+from video_env.backends.base import FrameBatch, VisionMessage
+from video_env.backends.hf_generation import _accepts, _prepare
+from video_env.backends.vlm_frames import FedFrames, fed_frames, frames_fps
+from video_env.errors import ConfigError
+from video_env.video.base import Size
+
+__all__ = ["TurnExample", "collate_turns", "conversation_from_messages", "conversation_from_row"]
+
+_PURPOSE = "training the VideoScout policy"
+END_OF_TURN = "<|im_end|>"
+
+
+@dataclass(frozen=True)
+class TurnExample:
+    """One turn: the conversation in ``hf_generation``'s form and the agent's reply."""
+
+    conversation: list[dict[str, Any]]
+    reply: str
+
+
+def conversation_from_messages(
+    messages: Sequence[VisionMessage],
+    min_pixels: int | None = None,
+    max_pixels: int | None = None,
+) -> list[dict[str, Any]]:
+    """A chat of text and :class:`FrameBatch` parts as ``hf_generation`` takes it."""
+    conversation: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content", "")
+        parts: list[dict[str, Any]] = []
+        for part in [content] if isinstance(content, str) else content:
+            if isinstance(part, FrameBatch):
+                fed = fed_frames(part, min_pixels, max_pixels)
+                parts.append({"type": "image" if len(fed.times) == 1 else "video", "frames": fed})
+            else:
+                parts.append({"type": "text", "text": str(part)})
+        conversation.append({"role": str(message.get("role", "user")), "content": parts})
+    return conversation
+
+
+def conversation_from_row(row: dict[str, Any]) -> TurnExample:
+    """A turn of the distilled dataset (TRL format, frames as image files) → a turn example.
+
+    Consecutive ``{"type": "image"}`` parts of a message are the frames of one batch and
+    become one video part (one image part for a single frame), as at inference.
+    """
+    from PIL import Image
+
+    paths = list(row["images"])
+    times = [float(t) for t in row["frame_times"]]
+    if len(paths) != len(times):
+        raise ConfigError(f"{row.get('id')}: {len(paths)} images but {len(times)} frame times")
+    cursor = 0
+    conversation: list[dict[str, Any]] = []
+    for message in row["prompt"]:
+        content = message["content"]
+        if isinstance(content, str):
+            conversation.append(
+                {"role": message["role"], "content": [{"type": "text", "text": content}]}
+            )
+            continue
+        parts: list[dict[str, Any]] = []
+        run: list[np.ndarray[Any, Any]] = []
+        for part in [*content, {"type": "end"}]:
+            if part["type"] == "image":
+                with Image.open(paths[cursor]) as img:
+                    run.append(np.asarray(img.convert("RGB"), dtype=np.uint8))
+                cursor += 1
+                continue
+            if run:
+                parts.append(_frames_part(np.stack(run), times[cursor - len(run) : cursor]))
+                run = []
+            if part["type"] == "text":
+                parts.append({"type": "text", "text": str(part["text"])})
+        conversation.append({"role": message["role"], "content": parts})
+    completion = row["completion"]
+    reply = completion if isinstance(completion, str) else str(completion[-1]["content"])
+    return TurnExample(conversation, reply)
+
+
+def _frames_part(pixels: np.ndarray[Any, Any], times: Sequence[float]) -> dict[str, Any]:
+    size = Size(int(pixels.shape[2]), int(pixels.shape[1]))
+    fed = FedFrames(pixels, tuple(times), size, frames_fps(times))
+    return {"type": "image" if len(times) == 1 else "video", "frames": fed}
+
+
+def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any]:
+    """A padded batch: ``input_ids``, ``attention_mask``, vision tensors, and ``labels``.
+
+    ``labels`` are -100 everywhere except on the reply's tokens (its end-of-turn token
+    included): the system prompt, the window text, the frames and the question carry
+    no loss. Rows are padded on the right.
+
+    Raises:
+        ConfigError: If the reply's tokens do not close the tokenised sequence (a chat
+            template or tokenizer that merges across the prompt/reply boundary).
+    """
+    torch = require("torch", "models", _PURPOSE)
+    texts, images, videos, metas, _ = _prepare(processor, [t.conversation for t in turns])
+    full = [text + t.reply + END_OF_TURN for text, t in zip(texts, turns, strict=True)]
+    extra: dict[str, Any] = {}
+    if videos:
+        extra["video_metadata"] = metas
+        if _accepts(processor.video_processor, "cap_pixels_per_frame"):
+            extra["cap_pixels_per_frame"] = False  # as at inference: sizes are decided
+    batch = processor(
+        text=full,
+        images=images or None,
+        videos=videos or None,
+        do_resize=False,
+        do_sample_frames=False,
+        padding=True,
+        padding_side="right",
+        return_tensors="pt",
+        **extra,
+    )
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+    labels = torch.full_like(ids, -100)
+    tok = processor.tokenizer
+    for row, turn in enumerate(turns):
+        reply_ids = tok(turn.reply + END_OF_TURN, add_special_tokens=False)["input_ids"]
+        length = int(mask[row].sum())
+        start = length - len(reply_ids)
+        if start <= 0 or ids[row, start:length].tolist() != list(reply_ids):
+            raise ConfigError("the reply's tokens do not end the sequence; check the chat template")
+        labels[row, start:length] = ids[row, start:length]
+    out = dict(batch)
+    out["labels"] = labels
+    return out

@@ -1,0 +1,122 @@
+"""Teacher distillation: rejection sampling, validation, the TRL-format dataset, resuming.
+
+The teacher here is ``GroundTruthScriptedTeacher``: a script that reads the answer window
+(a stand-in for a strong VLM teacher, used only as the teacher, never evaluated).
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from policies.training.cli import RULES
+from policies.training.distill import (
+    DistillConfig,
+    distill,
+    load_reference_chunks,
+    validate,
+    with_reference_chunks,
+)
+from policies.training.episodes import EpisodeRun, Turn
+from policies.training.teachers import GroundTruthScriptedTeacher
+from video_env.cli import main
+from video_env.envs import PacingEnv
+from video_env.synth.suites import load_suite
+
+SMOKE = RULES["cpu-smoke"]()
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_kept_episodes_become_trl_rows_with_the_exact_frames(tmp_path: Path) -> None:
+    samples = load_suite("synth-tiny", limit=2)
+    teacher = GroundTruthScriptedTeacher(mistake_rate=0.5, seed=1)
+    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    assert stats.kept == 2 and stats.dropped == 0
+    assert stats.episodes > 2 and stats.rejections["wrong answer"] == stats.episodes - 2
+    turns = rows(tmp_path / "turns.jsonl")
+    assert len(turns) == stats.turns
+    first = turns[0]
+    assert set(first) >= {"prompt", "completion", "images", "frame_times"}
+    system, user = first["prompt"]
+    assert system["role"] == "system" and "<think>" in system["content"]
+    kinds = [p["type"] for p in user["content"]]
+    assert kinds == ["text"] + ["image"] * len(first["images"]) + ["text"]
+    assert first["completion"][0]["role"] == "assistant"
+    assert first["completion"][0]["content"].startswith("<think>")
+    # the images are the frames the env showed at those times, losslessly
+    env = PacingEnv(samples[:1], pixel_observations=True, sensors=(), rules=SMOKE)
+    obs, _ = env.reset(seed=0, options={"sample": samples[0]})
+    n = int(obs["n_frames"])
+    assert np.allclose(first["frame_times"], obs["timestamps"][:n])
+    for i, path in enumerate(first["images"]):
+        assert np.array_equal(np.asarray(Image.open(path)), obs["frames"][i, :56, :56])
+    # trajectories carry the teacher's answer chunk, which the env then uses as T
+    chunks = load_reference_chunks(tmp_path / "trajectories.jsonl")
+    trajectory = rows(tmp_path / "trajectories.jsonl")[0]
+    assert chunks[samples[0].id] == trajectory["reference_chunk"] >= 1
+    (tagged, _) = with_reference_chunks(samples, chunks)
+    assert tagged.meta["reference_chunk"] == trajectory["reference_chunk"]
+
+
+def test_a_question_the_teacher_never_gets_right_is_dropped(tmp_path: Path) -> None:
+    sample = load_suite("synth-tiny", limit=1)
+    teacher = GroundTruthScriptedTeacher(mistake_rate=1.0)
+    stats = distill(teacher, sample, tmp_path, DistillConfig(rules=SMOKE, tries=3))
+    assert (stats.kept, stats.dropped, stats.episodes) == (0, 1, 3)
+    assert (tmp_path / "turns.jsonl").read_text() == ""
+    (question,) = rows(tmp_path / "questions.jsonl")
+    assert question["kept"] is False and question["rejections"] == [["wrong answer"]] * 3
+
+
+def test_resuming_skips_finished_questions_and_drops_partial_ones(tmp_path: Path) -> None:
+    samples = load_suite("synth-tiny", limit=3)
+    teacher = GroundTruthScriptedTeacher()
+    distill(teacher, samples[:2], tmp_path, DistillConfig(rules=SMOKE))
+    before = rows(tmp_path / "turns.jsonl")
+    # a run killed while writing the third question: its turns but no question row
+    with (tmp_path / "turns.jsonl").open("a") as f:
+        f.write(json.dumps({**before[0], "sample_id": samples[2].id}) + "\n{partial")
+    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    assert stats.resumed == 2 and stats.kept == 1 and stats.episodes == 1
+    after = rows(tmp_path / "turns.jsonl")
+    assert after[: len(before)] == before
+    assert [r["sample_id"] for r in after].count(samples[2].id) == stats.turns
+    assert len(rows(tmp_path / "questions.jsonl")) == 3
+
+
+def _run(replies: list[str], finish: str = "stop", **record: Any) -> EpisodeRun:
+    base = {"ended_by": "answer", "correct": True, "invalid_actions": 0, "error": None}
+    return EpisodeRun({**base, **record}, [Turn([], r, finish) for r in replies])
+
+
+def test_validation_rules() -> None:
+    (sample,) = load_suite("synth-tiny", limit=1)  # MCQ, answer D (trophy)
+    good = '<think>It is D (trophy).</think><memory>m</memory><action>answer("D")</action>'
+    assert validate(_run([good]), sample) == []
+    unquoted = "<think>So D.</think><memory>m</memory><action>answer(D, [40, 70])</action>"
+    assert validate(_run([unquoted]), sample) == []
+    assert validate(_run([good], correct=False), sample) == ["wrong answer"]
+    assert validate(_run([good], ended_by="max_steps"), sample) == ["no answer"]
+    assert "illegal action" in validate(_run([good], invalid_actions=1), sample)
+    assert "truncated reply" in validate(_run([good], finish="length"), sample)
+    empty = '<think> </think><memory>m</memory><action>answer("D")</action>'
+    assert validate(_run([empty]), sample) == ["empty reasoning"]
+    other = '<think>It must be B (lantern).</think><memory>m</memory><action>answer("D")</action>'
+    assert validate(_run([other]), sample) == ["answer does not match the reasoning"]
+    vague = '<think>I have seen enough.</think><memory>m</memory><action>answer("D")</action>'
+    assert validate(_run([vague]), sample) == ["answer does not match the reasoning"]
+
+
+def test_cli_prints_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["train", "distill", "--teacher", "scripted-ground-truth", "--suite", "synth-tiny"]
+    args += ["--limit", "2", "--rules", "cpu-smoke", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "SCRIPTED teacher" in out and "kept 2, dropped 0" in out
+    assert json.loads((tmp_path / "stats.json").read_text())["kept"] == 2

@@ -1,0 +1,106 @@
+"""DAPO with a tiny random Qwen2.5-VL: the pipeline end to end, and a toy task it learns.
+
+The teacher is ``GroundTruthScriptedTeacher`` (reads the answer window; a teacher only).
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.training.cli import RULES
+from video_env.synth.suites import load_suite
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("trl")
+
+SMOKE = RULES["cpu-smoke"]()
+
+
+def first_token_probs(model: Any, processor: Any, conversation: list[dict[str, Any]]) -> Any:
+    """The model's distribution over the first token of its reply."""
+    from policies.training.turn_inputs import TurnExample, collate_turns
+
+    with torch.no_grad():
+        batch = collate_turns(processor, [TurnExample(conversation, "")])
+        batch.pop("labels")
+        return model(**batch, logits_to_keep=2).logits[0, 0].softmax(-1)
+
+
+@pytest.mark.slow
+def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
+    from video_env.backends.testing import tiny_qwen2_5_vl
+    from video_env.cli import main
+
+    data, sft, rl = (str(tmp_path / name) for name in ("data", "sft", "rl"))
+    common = ["--suite", "synth-tiny", "--limit", "1", "--rules", "cpu-smoke"]
+    assert main(["train", "distill", "--teacher", "scripted-ground-truth", "--out", data,
+                 *common]) == 0  # fmt: skip
+    base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
+    assert main(["train", "sft", "--model", str(base), "--data", f"{data}/turns.jsonl",
+                 "--out", sft, "--lr", "3e-3", "--batch-size", "2", "--per-device-batch", "2",
+                 "--max-steps", "4", "--quiet"]) == 0  # fmt: skip
+    losses = json.loads((tmp_path / "sft" / "sft.json").read_text())["losses"]
+    assert len(losses) == 4 and losses[-1] < losses[0]
+    assert main(["train", "rl", "--model", sft, "--out", rl, "--trajectories",
+                 f"{data}/trajectories.jsonl", "--steps", "1", "--group-size", "2",
+                 "--groups-per-step", "1", "--max-draws-per-step", "2", "--max-turns", "2",
+                 "--max-new-tokens", "6", *common]) == 0  # fmt: skip
+    (step,) = [
+        json.loads(line) for line in (tmp_path / "rl" / "log.jsonl").read_text().splitlines()
+    ]
+    assert step["step"] == 1 and step["groups"] + step["dropped"] == step["drawn"] >= 1
+    assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
+    assert json.loads((tmp_path / "rl" / "rl.json").read_text())["group_size"] == 2
+
+
+@pytest.mark.slow
+def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
+    """One turn of the Pacing env; the reward is 1 when the reply is one chosen token."""
+    from policies.training.dapo import DAPOSettings, fill_batch
+    from policies.training.rl import dapo_step
+    from policies.training.rollout import PolicyChat, Trajectory
+    from policies.videoscout import VideoScoutPolicy
+    from video_env.envs import PacingEnv
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    reference = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir).eval()
+    chat = PolicyChat(model, processor)
+    policy = VideoScoutPolicy(chat, rules=SMOKE)
+    env = PacingEnv(load_suite("synth-tiny", limit=1), **policy.env_kwargs["pacing"])
+    obs, _ = env.reset(seed=0)
+    messages = policy.messages(obs)
+    conversation = chat.example(messages, "").conversation
+    tok = processor.tokenizer
+    before = first_token_probs(model, processor, conversation)
+    # the rewarded "action": a likely-enough token that is not already the favourite
+    ranked = before.argsort(descending=True).tolist()[1:20]
+
+    def round_trips(i: int) -> bool:
+        return bool(tok(tok.decode([i]), add_special_tokens=False)["input_ids"] == [i])
+
+    target = next(i for i in ranked if 0.05 < before[i] < 0.6 and round_trips(i))
+    text = tok.decode([target])
+    weights_before = [p.detach().clone() for p in model.parameters()]
+    torch.manual_seed(0)
+
+    def draw() -> list[Trajectory]:
+        replies = [chat.chat(messages, max_new_tokens=1, temperature=1.0).text for _ in range(8)]
+        return [Trajectory([chat.example(messages, r)], float(r == text), {}) for r in replies]
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)  # plain steps along the gradient
+    batch = fill_batch(draw, lambda g: [t.reward for t in g], n_groups=1, max_draws=6)
+    assert batch.groups, "the chosen token was never sampled"
+    stats = dapo_step(model, reference, processor, optimizer, batch.groups, DAPOSettings())
+    assert (
+        torch.isfinite(torch.tensor(stats["loss"])) and stats["tokens"] == 16
+    )  # 8 replies of one token + end
+    changed = sum(
+        not torch.equal(a, b) for a, b in zip(weights_before, model.parameters(), strict=True)
+    )
+    assert changed > 0
+    after = first_token_probs(model, processor, conversation)
+    assert after[target] > before[target] + 0.05

@@ -1,0 +1,78 @@
+"""SFT on distilled turns: reply-only labels, TRL reads the file as is, the loss falls."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policies.training.cli import RULES
+from policies.training.distill import DistillConfig, distill
+from policies.training.teachers import GroundTruthScriptedTeacher
+from video_env.synth.suites import load_suite
+
+pytest.importorskip("trl")
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("distilled")
+    samples = load_suite("synth-tiny", limit=2)
+    distill(GroundTruthScriptedTeacher(), samples, out, DistillConfig(rules=RULES["cpu-smoke"]()))
+    return out / "turns.jsonl"
+
+
+def test_labels_cover_the_reply_only(turns: Path, tiny_qwen_dir: str) -> None:
+    from policies.training.turn_inputs import END_OF_TURN, collate_turns, conversation_from_row
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    rows = [json.loads(line) for line in turns.read_text().splitlines()[:2]]
+    batch = collate_turns(processor, [conversation_from_row(r) for r in rows])
+    tok = processor.tokenizer
+    assert "pixel_values_videos" in batch  # a turn's frames are one video, as at inference
+    for i, row in enumerate(rows):
+        labelled = batch["labels"][i][batch["labels"][i] != -100].tolist()
+        reply = row["completion"][0]["content"] + END_OF_TURN
+        assert labelled == tok(reply, add_special_tokens=False)["input_ids"]
+        assert tok.decode(labelled) == reply
+    visual = {processor.video_token_id, processor.image_token_id}
+    ids, labels = batch["input_ids"], batch["labels"]
+    assert all(labels[ids == v].eq(-100).all() for v in visual)
+
+
+@pytest.mark.slow
+def test_trl_sft_trainer_reads_the_dataset_as_is(turns: Path, tiny_qwen_dir: str) -> None:
+    """TRL's own collator (frames as separate images), no conversion of the file."""
+    import datasets
+    import trl
+
+    dataset = datasets.load_dataset("json", data_files=str(turns), split="train")
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    args = trl.SFTConfig(
+        output_dir=str(turns.parent / "trl"), max_steps=1, per_device_train_batch_size=2,
+        report_to=[], use_cpu=True, disable_tqdm=True, save_strategy="no", max_length=None,
+    )  # fmt: skip
+    trainer = trl.SFTTrainer(model=model, args=args, train_dataset=dataset,
+                             processing_class=processor)  # fmt: skip
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert "pixel_values" in batch and (batch["labels"] != -100).any()
+    assert (batch["labels"] == -100).sum() > (batch["labels"] != -100).sum()  # prompt masked
+    trainer.train()
+    (logged,) = [e for e in trainer.state.log_history if "train_loss" in e]
+    assert logged["train_loss"] > 0
+
+
+@pytest.mark.slow
+def test_sft_loss_falls(turns: Path, tmp_path: Path) -> None:
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
+    settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=6,
+                           warmup_ratio=0.0, scheduler="constant", progress_bar=False)  # fmt: skip
+    result = train_sft(str(base), turns, tmp_path / "sft", settings)
+    assert result.steps == 6 and len(result.losses) == 6
+    assert result.losses[-1] < result.losses[0] - 0.5
+    reloaded = transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / "sft")
+    assert reloaded is not None and (tmp_path / "sft" / "sft.json").exists()
