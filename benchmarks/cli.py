@@ -44,6 +44,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
+    for flag, value in (("--workers", args.workers), ("--concurrency", args.concurrency)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be >= 1, got {value}")
     workers = args.workers or local_cores()
     executor = args.executor or ("process" if workers > 1 else "serial")
     if args.concurrency is not None:  # N episodes in flight in this process (threads)

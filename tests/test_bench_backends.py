@@ -49,6 +49,16 @@ def test_thread_executor_gives_identical_records(tmp_path: Path) -> None:
     )
 
 
+def test_workers_and_concurrency_below_one_fail_before_the_run_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for flag, value in (("--concurrency", "0"), ("--workers", "0"), ("--workers", "-3")):
+        assert main([*ARGS, "--out", str(tmp_path), flag, value]) == 2
+        out, err = capsys.readouterr()
+        assert f"{flag} must be >= 1, got {value}" in err and "results ->" not in out
+    assert not tmp_path.joinpath("episodes.jsonl").exists()
+
+
 def test_bench_with_open_clip_records_and_labels(tmp_path: Path, tiny_clip_dir: str) -> None:
     out = tmp_path / "run"
     args = [*ARGS, "--envs", "clip_query", "--policies", "videoagent", "--limit", "2"]
