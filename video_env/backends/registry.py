@@ -267,7 +267,13 @@ def make_judge(spec: str | None) -> Any:
     from video_env.backends.llm import make_llm
     from video_env.metrics.llm_judge import LLMJudge
 
-    llm = make_llm(spec)
+    try:
+        llm = make_llm(spec)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"judge {spec!r} (exact, embedding, or an LLM spec such as openai:MODEL, read "
+            f"here as an LLM): {exc}"
+        ) from exc
     if llm is None:  # pragma: no cover - a non-empty spec always names an LLM
         raise ConfigError(f"judge spec {spec!r} names no LLM")
     return LLMJudge(llm)

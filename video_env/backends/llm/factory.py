@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from video_env.backends.llm.base import LLM
@@ -81,6 +82,10 @@ def make_llm(spec: str | None, **options: Any) -> LLM | None:
             raise ConfigError("LLM spec 'local:' needs a model path or name")
         if spec_options:
             raise ConfigError("LLM client options (after '?') apply to OpenAI-compatible LLMs")
+        if rest.startswith(("/", "./", "../", "~")) and not os.path.exists(
+            os.path.expanduser(rest)
+        ):
+            raise ConfigError(f"LLM spec {spec!r}: no such folder")
         return TransformersLLM(rest, **options)
     if sep and kind == "openai":
         return OpenAICompatibleLLM(model=rest or None, **options)
