@@ -133,3 +133,24 @@ def test_concurrent_episodes_ride_out_a_rate_limit_storm(
     recs = records(tmp_path)
     assert len(recs) == 4 and not any(r.get("error") for r in recs)  # retried, then answered
     assert statuses >= 8 and all(r["llm_calls"] >= 1 for r in recs)
+
+
+def test_a_run_that_failed_on_a_bad_judge_does_not_block_the_corrected_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        *ARGS,
+        "--envs",
+        "zoom",
+        "--policies",
+        "uniform",
+        "--limit",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main([*args, "--judge", "local:/no/such/judge"]) == 2
+    err = capsys.readouterr().err
+    assert "judge 'local:/no/such/judge'" in err and "no such folder" in err
+    assert main([*args, "--judge", "exact"]) == 0
+    assert len(EpisodeLog(tmp_path).load()) == 1
