@@ -86,7 +86,14 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
     """The run header: what runs, with which backends and text embedder, and where."""
     source = config.dataset or config.suite
     seeds = " ".join(str(s) for s in config.seeds)
-    perception = "SIMULATED" if config.perception == "simulated" else config.perception
+    simulated = config.simulated_roles()
+    specs = config.perception_specs()
+    if len(simulated) == len(specs):
+        perception = "SIMULATED"
+    else:  # name each role: a mixed run is still labelled simulated where it is
+        perception = ", ".join(
+            f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
+        )
     return (
         f"video-env bench: {source} | envs {' '.join(config.envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"

@@ -59,10 +59,15 @@ def test_workers_and_concurrency_below_one_fail_before_the_run_header(
     assert not tmp_path.joinpath("episodes.jsonl").exists()
 
 
-def test_bench_with_open_clip_records_and_labels(tmp_path: Path, tiny_clip_dir: str) -> None:
+def test_bench_with_open_clip_records_and_labels(
+    tmp_path: Path, tiny_clip_dir: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     args = [*ARGS, "--envs", "clip_query", "--policies", "videoagent", "--limit", "2"]
     assert main([*args, "--clip", tiny_clip_dir, "--out", str(out), "--workers", "1"]) == 0
+    assert f"perception vlm SIMULATED, captioner SIMULATED, clip {tiny_clip_dir} |" in (
+        capsys.readouterr().out
+    )
     meta = json.loads((out / "run.json").read_text())
     assert meta["backends"]["clip"] == tiny_clip_dir and meta["config"]["clip"] == tiny_clip_dir
     assert meta["simulated_backends"] == ["vlm", "captioner"] and meta["perception"] == "simulated"
