@@ -52,6 +52,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.concurrency is not None:  # N episodes in flight in this process (threads)
         if args.executor not in (None, "thread"):
             raise ConfigError("--concurrency runs the thread executor; drop --executor")
+        if args.workers is not None:
+            raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
     bar = _progress(args.quiet)

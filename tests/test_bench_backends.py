@@ -56,6 +56,8 @@ def test_workers_and_concurrency_below_one_fail_before_the_run_header(
         assert main([*ARGS, "--out", str(tmp_path), flag, value]) == 2
         out, err = capsys.readouterr()
         assert f"{flag} must be >= 1, got {value}" in err and "results ->" not in out
+    assert main([*ARGS, "--out", str(tmp_path), "--concurrency", "4", "--workers", "2"]) == 2
+    assert "drop --workers" in capsys.readouterr().err
     assert not tmp_path.joinpath("episodes.jsonl").exists()
 
 
