@@ -97,6 +97,9 @@ def test_pacing_clip_sensor_runs_on_open_clip(tiny_clip_dir: str) -> None:
 def test_missing_weights_error_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="point at local files"):
         OpenCLIP("ViT-B-32", "laion2b_s34b_b79k", cache=None)
+    with pytest.raises(BackendError, match="unknown open_clip model 'NoSuchModel'") as info:
+        OpenCLIP("NoSuchModel", cache=None)
+    assert "ViT-B-32" not in str(info.value)  # not open_clip's list of every built-in name
     with pytest.raises(BackendError, match="not a known tag"):
         OpenCLIP("ViT-B-32", str(tmp_path / "missing.pt"), cache=None)
 

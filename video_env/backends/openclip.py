@@ -71,6 +71,12 @@ def _create(
 
 
 def _load_error(model: str, pretrained: str | None, exc: Exception) -> str:
+    if "not found in built-ins" in str(exc):  # open_clip's message lists ~150 names
+        return (
+            f"unknown open_clip model {model!r}: not a built-in name nor a folder with "
+            "open_clip_config.json (python -c 'import open_clip; print(open_clip.list_models())' "
+            "lists the built-in names)"
+        )
     what = f"open_clip model {model!r}" + (f" with pretrained={pretrained!r}" if pretrained else "")
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0")
     hint = (
