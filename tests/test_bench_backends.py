@@ -145,19 +145,26 @@ def test_concurrent_episodes_ride_out_a_rate_limit_storm(
 def test_a_run_that_failed_on_a_bad_judge_does_not_block_the_corrected_rerun(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = [
-        *ARGS,
-        "--envs",
-        "zoom",
-        "--policies",
-        "uniform",
-        "--limit",
-        "1",
-        "--out",
-        str(tmp_path),
-    ]
-    assert main([*args, "--judge", "local:/no/such/judge"]) == 2
-    err = capsys.readouterr().err
-    assert "judge 'local:/no/such/judge'" in err and "no such folder" in err
+    out, empty = tmp_path / "run", tmp_path / "not-a-model"
+    empty.mkdir()
+    args = [*ARGS, "--envs", "zoom", "--policies", "uniform", "--limit", "1", "--out", str(out)]
+    assert main([*args, "--judge", f"local:{empty}"]) == 2  # fails after writing run.json
+    assert f"cannot load '{empty}'" in capsys.readouterr().err
+    assert (out / "run.json").exists()
     assert main([*args, "--judge", "exact"]) == 0
-    assert len(EpisodeLog(tmp_path).load()) == 1
+    assert len(EpisodeLog(out).load()) == 1
+
+
+def test_misplaced_dataset_flags_and_absent_local_paths_fail_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations = "/work/nowhere/val.csv"
+    for extra, message in (
+        (["--annotations", annotations], "--annotations and --videos go with --dataset NAME"),
+        (["--videos", str(tmp_path)], "--annotations and --videos go with --dataset NAME"),
+        (["--llm", "local:/no/such/llm"], "--llm: LLM spec 'local:/no/such/llm': no such folder"),
+        (["--judge", "local:./no/such/judge"], "--judge: LLM spec 'local:./no/such/judge'"),
+    ):  # fmt: skip
+        assert main([*ARGS, "--out", str(tmp_path / "run"), *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
