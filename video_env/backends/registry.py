@@ -96,7 +96,8 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
         return BackendSpec("open_clip" if role == "clip" else "transformers", folder)
     if text.startswith(("/", "./", "../", "~")):
         raise ConfigError(f"{role} spec {spec!r}: no such folder")
-    raise UnknownNameError(f"{role} backend", text, [f"{k}:..." for k in KINDS[role]])
+    known = [k if k == "simulated" else f"{k}:..." for k in KINDS[role]]
+    raise UnknownNameError(f"{role} backend", text, known)
 
 
 def _parse_open_clip(rest: str) -> BackendSpec:
