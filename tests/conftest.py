@@ -1,6 +1,7 @@
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -77,3 +78,14 @@ class RuleLLM:
 
     def count(self, marker: str) -> int:
         return sum(marker in p for p in self.prompts)
+
+
+def bench_records(folder: Path) -> list[dict[str, Any]]:
+    """A results folder's episode records without their machine-dependent fields, by job."""
+    from benchmarks.records import EpisodeLog
+
+    out = EpisodeLog(folder).load()
+    for r in out:
+        r.pop("wall_s")
+        r.pop("traceback")
+    return sorted(out, key=lambda r: r["job"])

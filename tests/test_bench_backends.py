@@ -3,9 +3,9 @@
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import bench_records as records
 
 from benchmarks.config import BenchConfig
 from benchmarks.records import EpisodeLog
@@ -13,14 +13,6 @@ from video_env.cli import main
 from video_env.errors import ConfigError
 
 ARGS = ["bench", "--suite", "synth-tiny", "--quiet", "--no-plots"]
-
-
-def records(folder: Path) -> list[dict[str, Any]]:
-    out = EpisodeLog(folder).load()
-    for r in out:
-        r.pop("wall_s")
-        r.pop("traceback")
-    return sorted(out, key=lambda r: r["job"])
 
 
 def test_config_records_backends_in_its_fingerprint() -> None:
