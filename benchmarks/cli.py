@@ -44,11 +44,16 @@ def _run(args: argparse.Namespace) -> int:
     )
     validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
+    for flag, value in (("--workers", args.workers), ("--concurrency", args.concurrency)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be >= 1, got {value}")
     workers = args.workers or local_cores()
     executor = args.executor or ("process" if workers > 1 else "serial")
     if args.concurrency is not None:  # N episodes in flight in this process (threads)
         if args.executor not in (None, "thread"):
             raise ConfigError("--concurrency runs the thread executor; drop --executor")
+        if args.workers is not None:
+            raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
     bar = _progress(args.quiet)
@@ -83,7 +88,14 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
     """The run header: what runs, with which backends and text embedder, and where."""
     source = config.dataset or config.suite
     seeds = " ".join(str(s) for s in config.seeds)
-    perception = "SIMULATED" if config.perception == "simulated" else config.perception
+    simulated = config.simulated_roles()
+    specs = config.perception_specs()
+    if len(simulated) == len(specs):
+        perception = "SIMULATED"
+    else:  # name each role: a mixed run is still labelled simulated where it is
+        perception = ", ".join(
+            f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
+        )
     return (
         f"video-env bench: {source} | envs {' '.join(config.envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,33 +20,13 @@ import numpy as np
 
 from benchmarks.provenance import differences
 from benchmarks.records import EpisodeLog, dedupe
-from benchmarks.summary import BOOTSTRAP_SAMPLES, model_tokens
+from benchmarks.summary import bootstrap_ci, model_tokens
 from video_env.errors import ConfigError
 
 #: Metrics compared as differences of means over the paired questions.
 METRICS = ("gtou", "vlm_calls", "model_tokens", "frames")
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
-
-
-def paired_bootstrap_ci(
-    deltas: Sequence[float],
-    clusters: Sequence[str],
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """95 % CI of the mean paired difference, resampling clusters (videos) of pairs."""
-    if not deltas:
-        return float("nan"), float("nan")
-    groups: dict[str, list[float]] = defaultdict(list)
-    for d, cluster in zip(deltas, clusters, strict=True):
-        groups[cluster].append(d)
-    sums = np.array([sum(g) for g in groups.values()], dtype=float)
-    sizes = np.array([len(g) for g in groups.values()], dtype=float)
-    picks = np.random.default_rng(seed).integers(0, len(sums), size=(samples, len(sums)))
-    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
 
 
 def _value(record: dict[str, Any], metric: str) -> float:
@@ -97,7 +76,7 @@ def paired_rows(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> list[di
         graded = [(x, y) for x, y in pairs if x.get("correct") is not None
                   and y.get("correct") is not None]  # fmt: skip
         deltas = [float(bool(y["correct"])) - float(bool(x["correct"])) for x, y in graded]
-        low, high = paired_bootstrap_ci(deltas, [str(x.get("video_id")) for x, _ in graded])
+        low, high = bootstrap_ci(deltas, [str(x.get("video_id")) for x, _ in graded])
         row: dict[str, Any] = {
             "env": key[0], "policy": key[1], "paired": len(pairs),
             "unpaired": len(left[key]) + len(right[key]) - 2 * len(pairs),
@@ -128,10 +107,19 @@ def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
         "|" + "---|" * (4 + len(METRICS)),
     ]  # fmt: skip
     for r in rows:
-        acc = f"{r['accuracy']:+.3f} ({r['acc_ci_low']:+.3f} to {r['acc_ci_high']:+.3f})"
+        low, high = _signed(r["acc_ci_low"]), _signed(r["acc_ci_high"])
+        acc = f"{_signed(r['accuracy'])} ({low} to {high})"
         paired = f"{r['paired']}" + (f" ({r['unpaired']} unpaired)" if r["unpaired"] else "")
-        cells = " | ".join(f"{r[m]:+.3f}" for m in METRICS)
+        cells = " | ".join(_signed(r[m]) for m in METRICS)
         lines.append(f"| {r['env']} | {r['policy']} | {paired} | {acc} | {cells} |")
     for only, side in ((set(left) - set(right), "A"), (set(right) - set(left), "B")):
         lines += [f"| {k[0]} | {k[1]} | only in {side} |" for k in sorted(only)]
+    if any(r["paired"] == 0 for r in rows):
+        lines += ["", "—: no question (sample and seed) is in both runs; compare runs of the "
+                  "same samples and seeds."]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _signed(value: float) -> str:
+    """``+0.125``; ``—`` for a difference that could not be computed (no pairs)."""
+    return "—" if np.isnan(value) else f"{value:+.3f}"

@@ -10,6 +10,7 @@ import gymnasium as gym
 import policies
 from benchmarks.config import BenchConfig
 from video_env.backends.llm import LLM, LLMCallError, make_llm
+from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
@@ -85,6 +86,11 @@ def validate(config: BenchConfig) -> None:
     names = policy_names(config)
     if "all" not in config.policies:
         _check_envs(config, names)
+    for flag, spec in (("--llm", config.llm), ("--judge", config.judge)):
+        try:
+            check_local_path(spec or "")  # a mistyped local:PATH fails before anything is written
+        except ConfigError as exc:
+            raise ConfigError(f"{flag}: {exc}") from None
     if config.llm and not config.llm.startswith("local:"):
         llm = make_llm(config.llm)  # a missing key or extra fails here, not in every worker
         if llm is not None:
@@ -96,6 +102,8 @@ def validate(config: BenchConfig) -> None:
     if config.judge not in (None, "exact", "embedding") and not config.judge.startswith("local:"):
         make_judge(config.judge)  # a missing key fails here
     if config.dataset is None:
+        if config.annotations or config.videos:
+            raise ConfigError("--annotations and --videos go with --dataset NAME")
         from video_env.synth import get_suite
 
         get_suite(config.suite)

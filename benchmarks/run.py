@@ -204,10 +204,14 @@ def _exclusive(folder: Path) -> Iterator[None]:
 
 
 def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records: bool) -> None:
-    """Refuse to add to results that another set-up produced, naming what differs."""
-    previous = read_run_json(folder) if (folder / RUN_JSON).exists() else {}
-    if not previous and not has_records:
+    """Refuse to add to results that another set-up produced, naming what differs.
+
+    A folder without records (a run that failed before its first episode, e.g. on a
+    wrong backend spec) holds nothing to mix: its ``run.json`` is simply rewritten.
+    """
+    if not has_records:
         return
+    previous = read_run_json(folder) if (folder / RUN_JSON).exists() else {}
     if previous.get("fingerprint") == fp:
         return
     if "provenance" in previous:

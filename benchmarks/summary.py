@@ -32,26 +32,28 @@ def _mean(values: Iterable[float | None]) -> float:
 
 
 def bootstrap_ci(
-    correct: Sequence[bool],
+    values: Sequence[float],
     clusters: Sequence[str],
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """95 % CI of accuracy by a bootstrap over clusters (videos), not over questions.
+    """95 % CI of a mean by a bootstrap over clusters (videos), not over questions.
 
-    Questions about one video are correlated; resampling whole videos keeps that.
+    ``values`` are per-question correctness (the accuracy's CI) or paired differences
+    (``bench compare``). Questions about one video are correlated; resampling whole videos
+    keeps that.
     """
-    if not correct:
+    if not values:
         return float("nan"), float("nan")
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for ok, cluster in zip(correct, clusters, strict=True):
-        groups[cluster].append(ok)
-    hits = np.array([sum(g) for g in groups.values()], dtype=float)
+    groups: dict[str, list[float]] = defaultdict(list)
+    for value, cluster in zip(values, clusters, strict=True):
+        groups[cluster].append(float(value))
+    sums = np.array([sum(g) for g in groups.values()], dtype=float)
     sizes = np.array([len(g) for g in groups.values()], dtype=float)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(hits), size=(samples, len(hits)))
-    acc = hits[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-    low, high = np.percentile(acc, [2.5, 97.5])
+    picks = rng.integers(0, len(sums), size=(samples, len(sums)))
+    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
     return float(low), float(high)
 
 

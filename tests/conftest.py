@@ -1,6 +1,7 @@
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -8,6 +9,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import pytest
 
+from video_env.backends.llm.base import Completion, Message
+from video_env.metrics.cost import Cost
 from video_env.video import write_video
 from video_env.video.testing import coded_frames
 
@@ -59,3 +62,39 @@ def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     from video_env.backends.testing import tiny_qwen2_5_vl
 
     return str(tiny_qwen2_5_vl(tmp_path_factory.mktemp("models") / "tiny-qwen2.5-vl"))
+
+
+class RuleLLM:
+    """An in-process LLM test double (shared by the policy tests).
+
+    Replies with ``rule(prompt)``; records prompts; counts usage like a real backend.
+    """
+
+    name = "rule-llm"
+
+    def __init__(self, rule: Callable[[str], str]) -> None:
+        self.rule = rule
+        self.prompts: list[str] = []
+        self.usage = Cost()
+
+    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        text = self.rule(prompt)
+        completion = Completion(text, "rule", len(prompt) // 4, max(1, len(text) // 4))
+        self.usage = self.usage + completion.cost()
+        return completion
+
+    def count(self, marker: str) -> int:
+        return sum(marker in p for p in self.prompts)
+
+
+def bench_records(folder: Path) -> list[dict[str, Any]]:
+    """A results folder's episode records without their machine-dependent fields, by job."""
+    from benchmarks.records import EpisodeLog
+
+    out = EpisodeLog(folder).load()
+    for r in out:
+        r.pop("wall_s")
+        r.pop("traceback")
+    return sorted(out, key=lambda r: r["job"])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import bench_records as records
 
 import policies
 from benchmarks.config import BenchConfig
@@ -20,14 +21,6 @@ from video_env.cli import main
 
 POLICIES = ["random", "falconeye", "pacing-4x", "videoagent"]
 ARGS = ["bench", "--suite", "synth-tiny", "--policies", *POLICIES, "--quiet", "--no-plots"]
-
-
-def records(folder: Path) -> list[dict[str, Any]]:
-    out = EpisodeLog(folder).load()
-    for r in out:
-        r.pop("wall_s")
-        r.pop("traceback")
-    return sorted(out, key=lambda r: r["job"])
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import bench_records as records
 
 from benchmarks.config import BenchConfig
 from benchmarks.records import EpisodeLog
@@ -13,14 +13,6 @@ from video_env.cli import main
 from video_env.errors import ConfigError
 
 ARGS = ["bench", "--suite", "synth-tiny", "--quiet", "--no-plots"]
-
-
-def records(folder: Path) -> list[dict[str, Any]]:
-    out = EpisodeLog(folder).load()
-    for r in out:
-        r.pop("wall_s")
-        r.pop("traceback")
-    return sorted(out, key=lambda r: r["job"])
 
 
 def test_config_records_backends_in_its_fingerprint() -> None:
@@ -49,10 +41,27 @@ def test_thread_executor_gives_identical_records(tmp_path: Path) -> None:
     )
 
 
-def test_bench_with_open_clip_records_and_labels(tmp_path: Path, tiny_clip_dir: str) -> None:
+def test_workers_and_concurrency_below_one_fail_before_the_run_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for flag, value in (("--concurrency", "0"), ("--workers", "0"), ("--workers", "-3")):
+        assert main([*ARGS, "--out", str(tmp_path), flag, value]) == 2
+        out, err = capsys.readouterr()
+        assert f"{flag} must be >= 1, got {value}" in err and "results ->" not in out
+    assert main([*ARGS, "--out", str(tmp_path), "--concurrency", "4", "--workers", "2"]) == 2
+    assert "drop --workers" in capsys.readouterr().err
+    assert not tmp_path.joinpath("episodes.jsonl").exists()
+
+
+def test_bench_with_open_clip_records_and_labels(
+    tmp_path: Path, tiny_clip_dir: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     args = [*ARGS, "--envs", "clip_query", "--policies", "videoagent", "--limit", "2"]
     assert main([*args, "--clip", tiny_clip_dir, "--out", str(out), "--workers", "1"]) == 0
+    assert f"perception vlm SIMULATED, captioner SIMULATED, clip {tiny_clip_dir} |" in (
+        capsys.readouterr().out
+    )
     meta = json.loads((out / "run.json").read_text())
     assert meta["backends"]["clip"] == tiny_clip_dir and meta["config"]["clip"] == tiny_clip_dir
     assert meta["simulated_backends"] == ["vlm", "captioner"] and meta["perception"] == "simulated"
@@ -123,3 +132,31 @@ def test_concurrent_episodes_ride_out_a_rate_limit_storm(
     recs = records(tmp_path)
     assert len(recs) == 4 and not any(r.get("error") for r in recs)  # retried, then answered
     assert statuses >= 8 and all(r["llm_calls"] >= 1 for r in recs)
+
+
+def test_a_run_that_failed_on_a_bad_judge_does_not_block_the_corrected_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, empty = tmp_path / "run", tmp_path / "not-a-model"
+    empty.mkdir()
+    args = [*ARGS, "--envs", "zoom", "--policies", "uniform", "--limit", "1", "--out", str(out)]
+    assert main([*args, "--judge", f"local:{empty}"]) == 2  # fails after writing run.json
+    assert f"cannot load '{empty}'" in capsys.readouterr().err
+    assert (out / "run.json").exists()
+    assert main([*args, "--judge", "exact"]) == 0
+    assert len(EpisodeLog(out).load()) == 1
+
+
+def test_misplaced_dataset_flags_and_absent_local_paths_fail_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations = "/work/nowhere/val.csv"
+    for extra, message in (
+        (["--annotations", annotations], "--annotations and --videos go with --dataset NAME"),
+        (["--videos", str(tmp_path)], "--annotations and --videos go with --dataset NAME"),
+        (["--llm", "local:/no/such/llm"], "--llm: LLM spec 'local:/no/such/llm': no such folder"),
+        (["--judge", "local:./no/such/judge"], "--judge: LLM spec 'local:./no/such/judge'"),
+    ):  # fmt: skip
+        assert main([*ARGS, "--out", str(tmp_path / "run"), *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

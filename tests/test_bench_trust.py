@@ -228,6 +228,20 @@ def test_compare_reports_paired_differences_with_a_bootstrap_ci(
     assert "paired by question" in out and "+0.500 (" in out
 
 
+def test_compare_of_runs_without_a_shared_question_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_records(tmp_path / "a", [True, False])
+    (tmp_path / "b").mkdir()
+    log = EpisodeLog(tmp_path / "b")
+    log.append({"job": "zoom|p|q0|1", "env": "zoom", "policy": "p", "sample_id": "q0",
+                "seed": 1, "video_id": "v0", "correct": True})  # fmt: skip
+    assert main(["bench", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "| 0 (3 unpaired) | — (— to —) |" in out and "+nan" not in out
+    assert "no question (sample and seed) is in both runs" in out
+
+
 def test_compare_flags_runs_of_different_set_ups(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

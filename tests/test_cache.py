@@ -181,3 +181,21 @@ def test_cache_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["cache", "clear", "--dir", str(folder)]) == 0
     assert "removed 1 vlm entries" in capsys.readouterr().out
     assert DiskCache(folder).info().entries == 0
+
+
+def test_cache_command_neither_creates_a_folder_nor_hides_that_caching_is_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from video_env.cli import main
+
+    folder = tmp_path / "absent" / "cache"
+    assert main(["cache", "info", "--dir", str(folder)]) == 0
+    assert main(["cache", "clear", "--dir", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "entries: 0" in out and "removed 0" in out and "caching: off" not in out
+    assert not (tmp_path / "absent").exists()
+    monkeypatch.setenv("VIDEO_ENV_CACHE", "off")
+    assert main(["cache", "info", "--dir", str(folder)]) == 0
+    assert "caching: off" in capsys.readouterr().out
+    assert main(["cache", "info", "--dir", str(folder), "--json"]) == 0
+    assert '"enabled": false' in capsys.readouterr().out

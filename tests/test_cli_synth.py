@@ -42,3 +42,20 @@ def test_info_names_the_text_embedder(capsys: pytest.CaptureFixture[str]) -> Non
     info = json.loads(capsys.readouterr().out)
     assert info["text_embedder"] in ("minilm", "lexical")
     assert info["perception_default"].startswith("simulated")
+
+
+def test_output_piped_into_a_reader_that_leaves_early_is_not_an_error() -> None:
+    import subprocess
+    import sys
+
+    args = ["synth", "show", "synth-hour", "--json"]  # 230 kB: more than a pipe buffers
+    code = f"from video_env.cli import main; raise SystemExit(main({args!r}))"
+    reader = "import sys; sys.stdin.readline()"  # reads one line, then closes the pipe
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as writer:  # fmt: skip
+        subprocess.run([sys.executable, "-c", reader], stdin=writer.stdout, check=True)
+        assert writer.stdout is not None and writer.stderr is not None
+        writer.stdout.close()
+        err = writer.stderr.read().decode()
+    assert writer.returncode == 0, err
+    assert "Broken pipe" not in err and "Traceback" not in err

@@ -11,15 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import RuleLLM
 
 from policies import run_episode
 from policies.falconeye import FalconEyePolicy
 from policies.falconeye_steps import Decision, candidate_windows, children
 from policies.reasoning import is_non_answer
 from video_env.actions import AnswerAction, EvaluateAction
-from video_env.backends.llm.base import Completion, Message
 from video_env.envs import ZoomEnv
-from video_env.metrics.cost import Cost
 from video_env.types import Interval
 
 CAPTIONS = {
@@ -29,28 +28,6 @@ CAPTIONS = {
 }
 MCQ = "A. MAPLE\nB. HARBOR\nC. ZENITH\nD. COBALT"
 LEGAL = {"legal_actions": ["evaluate", "answer"]}
-
-
-class RuleLLM:
-    """Replies with ``rule(prompt)``; records prompts; counts usage like a real backend."""
-
-    name = "rule-llm"
-
-    def __init__(self, rule: Callable[[str], str]) -> None:
-        self.rule = rule
-        self.prompts: list[str] = []
-        self.usage = Cost()
-
-    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
-        prompt = messages[-1]["content"]
-        self.prompts.append(prompt)
-        text = self.rule(prompt)
-        completion = Completion(text, "rule", len(prompt) // 4, max(1, len(text) // 4))
-        self.usage = self.usage + completion.cost()
-        return completion
-
-    def count(self, marker: str) -> int:
-        return sum(marker in p for p in self.prompts)
 
 
 SUMMARY, REASONING, DECISION, FINAL = (

@@ -107,3 +107,15 @@ def test_judge_by_spec(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         env.reset(seed=0)
         *_, info = env.step(AnswerAction(sample.answer or "", Interval(0, 10)))
         assert info["episode"]["correct"] is False  # the LLM judge decided, not exact match
+
+
+def test_a_bad_judge_spec_says_how_it_was_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from video_env.backends.registry import make_judge
+    from video_env.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("VIDEO_ENV_LLM_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"judge 'exactt' \(exact, embedding, or an LLM spec"):
+        make_judge("exactt")
+    with pytest.raises(ConfigError, match=r"'local:\./no/such/model': no such folder"):
+        make_judge("local:./no/such/model")

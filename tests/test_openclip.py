@@ -13,7 +13,7 @@ from video_env.envs.clip_query import ClipQueryEnv
 from video_env.envs.clip_query_rules import candidate_times
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.perception import Perception
-from video_env.errors import BackendError
+from video_env.errors import BackendError, ConfigError
 from video_env.synth import load_suite
 
 pytest.importorskip("open_clip")
@@ -97,5 +97,22 @@ def test_pacing_clip_sensor_runs_on_open_clip(tiny_clip_dir: str) -> None:
 def test_missing_weights_error_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="point at local files"):
         OpenCLIP("ViT-B-32", "laion2b_s34b_b79k", cache=None)
+    with pytest.raises(BackendError, match="unknown open_clip model 'NoSuchModel'") as info:
+        OpenCLIP("NoSuchModel", cache=None)
+    assert "ViT-B-32" not in str(info.value)  # not open_clip's list of every built-in name
     with pytest.raises(BackendError, match="not a known tag"):
         OpenCLIP("ViT-B-32", str(tmp_path / "missing.pt"), cache=None)
+
+
+def test_usage_counts_the_visual_tokens_of_the_frames_asked_for(tiny_clip_dir: str) -> None:
+    clip = OpenCLIP(tiny_clip_dir, cache=None)
+    video = load_suite("synth-tiny")[0].video
+    clip.image_features(video, [1.0, 2.0, 2.0])
+    side = clip.input_size.width // clip.patch_size
+    assert clip.usage.frames == 2
+    assert clip.usage.visual_tokens == 2 * (side * side + 1) > 0
+
+
+def test_a_folder_refuses_a_pretrained_checkpoint(tiny_clip_dir: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="carries its own weights"):
+        OpenCLIP(tiny_clip_dir, str(tmp_path / "other.pt"), cache=None)

@@ -64,6 +64,8 @@ def test_info_json_reports_backends(capsys: object) -> None:
     assert info["decoder"] in ("decord", "pyav")
     assert info["backends"]["pyav"]["installed"] is True
     assert info["backends"]["torch"]["extra"] == "models"
+    assert info["backends"]["diskcache"]["extra"] == "models, llm"  # the model-output cache
+    assert info["backends"]["matplotlib"]["extra"] == "bench"  # the benchmark's plots
 
 
 def test_console_script_help_and_info() -> None:

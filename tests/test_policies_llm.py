@@ -5,42 +5,21 @@ agents' control flow; ``FakeOpenAIServer`` checks what a real ``openai`` client 
 """
 
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import RuleLLM
 
 import policies
 from policies import run_episode
 from video_env.backends.llm import OpenAICompatibleLLM
-from video_env.backends.llm.base import Completion, Message
 from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply
 from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
-from video_env.metrics.cost import Cost
 
 CORPUS = [
     json.loads(line) for line in (Path(__file__).parent / "fixtures" / "llm_replies.jsonl").open()
 ]
-
-
-class RuleLLM:
-    """Replies with ``rule(prompt)``; records prompts; counts usage like a real backend."""
-
-    name = "rule-llm"
-
-    def __init__(self, rule: Callable[[str], str]) -> None:
-        self.rule = rule
-        self.prompts: list[str] = []
-        self.usage = Cost()
-
-    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
-        prompt = messages[-1]["content"]
-        self.prompts.append(prompt)
-        text = self.rule(prompt)
-        completion = Completion(text, "rule", len(prompt) // 4, max(1, len(text) // 4))
-        self.usage = self.usage + completion.cost()
-        return completion
 
 
 def test_videoagent_with_an_llm_predicts_reflects_and_queries() -> None:

@@ -59,8 +59,9 @@ def test_parse_specs(tmp_path: Path) -> None:
     )
     assert parse_spec("clip", str(tmp_path)) == BackendSpec("open_clip", str(tmp_path))
     assert parse_spec("vlm", str(tmp_path)) == BackendSpec("transformers", str(tmp_path))
-    with pytest.raises(UnknownNameError, match="open_clip"):
+    with pytest.raises(UnknownNameError, match=r"known: open_clip:\.\.\., simulated$") as info:
         parse_spec("clip", "qwen2.5-vl:x")
+    assert "simulated:" not in str(info.value)  # `simulated` takes no model
     with pytest.raises(UnknownNameError):
         parse_spec("vlm", "open_clip:ViT-B-32")
     with pytest.raises(ConfigError, match="no such folder"):

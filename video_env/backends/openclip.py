@@ -13,8 +13,9 @@ crop and normalisation), and each frame's feature is cached on disk under (video
 fingerprint, timestamp, ``config``) — a second episode on a video computes none.
 ``computed_frames`` counts the features really computed. Text features are cached in
 memory (an LRU of 4096 texts). ``usage`` counts, per call, every distinct frame asked
-for, cached or not, like the simulated CLIP. Loaded models are shared by every instance
-of the same configuration in a process.
+for, cached or not, and the visual tokens the model encodes for them (patches at its
+input size plus the class token), like the simulated CLIP. Loaded models are shared by
+every instance of the same configuration in a process.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from video_env._optional import require
 from video_env.backends.base import normalize_rows
+from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.fingerprint import video_fingerprint
 from video_env.cache.store import CacheArg, DiskCache, cache_key, resolve_cache
 from video_env.errors import BackendError, ConfigError
@@ -69,6 +71,12 @@ def _create(
 
 
 def _load_error(model: str, pretrained: str | None, exc: Exception) -> str:
+    if "not found in built-ins" in str(exc):  # open_clip's message lists ~150 names
+        return (
+            f"unknown open_clip model {model!r}: not a built-in name nor a folder with "
+            "open_clip_config.json (python -c 'import open_clip; print(open_clip.list_models())' "
+            "lists the built-in names)"
+        )
     what = f"open_clip model {model!r}" + (f" with pretrained={pretrained!r}" if pretrained else "")
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0")
     hint = (
@@ -119,6 +127,11 @@ class OpenCLIP:
     ) -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        if pretrained and os.path.isdir(model):
+            raise ConfigError(
+                f"open_clip folder {model!r} carries its own weights; pretrained="
+                f"{pretrained!r} applies to built-in model names only"
+            )
         self.model = os.path.abspath(model) if os.path.isdir(model) else model
         self.pretrained = (
             os.path.abspath(pretrained) if pretrained and os.path.isfile(pretrained) else pretrained
@@ -133,6 +146,7 @@ class OpenCLIP:
             self.model, self.pretrained, device, precision
         )
         self.input_size = _input_size(self._net)
+        self.patch_size = _patch_size(self._net)
         self.cache: DiskCache | None = resolve_cache(cache)
         self.name = f"open_clip:{model}" + (f":{pretrained}" if pretrained else "")
         self.usage = Cost()
@@ -162,8 +176,9 @@ class OpenCLIP:
         """Features of the frames at ``times``, ``float32[N, D]`` (rows L2-normalised)."""
         stamps = [round(float(t), 3) for t in times]
         unique = list(dict.fromkeys(stamps))
+        tokens = clip_visual_tokens(self.input_size, len(unique), patch=self.patch_size)
         with self._lock:
-            self.usage = self.usage + Cost(clip_calls=1, frames=len(unique))
+            self.usage = self.usage + Cost(clip_calls=1, frames=len(unique), visual_tokens=tokens)
         if not unique:
             return np.zeros((0, self.embed_dim), dtype=np.float32)
         fingerprint, config = video_fingerprint(video), self.config
@@ -227,6 +242,14 @@ def _input_size(net: Any) -> Size:
     if isinstance(size, (tuple, list)):
         return Size(int(size[1]), int(size[0]))
     return Size(int(size), int(size))
+
+
+def _patch_size(net: Any) -> int:
+    """The vision tower's patch side (32 when it has none, e.g. a ResNet CLIP)."""
+    patch = getattr(getattr(net, "visual", None), "patch_size", 32)
+    if isinstance(patch, (tuple, list)):
+        patch = patch[0]
+    return int(patch)
 
 
 def _decode_size(native: Size, target: Size) -> Size:

@@ -96,7 +96,8 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
         return BackendSpec("open_clip" if role == "clip" else "transformers", folder)
     if text.startswith(("/", "./", "../", "~")):
         raise ConfigError(f"{role} spec {spec!r}: no such folder")
-    raise UnknownNameError(f"{role} backend", text, [f"{k}:..." for k in KINDS[role]])
+    known = [k if k == "simulated" else f"{k}:..." for k in KINDS[role]]
+    raise UnknownNameError(f"{role} backend", text, known)
 
 
 def _parse_open_clip(rest: str) -> BackendSpec:
@@ -267,7 +268,13 @@ def make_judge(spec: str | None) -> Any:
     from video_env.backends.llm import make_llm
     from video_env.metrics.llm_judge import LLMJudge
 
-    llm = make_llm(spec)
+    try:
+        llm = make_llm(spec)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"judge {spec!r} (exact, embedding, or an LLM spec such as openai:MODEL, read "
+            f"here as an LLM): {exc}"
+        ) from exc
     if llm is None:  # pragma: no cover - a non-empty spec always names an LLM
         raise ConfigError(f"judge spec {spec!r} names no LLM")
     return LLMJudge(llm)

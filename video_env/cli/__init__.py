@@ -9,6 +9,7 @@ of the packages built on it (``policies``, ``benchmarks``), which add their own 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -42,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         code: int = args.func(args)
+    except BrokenPipeError:  # `video-env synth show ... | head`: the reader left early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 0
     except VideoEnvError as exc:
         print(f"video-env: error: {exc}", file=sys.stderr)
         return 2

@@ -5,19 +5,33 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from pathlib import Path
 
-from video_env.cache.store import KINDS, DiskCache
+from video_env.cache.store import (
+    KINDS,
+    CacheInfo,
+    DiskCache,
+    caching_enabled,
+    default_directory,
+    default_size_limit,
+)
 
 
-def _open(args: argparse.Namespace) -> DiskCache:
-    return DiskCache(args.dir) if args.dir else DiskCache()
+def _folder(args: argparse.Namespace) -> Path:
+    return Path(args.dir) if args.dir else default_directory()
 
 
 def _info(args: argparse.Namespace) -> int:
-    info = _open(args).info()
+    folder = _folder(args)
+    if folder.exists():
+        info = DiskCache(folder).info()
+    else:  # report an empty cache without creating its folder
+        info = CacheInfo(str(folder), 0, 0, default_size_limit(), dict.fromkeys(KINDS, 0))
     if args.json:
-        print(json.dumps(asdict(info), indent=2))
+        print(json.dumps({**asdict(info), "enabled": caching_enabled()}, indent=2))
         return 0
+    if not caching_enabled():
+        print("caching: off (VIDEO_ENV_CACHE); runs neither read nor write this cache")
     print(f"cache: {info.directory}")
     print(f"entries: {info.entries}  ({', '.join(f'{k} {n}' for k, n in info.by_kind.items())})")
     print(f"size: {info.bytes / 1e6:.1f} MB of {info.size_limit / 1e9:.1f} GB")
@@ -25,7 +39,8 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _clear(args: argparse.Namespace) -> int:
-    removed = _open(args).clear(args.kind)
+    folder = _folder(args)
+    removed = DiskCache(folder).clear(args.kind) if folder.exists() else 0
     print(f"removed {removed} {args.kind or 'cached'} entries")
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from video_env.backends.llm.base import LLM
@@ -9,7 +10,7 @@ from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM
 from video_env.backends.llm.transformers_local import TransformersLLM
 from video_env.errors import ConfigError
 
-__all__ = ["CLIENT_OPTIONS", "make_llm", "split_llm_spec", "with_llm_options"]
+__all__ = ["CLIENT_OPTIONS", "check_local_path", "make_llm", "split_llm_spec", "with_llm_options"]
 
 #: Options an OpenAI-compatible spec may carry after ``?``, and their types.
 CLIENT_OPTIONS: dict[str, type] = {"timeout_s": float, "max_retries": int}
@@ -53,6 +54,21 @@ def with_llm_options(spec: str, **options: Any) -> str:
     return f"{base}?{query}" if query else base
 
 
+def check_local_path(spec: str) -> None:
+    """Fail at once when a ``local:`` spec names a path (``/``, ``./``, ``~``...) that is absent.
+
+    Cheap (nothing is loaded), so a benchmark checks it before its first episode.
+
+    Raises:
+        ConfigError: Naming the spec.
+    """
+    kind, _, rest = split_llm_spec(spec)[0].partition(":")
+    if kind != "local" or not rest.startswith(("/", "./", "../", "~")):
+        return
+    if not os.path.exists(os.path.expanduser(rest)):
+        raise ConfigError(f"LLM spec {spec!r}: no such folder")
+
+
 def make_llm(spec: str | None, **options: Any) -> LLM | None:
     """The LLM a spec names, or None for none (offline policies).
 
@@ -81,6 +97,7 @@ def make_llm(spec: str | None, **options: Any) -> LLM | None:
             raise ConfigError("LLM spec 'local:' needs a model path or name")
         if spec_options:
             raise ConfigError("LLM client options (after '?') apply to OpenAI-compatible LLMs")
+        check_local_path(spec)
         return TransformersLLM(rest, **options)
     if sep and kind == "openai":
         return OpenAICompatibleLLM(model=rest or None, **options)
