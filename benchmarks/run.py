@@ -151,8 +151,11 @@ def setup_line(meta: dict[str, Any]) -> str:
         return ""
     source = config.get("dataset") or config.get("suite")
     seeds = " ".join(str(s) for s in config.get("seeds", []))
+    # run.json's own label (real only when no role is simulated); the config's legacy
+    # ``perception`` field is always "simulated", whatever the backends.
+    perception = meta.get("perception") or config.get("perception")
     return (
-        f"Set-up: {source}, seeds {seeds}, perception {config.get('perception')}, "
+        f"Set-up: {source}, seeds {seeds}, perception {perception}, "
         f"text embedder {config.get('text_embedder') or meta.get('text_embedder', '?')}, "
         f"LLM {config.get('llm') or 'none (offline reasoners)'}"
     )

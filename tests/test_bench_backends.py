@@ -109,7 +109,8 @@ def test_real_tiny_models_run_every_env_unsimulated(tmp_path: Path, tiny_clip_di
     recs = records(out)
     assert {r["job"].split("|")[0] for r in recs} == {"pacing", "zoom", "clip_query"}
     assert not any(r["simulated"] for r in recs) and not any(r.get("error") for r in recs)
-    assert "SIMULATED" not in (out / "summary.md").read_text()
+    summary = (out / "summary.md").read_text()
+    assert "SIMULATED" not in summary and "perception real," in summary
     assert os.path.exists(out / "summary.csv")
 
 

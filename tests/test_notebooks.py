@@ -17,6 +17,18 @@ nbformat = pytest.importorskip("nbformat", reason="the dev extra installs nbform
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 #: Seconds one notebook may take at the small size before the test fails (it takes far less).
 CELL_TIMEOUT_S = 300
+#: Modules a notebook needs beyond the ``notebooks`` extra (skipped without them).
+NEEDS = {"04_real_models": ("transformers", "open_clip", "openai")}
+#: Text a notebook's outputs must contain when run as the test runs it (no weights, no server).
+SAYS = {
+    "04_real_models": (
+        "TINY RANDOM MODELS",  # the loud label of the random weights
+        "MEAN NOTHING",
+        "FAKE server at http://127.0.0.1:",  # the OpenAI-compatible path, labelled fake
+        "perception: real | simulated roles: []",  # the bench run is labelled not simulated
+        "simulated=True (True: a stand-in",  # real annotations on a stand-in video
+    )
+}
 
 
 def _ids() -> list[str]:
@@ -29,6 +41,7 @@ def test_the_notebooks_exist() -> None:
         "01_quickstart.ipynb",
         "02_custom_policy.ipynb",
         "03_learn_pacing.ipynb",
+        "04_real_models.ipynb",
         "05_calibration.ipynb",
     ):
         assert name in names
@@ -56,6 +69,8 @@ def test_opens_with_what_it_shows_and_how_long_it_takes(path: Path) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids())
 def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nbclient = pytest.importorskip("nbclient", reason="the dev extra installs nbclient")
+    for module in NEEDS.get(path.stem, ()):
+        pytest.importorskip(module, reason=f"{path.name} runs the real backends' code")
     monkeypatch.setenv("VIDEO_ENV_NOTEBOOK_SIZE", "small")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # The lexical embedder (the default from the reproducibility work on): importing
@@ -75,3 +90,6 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert not [output for output in outputs if output.output_type == "error"]
     figures = [output for output in outputs if "image/png" in output.get("data", {})]
     assert figures, f"{path.name} drew no figure"
+    printed = "".join(output.get("text", "") for output in outputs)
+    for text in SAYS.get(path.stem, ()):
+        assert text in printed, f"{path.name} did not print {text!r}"
