@@ -121,13 +121,7 @@ _MODELS_LOCK = threading.Lock()
 
 
 def _import(module: str, cls: str) -> Callable[..., Any]:
-    try:
-        loaded = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            raise ConfigError(f"{module} is not part of this video-env version") from exc
-        raise
-    factory: Callable[..., Any] = getattr(loaded, cls)
+    factory: Callable[..., Any] = getattr(importlib.import_module(module), cls)
     return factory
 
 
@@ -238,17 +232,8 @@ def validate_spec(role: str, spec: str | None) -> None:
     elif parsed.kind == "transformers":
         require("transformers", "models", "the transformers VLM backend")
         check_local_weights(parsed.target)
-        _require_module("video_env.backends.transformers_vlm")
     elif parsed.kind == "openai":
         require("openai", "llm", "the OpenAI-compatible VLM backend")
-        _require_module("video_env.backends.openai_vlm")
-
-
-def _require_module(module: str) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{module} is not part of this video-env version")
 
 
 def make_judge(spec: str | None) -> Any:
