@@ -57,3 +57,15 @@ def test_object_needles_stand_on_their_support() -> None:
     h = table.shape[0]
     icon_only = draw_needle(_needle("the desk", "object", "vase"), 1.0)[: round(h / 1.4)]
     assert np.array_equal(icon_only, table[: round(h / 1.4)])
+
+
+def test_every_carrier_draws_at_any_size() -> None:
+    for carrier in CARRIERS:
+        fact = {"colours": "red", "materials": "stone"}.get(carrier.facts, "")
+        fact = fact or {"objects": "vase", "times": "3:15", "words": "MAPLE"}.get(
+            carrier.facts, "1047"
+        )
+        for px in (0.5, 1.0, 2.0, 3.0, 7.0, 40.0):
+            needle = _needle(carrier.name, carrier.category, fact)
+            patch = draw_needle(needle, px / needle.pixel_size)
+            assert patch.ndim == 3 and patch.shape[2] == 4 and patch.shape[0] >= 2

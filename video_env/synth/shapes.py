@@ -26,6 +26,9 @@ Draw = ImageDraw.ImageDraw
 
 _DARK: RGBA = (25, 25, 30, 255)
 _GREY: RGBA = (110, 110, 115, 255)
+#: Shapes are drawn at least this many pixels high (then scaled down), so that their
+#: proportions hold at any size.
+_MIN_DRAW_PX = 48.0
 
 
 def _shade(colour: RGBA, delta: int) -> RGBA:
@@ -175,11 +178,23 @@ def draw_visual(carrier: str, fact: str, colour: RGBA, px: float) -> npt.NDArray
         return None
     ratio, draw_fn = entry
     w, h = max(2, math.ceil(px * ratio)), max(2, math.ceil(px))
-    image = Image.new("RGBA", (w, h), (0, 0, 0, 0))
-    draw_fn(ImageDraw.Draw(image), float(w), float(h), colour)
+    k = max(1.0, _MIN_DRAW_PX / h)  # tiny patches: drawn larger, then scaled down
+    big_w, big_h = math.ceil(w * k), math.ceil(h * k)
+    image = Image.new("RGBA", (big_w, big_h), (0, 0, 0, 0))
+    draw_fn(ImageDraw.Draw(image), float(big_w), float(big_h), colour)
     patch = np.array(image)
     _texture(patch, colour, fact, stable_seed(carrier, fact))
-    return patch
+    return _shrink(patch, w, h)
+
+
+def _shrink(patch: npt.NDArray[np.uint8], w: int, h: int) -> npt.NDArray[np.uint8]:
+    """``patch`` resized to ``w`` x ``h`` (unchanged when it already has that size)."""
+    if patch.shape[:2] == (h, w):
+        return patch
+    small: npt.NDArray[np.uint8] = np.array(
+        Image.fromarray(patch, "RGBA").resize((w, h), Image.Resampling.BOX)
+    )
+    return small
 
 
 def _support(d: Draw, carrier: str, w: float, y0: float, h: float) -> None:
@@ -219,9 +234,11 @@ def with_support(icon: npt.NDArray[np.uint8], carrier: str) -> npt.NDArray[np.ui
     """``icon`` standing on a drawing of ``carrier`` (a patch 40 % taller)."""
     h, w = icon.shape[:2]
     extra = max(2, round(h * 0.4))
-    image = Image.new("RGBA", (w, h + extra), (0, 0, 0, 0))
-    _support(ImageDraw.Draw(image), carrier, float(w), float(h), float(extra))
-    out = np.array(image)
+    k = max(1.0, _MIN_DRAW_PX / extra)
+    big = Image.new("RGBA", (math.ceil(w * k), math.ceil(extra * k)), (0, 0, 0, 0))
+    _support(ImageDraw.Draw(big), carrier, float(big.width), 0.0, float(big.height))
+    out = np.zeros((h + extra, w, 4), np.uint8)
+    out[h:] = _shrink(np.array(big), w, extra)
     alpha = icon[..., 3:4] > 0
     np.copyto(out[:h], icon, where=alpha)
     return out
