@@ -18,6 +18,7 @@ def _perception(args: argparse.Namespace) -> int:
             train_videos=args.train_videos,
             steps=args.steps,
             batch_size=args.batch_size,
+            lr=args.lr,
             threads=args.threads,
         )
         train_perception(recipe, out, lambda line: print(line, flush=True))
@@ -44,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--train-videos", type=int, default=default.train_videos)
     p.add_argument("--steps", type=int, default=default.steps)
     p.add_argument("--batch-size", type=int, default=default.batch_size)
+    p.add_argument("--lr", type=float, default=default.lr)
     p.add_argument("--threads", type=int, default=default.threads)
     p.add_argument(
         "--eval-videos", type=int, default=6, help="videos of each held-out split (calib, test)"

@@ -98,7 +98,7 @@ def _kind(needle: Needle) -> str:
 
 def fit_temperature(rows: list[dict[str, object]]) -> float:
     """The softmax temperature minimising the MCQ negative log-likelihood on ``rows``."""
-    grid = np.exp(np.linspace(math.log(0.05), math.log(20.0), 200))
+    grid = np.exp(np.linspace(math.log(0.05), math.log(200.0), 300))
     scores = [np.asarray(r["scores"], np.float64) for r in rows]
     truths = [int(r["truth"]) for r in rows]  # type: ignore[call-overload]
 
