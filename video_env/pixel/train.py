@@ -50,8 +50,8 @@ class Recipe:
     seed: int = 0
     train_videos: int = 120
     per_needle: int = 6
-    steps: int = 240
-    batch_size: int = 128
+    steps: int = 640
+    batch_size: int = 48
     lr: float = 1e-3
     weight_decay: float = 0.1
     warmup: int = 20
