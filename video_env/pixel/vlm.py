@@ -44,6 +44,10 @@ from video_env.types import OPTION_LETTERS
 TOKENS_PER_TILE = 60
 #: Frames of a batch the roles look at (evenly chosen): CPU time, not accuracy, sets it.
 MAX_FRAMES = 8
+#: The captioner's lighter look (light captions of every clip dominate a bench's CPU time):
+#: at most 4 frames, through the 1- and 2-row grids.
+CAPTION_MAX_FRAMES = 4
+CAPTION_GRIDS = (1, 2)
 #: What the VLM says to a question about no carrier it knows.
 UNKNOWN_TEXT = "I cannot tell from these frames."
 
@@ -120,16 +124,23 @@ class PixelScorer:
             "temperature": self.temperature,
         }
 
-    def tile_features(self, frames: FrameBatch) -> npt.NDArray[np.float32]:
+    def tile_features(
+        self,
+        frames: FrameBatch,
+        grids: tuple[int, ...] | None = None,
+        max_frames: int | None = None,
+    ) -> npt.NDArray[np.float32]:
         """Features of every tile of the frames looked at, ``float32[n * tiles, D]``."""
+        chosen = self.looked_at(frames, max_frames or self.max_frames)
         with self._lock:
-            return self.clip.encode_images(tiles(self.looked_at(frames).pixels(), self.grids))
+            return self.clip.encode_images(tiles(chosen.pixels(), grids or self.grids))
 
-    def looked_at(self, frames: FrameBatch) -> FrameBatch:
+    def looked_at(self, frames: FrameBatch, max_frames: int | None = None) -> FrameBatch:
         """The batch itself, or ``max_frames`` of its frames evenly chosen."""
-        if len(frames) <= self.max_frames:
+        limit = max_frames or self.max_frames
+        if len(frames) <= limit:
             return frames
-        pick = np.unique(np.linspace(0, len(frames) - 1, self.max_frames).round().astype(int))
+        pick = np.unique(np.linspace(0, len(frames) - 1, limit).round().astype(int))
         return FrameBatch(frames.video, frames.times[pick], frames.size)
 
     def scores(
@@ -213,11 +224,17 @@ class PixelRealCaptioner:
     @property
     def config(self) -> dict[str, object]:
         """What changes the captions."""
-        return {**self.scorer.config, "role": "captioner", "rule": "scene + detected carriers"}
+        return {
+            **self.scorer.config,
+            "role": "captioner",
+            "rule": "scene + detected carriers",
+            "grids": list(CAPTION_GRIDS),
+            "max_frames": CAPTION_MAX_FRAMES,
+        }
 
     def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
         """The best-matching scene and each detected carrier with its best fact."""
-        features = self.scorer.tile_features(frames)
+        features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
         self.usage = self.usage + Cost(
             caption_calls=1, frames=len(frames), visual_tokens=len(features) * TOKENS_PER_TILE
         )
@@ -225,7 +242,7 @@ class PixelRealCaptioner:
         presences = [c.presence for c in CARRIERS]
         text_features = self.scorer.clip.text_features(scenes + presences)
         sims = np.round(np.asarray(features, np.float64) @ text_features.T.astype(np.float64), 6)
-        per_frame = len(features) // max(1, len(frames))
+        per_frame = len(features) // len(self.scorer.looked_at(frames, CAPTION_MAX_FRAMES))
         whole = sims[::per_frame, : len(scenes)] if per_frame else sims[:, : len(scenes)]
         parts = [scenes[int(np.argmax(whole.mean(axis=0)))]]
         winners = np.argmax(sims, axis=1)
