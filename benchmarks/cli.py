@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import ENV_KINDS, EXECUTORS, BenchConfig
+from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
 from benchmarks.jobs import validate
 from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
@@ -71,6 +71,8 @@ def _run(args: argparse.Namespace) -> int:
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
+    elif any(r.get("pixel_real") for r in result.records):
+        print("perception: PIXEL-REAL (tiny models trained on the synthetic world's pixels)")
     print(to_markdown(result.rows, BRIEF))
     _warn_llm_failures(result.rows)
     return 0
@@ -92,6 +94,8 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
     specs = config.perception_specs()
     if len(simulated) == len(specs):
         perception = "SIMULATED"
+    elif config.perception_label == "pixel-real":
+        perception = "PIXEL-REAL"
     else:  # name each role: a mixed run is still labelled simulated where it is
         perception = ", ".join(
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
@@ -272,8 +276,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--perception",
         default="simulated",
-        choices=["simulated"],
-        help="default of the roles not named below",
+        choices=list(PERCEPTIONS),
+        help="default of the roles not named below (pixel-real: the tiny models trained on "
+        "the synthetic renderer; docs/pixel_real.md)",
     )
     parser.add_argument(
         "--vlm",

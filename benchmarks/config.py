@@ -11,6 +11,8 @@ from video_env.backends.text import TEXT_EMBEDDERS
 from video_env.errors import ConfigError
 
 ENV_KINDS = ("pacing", "zoom", "clip_query")
+#: Values of ``--perception``: the default of every role left simulated.
+PERCEPTIONS = ("simulated", "pixel-real")
 EXECUTORS = ("serial", "process", "ray", "thread")
 
 
@@ -33,8 +35,9 @@ class BenchConfig:
         standin_missing_videos: With real backends, stand in for missing video files.
         text_embedder: Text embedder of the offline reasoner and the simulated CLIP
             (``lexical``, the default, or ``minilm``); never chosen by what is installed.
-        perception: Default of every perception role not named below; only
-            ``"simulated"``.
+        perception: Default of every perception role left simulated below:
+            ``"simulated"`` or ``"pixel-real"`` (the tiny models trained on the synthetic
+            renderer, results labelled pixel-real).
         vlm: VLM spec (``video_env.backends.registry``: ``simulated``,
             ``qwen2.5-vl:PATH_OR_ID``, ``transformers:...``, ``openai:MODEL``, a folder).
         captioner: Captioner spec; ``None``: the VLM when it is a real model, else
@@ -77,8 +80,10 @@ class BenchConfig:
             raise ConfigError(
                 f"unknown text embedder {self.text_embedder!r}; known: {list(TEXT_EMBEDDERS)}"
             )
-        if self.perception != "simulated":
-            raise ConfigError(f"perception {self.perception!r} is not available; known: simulated")
+        if self.perception not in PERCEPTIONS:
+            raise ConfigError(
+                f"perception {self.perception!r} is not available; known: {list(PERCEPTIONS)}"
+            )
         from video_env.backends.registry import parse_spec
 
         for role, spec in self.perception_specs().items():
@@ -88,16 +93,35 @@ class BenchConfig:
         """The spec of each perception role (the captioner's default resolved)."""
         from video_env.backends.registry import spec_is_simulated
 
+        default = self.perception
+
+        def role(spec: str) -> str:
+            return default if spec == "simulated" else spec
+
+        vlm, clip = role(self.vlm), role(self.clip)
         captioner = self.captioner
         if captioner is None:
-            captioner = "simulated" if spec_is_simulated("vlm", self.vlm) else self.vlm
-        return {"vlm": self.vlm, "captioner": captioner, "clip": self.clip}
+            captioner = default if spec_is_simulated("vlm", self.vlm) else self.vlm
+        return {"vlm": vlm, "captioner": role(captioner), "clip": clip}
 
     def simulated_roles(self) -> list[str]:
         """Perception roles served by the simulator."""
         from video_env.backends.registry import spec_is_simulated
 
         return [r for r, s in self.perception_specs().items() if spec_is_simulated(r, s)]
+
+    def pixel_real_roles(self) -> list[str]:
+        """Perception roles served by the pixel-real models."""
+        from video_env.backends.registry import spec_is_pixel_real
+
+        return [r for r, s in self.perception_specs().items() if spec_is_pixel_real(r, s)]
+
+    @property
+    def perception_label(self) -> str:
+        """``simulated``, ``pixel-real`` or ``real``: how the results are labelled."""
+        if self.simulated_roles():
+            return "simulated"
+        return "pixel-real" if self.pixel_real_roles() else "real"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

@@ -177,6 +177,12 @@ def _markdown(
             "see docs/simulator.md). These numbers measure exploration strategies in the "
             "simulator, not any model.\n\n"
         )
+    elif any(r.get("pixel_real") for r in records):
+        head += (
+            "> Perception: **PIXEL-REAL** (synthetic world perceived from its rendered pixels "
+            "by tiny models trained on it, see docs/pixel_real.md). Not simulated, and not a "
+            "real model's result.\n\n"
+        )
     return (
         head
         + to_markdown(rows, COLUMNS)
@@ -268,7 +274,7 @@ def _run_meta(
         "workers": workers,
         "episodes": episodes,
         "started": _now(),
-        "perception": "simulated" if config.simulated_roles() else "real",
+        "perception": config.perception_label,
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),
         "text_embedder": config.text_embedder,

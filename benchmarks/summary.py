@@ -116,7 +116,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append({
             "env": env,
             "policy": policy,
-            "perception": "simulated" if any(r.get("simulated") for r in rs) else "real",
+            "perception": perception_label(rs),
             "episodes": len(rs),
             "failures": sum(1 for r in rs if r.get("error")),
             "accuracy": _mean(correct),
@@ -193,3 +193,10 @@ def _fmt(value: Any, csv_mode: bool = False) -> str:
 BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
          "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
          "mean_model_tokens")  # fmt: skip
+
+
+def perception_label(records: Sequence[dict[str, Any]]) -> str:
+    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``."""
+    if any(r.get("simulated") for r in records):
+        return "simulated"
+    return "pixel-real" if any(r.get("pixel_real") for r in records) else "real"

@@ -1,4 +1,8 @@
-"""``video-env train``: train learned policies (``train pacing``: stable-baselines3)."""
+"""``video-env train``: learned policies and the pixel-real perception models.
+
+Kinds: ``pacing`` (stable-baselines3), ``distill`` / ``sft`` / ``rl`` (the VideoScout VLM),
+``perception`` (the pixel-real CLIP, from ``video_env.cli.train``).
+"""
 
 from __future__ import annotations
 
@@ -69,5 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing.add_argument("--quiet", action="store_true", help="no progress bar")
     pacing.set_defaults(func=_train_pacing)
     from policies.training.cli import add_training_commands
+    from video_env.cli.train import add_perception_command
 
     add_training_commands(kinds)
+    add_perception_command(kinds)

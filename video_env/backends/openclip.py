@@ -216,6 +216,31 @@ class OpenCLIP:
             return np.zeros((0, self.embed_dim), dtype=np.float32)
         return np.stack([self._texts[t] for t in texts])
 
+    def encode_images(self, images: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        """Features of images ``uint8[N, H, W, 3]`` (open_clip preprocessing; not cached).
+
+        For callers that cut their own crops (the pixel-real VLM's tiles); counts nothing
+        in ``usage`` (the caller accounts for its own call).
+        """
+        torch = require("torch", "models", "the OpenCLIP backend")
+        from PIL import Image
+
+        if len(images) == 0:
+            return np.zeros((0, self.embed_dim), dtype=np.float32)
+        out = []
+        for start in range(0, len(images), self.batch_size):
+            chunk = images[start : start + self.batch_size]
+            batch = torch.stack([self._preprocess(Image.fromarray(im)) for im in chunk])
+            with torch.no_grad():
+                out.append(self._net.encode_image(batch.to(self.device)).float().cpu().numpy())
+        return normalize_rows(np.concatenate(out))
+
+    @property
+    def logit_scale(self) -> float:
+        """The model's learned similarity scale (``exp`` of its ``logit_scale``)."""
+        scale = getattr(self._net, "logit_scale", None)
+        return float(scale.exp().item()) if scale is not None else 100.0
+
     @property
     def embed_dim(self) -> int:
         """Feature dimension."""

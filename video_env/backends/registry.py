@@ -5,6 +5,9 @@ Specs (CLI ``--vlm/--captioner/--clip/--judge``, env arguments ``vlm=``, ``capti
 
 ==============================  ==============================================================
 ``simulated``                   the offline simulator (SIMULATED; docs/simulator.md)
+``pixel-real[:FOLDER]``         the tiny models trained on the synthetic renderer
+                                (:mod:`video_env.pixel`; default: the shipped weights),
+                                labelled ``pixel-real`` (docs/pixel_real.md)
 ``qwen2.5-vl:PATH_OR_ID``       :class:`~video_env.backends.transformers_vlm.TransformersVLM`
 ``transformers:PATH_OR_ID``     the same (any transformers chat VLM)
 ``openai:MODEL``                :class:`~video_env.backends.openai_vlm.OpenAIVLM`; server from
@@ -42,9 +45,9 @@ from video_env.errors import BackendError, ConfigError, UnknownNameError
 ROLES = ("vlm", "captioner", "clip")
 #: Spec kinds per role.
 KINDS = {
-    "vlm": ("simulated", "qwen2.5-vl", "transformers", "openai"),
-    "captioner": ("simulated", "qwen2.5-vl", "transformers", "openai"),
-    "clip": ("simulated", "open_clip"),
+    "vlm": ("simulated", "pixel-real", "qwen2.5-vl", "transformers", "openai"),
+    "captioner": ("simulated", "pixel-real", "qwen2.5-vl", "transformers", "openai"),
+    "clip": ("simulated", "pixel-real", "open_clip"),
 }
 #: Environment variable with the base URL of an OpenAI-compatible VLM server.
 VLM_BASE_URL_ENV = "VIDEO_ENV_VLM_BASE_URL"
@@ -71,6 +74,11 @@ class BackendSpec:
         """Whether this is the simulator."""
         return self.kind == "simulated"
 
+    @property
+    def pixel_real(self) -> bool:
+        """Whether this is the pixel-real offline world (trained tiny models)."""
+        return self.kind == "pixel-real"
+
 
 def parse_spec(role: str, spec: str) -> BackendSpec:
     """Parse a spec for ``role`` (see the module docstring).
@@ -84,12 +92,16 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
     text = spec.strip()
     if text == "simulated":
         return BackendSpec("simulated")
+    if text == "pixel-real":
+        return BackendSpec("pixel-real")
     kind, sep, rest = text.partition(":")
     if sep and kind in KINDS[role] and not os.path.exists(text):
         if not rest:
             raise ConfigError(f"{role} spec {spec!r} names no model")
         if kind == "open_clip":
             return _parse_open_clip(rest)
+        if kind == "pixel-real":
+            return BackendSpec(kind, os.path.abspath(os.path.expanduser(rest)))
         return BackendSpec("transformers" if kind == "qwen2.5-vl" else kind, rest)
     if os.path.isdir(os.path.expanduser(text)):
         folder = os.path.abspath(os.path.expanduser(text))
@@ -112,6 +124,27 @@ def _parse_open_clip(rest: str) -> BackendSpec:
 def spec_is_simulated(role: str, spec: str | None) -> bool:
     """Whether ``spec`` (``None``: the default, simulated) names the simulator."""
     return spec is None or parse_spec(role, spec).simulated
+
+
+def spec_is_pixel_real(role: str, spec: str | None) -> bool:
+    """Whether ``spec`` names the pixel-real offline world."""
+    return spec is not None and parse_spec(role, spec).pixel_real
+
+
+def _pixel_real(role: str, folder: str) -> Backend:
+    """The pixel-real backend of ``role`` (one scorer per folder and process)."""
+    from video_env.pixel.vlm import PixelRealCaptioner, PixelRealVLM, PixelScorer
+
+    key = BackendSpec("pixel-real", folder)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = PixelScorer(folder or None)
+        scorer: PixelScorer = _MODELS[key]
+    if role == "vlm":
+        return PixelRealVLM(scorer)
+    if role == "captioner":
+        return PixelRealCaptioner(scorer)
+    return scorer.new_clip()
 
 
 # -- building ----------------------------------------------------------------------------
@@ -194,6 +227,8 @@ def make_backend(role: str, spec: str | Backend, *, seed: int = 0) -> Backend:
         from video_env.backends.openclip import OpenCLIP
 
         return OpenCLIP(parsed.target, parsed.pretrained)
+    if parsed.pixel_real:
+        return _pixel_real(role, parsed.target)
     from video_env.cache.wrappers import CachedCaptioner, CachedVLM
 
     model = _load_model(parsed)
@@ -227,7 +262,7 @@ def validate_spec(role: str, spec: str | None) -> None:
     parsed = parse_spec(role, spec)
     from video_env._optional import require
 
-    if parsed.kind == "open_clip":
+    if parsed.kind in ("open_clip", "pixel-real"):
         require("open_clip", "models", "the OpenCLIP backend")
     elif parsed.kind == "transformers":
         require("transformers", "models", "the transformers VLM backend")

@@ -142,6 +142,7 @@ class EpisodeTracker:
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
             "simulated": self.simulated,
+            "pixel_real": not self.simulated and self.perception.is_pixel_real,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],

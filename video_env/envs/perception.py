@@ -37,6 +37,20 @@ class Perception:
         return cls(SimulatedVLM(seed=seed), SimulatedCaptioner(seed=seed), SimulatedCLIP(seed=seed))
 
     @classmethod
+    def pixel_real(cls, weights: str | None = None) -> Perception:
+        """The pixel-real offline world: tiny models trained on the synthetic renderer.
+
+        ClipQuery retrieves with the trained CLIP from rendered pixels; the VLM scores
+        options over tiles of the env's frames; the captioner names what it detects.
+        Results are labelled ``pixel-real`` (see docs/pixel_real.md).
+
+        Args:
+            weights: Folder of the pixel-real CLIP (default: the shipped weights).
+        """
+        spec = f"pixel-real:{weights}" if weights else "pixel-real"
+        return cls.from_specs(spec, spec, spec)
+
+    @classmethod
     def from_specs(
         cls,
         vlm: str | VLM | None = None,
@@ -97,6 +111,16 @@ class Perception:
         """Whether any configured backend is simulated (results must say so)."""
         return any(getattr(b, "simulated", False) for b in self.backends)
 
+    @property
+    def is_pixel_real(self) -> bool:
+        """Whether any configured backend is a pixel-real model (results must say so)."""
+        return any(getattr(b, "pixel_real", False) for b in self.backends)
+
+    @property
+    def label(self) -> str:
+        """``simulated``, ``pixel-real`` or ``real``: how results must be labelled."""
+        return "simulated" if self.simulated else "pixel-real" if self.is_pixel_real else "real"
+
     def usage(self) -> Cost:
         """Total usage of all backends so far."""
         return sum((b.usage for b in self.backends), Cost())
@@ -145,12 +169,12 @@ def resolve_perception(
         ConfigError: For another ``perception`` string.
     """
     if isinstance(perception, str):
-        if perception.strip() != "simulated":
+        if perception.strip() not in ("simulated", "pixel-real"):
             raise ConfigError(
-                f"perception {perception!r}: give 'simulated', a Perception, or the roles "
-                "(vlm=, captioner=, clip=) as backend specs"
+                f"perception {perception!r}: give 'simulated', 'pixel-real', a Perception, or "
+                "the roles (vlm=, captioner=, clip=) as backend specs"
             )
-        perception = None
+        perception = Perception.pixel_real() if perception.strip() == "pixel-real" else None
     if vlm is None and captioner is None and clip is None:
         return perception or Perception.offline()
     if perception is None:

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
 from video_env._seeding import stable_seed
+from video_env.synth.shapes import draw_visual, with_support
 from video_env.synth.vocab import PAINT, SceneStyle
 from video_env.video.base import FrameArray, Size
 
@@ -150,8 +151,10 @@ def draw_needle(needle: Needle, scale: float) -> npt.NDArray[np.uint8]:
     if needle.category == "time":
         return _clock(needle.fact, px, digital=needle.style == "digital")
     if needle.category == "object":
-        return _icon(needle.fact, px)
-    return _painted(needle.fact, px)
+        return with_support(_icon(needle.fact, px), needle.carrier)
+    colour = (*PAINT.get(needle.fact, (128, 128, 128)), 255)
+    shaped = draw_visual(needle.carrier, needle.fact, colour, px)
+    return shaped if shaped is not None else _painted(needle.fact, px)
 
 
 def _canvas(width: float, height: float) -> tuple[Image.Image, ImageDraw.ImageDraw]:
@@ -199,6 +202,7 @@ def _clock(fact: str, px: float, digital: bool) -> npt.NDArray[np.uint8]:
 
 
 def _painted(fact: str, px: float) -> npt.NDArray[np.uint8]:
+    """A painted ellipse: the shape of a visual carrier without one of its own."""
     colour = (*PAINT.get(fact, (128, 128, 128)), 255)
     image, draw = _canvas(px * 1.4, px)
     draw.ellipse((0, 0, image.width - 1, image.height - 1), fill=colour)

@@ -1,0 +1,58 @@
+"""``video-env train perception``: train the pixel-real CLIP on the synthetic renderer."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _perception(args: argparse.Namespace) -> int:
+    from video_env.pixel import WEIGHTS_DIR
+    from video_env.pixel.pipeline import train_perception
+    from video_env.pixel.train import Recipe
+
+    out = Path(args.out) if args.out else WEIGHTS_DIR
+    if not args.evaluate_only:
+        recipe = Recipe(
+            seed=args.seed,
+            train_videos=args.train_videos,
+            steps=args.steps,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            threads=args.threads,
+        )
+        train_perception(recipe, out, lambda line: print(line, flush=True))
+    from video_env.pixel.evaluate import calibrate_and_evaluate
+
+    calibrate_and_evaluate(out, args.eval_videos, lambda line: print(line, flush=True))
+    return 0
+
+
+def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``perception`` to the ``video-env train`` kinds (the command lives in ``policies``).
+
+    ``video_env`` never imports ``policies``; the ``train`` command that ``policies``
+    registers calls this to host the pixel-real training beside the policy trainers.
+    """
+    from video_env.pixel.train import Recipe
+
+    default = Recipe()
+    p = kinds.add_parser(
+        "perception",
+        help="train the tiny CLIP on rendered synthetic frames, calibrate it, print a "
+        "held-out evaluation table",
+    )
+    p.add_argument("--out", help="weights folder (default: the one shipped in the package)")
+    p.add_argument("--seed", type=int, default=default.seed)
+    p.add_argument("--train-videos", type=int, default=default.train_videos)
+    p.add_argument("--steps", type=int, default=default.steps)
+    p.add_argument("--batch-size", type=int, default=default.batch_size)
+    p.add_argument("--lr", type=float, default=default.lr)
+    p.add_argument("--threads", type=int, default=default.threads)
+    p.add_argument(
+        "--eval-videos", type=int, default=6, help="videos of each held-out split (calib, test)"
+    )
+    p.add_argument(
+        "--evaluate-only", action="store_true", help="calibrate and evaluate the weights in --out"
+    )
+    p.set_defaults(func=_perception)

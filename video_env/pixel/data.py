@@ -1,0 +1,180 @@
+"""Training and evaluation data for the pixel-real models, rendered from generated videos.
+
+Videos come from seeds of their own (``stable_seed("pixel-real", split, i)``), checked
+disjoint from every synthetic suite's videos. A sample is an image of the model's input
+size (``uint8[H, W, 3]``) and a caption:
+
+- whole frames, decoded exactly as :class:`~video_env.backends.openclip.OpenCLIP` decodes
+  them for retrieval (shorter side to the input height, centre crop);
+- tiles of frames rendered at a bench resolution, cut on the grid the pixel-real VLM
+  looks through (:func:`tile_boxes`), resized to the input size.
+
+A sample showing a needle is captioned with its fact ("a red umbrella"), its carrier
+("someone holding an umbrella", "the umbrella") or its question; one showing none with
+its scene's description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image
+
+from video_env._seeding import stable_seed
+from video_env.errors import ConfigError
+from video_env.synth.generate import generate_video
+from video_env.synth.suites import list_suites, suite_videos
+from video_env.synth.world import Needle, SynthVideo
+from video_env.video.base import FrameArray, Size
+from video_env.video.resize import Resize
+
+#: Model input size (width, height) of the pixel-real CLIP.
+INPUT_SIZE = Size(160, 96)
+#: Frame sizes training tiles are rendered at (the benches' range of resolutions).
+RENDER_SIZES = (Size(448, 252), Size(640, 360), Size(960, 540), Size(1280, 720))
+#: Tile grids the VLM role looks through: ``g`` rows of tiles ``1/g`` of the frame high.
+TILE_GRIDS = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One training or evaluation image with its caption."""
+
+    image: npt.NDArray[np.uint8]
+    caption: str
+
+
+def split_videos(
+    split: str, n: int, duration: float = 300.0, n_needles: int = 8
+) -> list[SynthVideo]:
+    """``n`` generated videos of ``split`` (``"train"``, ``"calib"``, ``"test"``).
+
+    Raises:
+        ConfigError: If a seed collides with a suite video's seed (never expected).
+    """
+    suite_seeds = {v.seed for s in list_suites() for v in suite_videos(s.name)}
+    videos = []
+    for i in range(n):
+        seed = stable_seed("pixel-real", split, i) % (2**63)
+        if seed in suite_seeds:
+            raise ConfigError(f"pixel-real {split} video {i} shares a seed with a suite video")
+        videos.append(generate_video(f"pixel-{split}-{i}", seed, duration, n_needles))
+    return videos
+
+
+def decode_for_clip(video: SynthVideo, times: npt.NDArray[np.float64]) -> FrameArray:
+    """Frames as the OpenCLIP backend sees them: shorter side to the input, centre crop."""
+    native = video.size
+    scale = max(INPUT_SIZE.width / native.width, INPUT_SIZE.height / native.height)
+    w, h = (
+        max(INPUT_SIZE.width, round(native.width * scale)),
+        max(INPUT_SIZE.height, round(native.height * scale)),
+    )
+    frames = video.frames(times, size=Resize.exact(w, h))
+    x0, y0 = (w - INPUT_SIZE.width) // 2, (h - INPUT_SIZE.height) // 2
+    return frames[:, y0 : y0 + INPUT_SIZE.height, x0 : x0 + INPUT_SIZE.width]
+
+
+def tile_boxes(size: Size, grid: int) -> list[tuple[int, int, int, int]]:
+    """Boxes ``(x0, y0, x1, y1)`` of a ``grid``-row tiling of a frame, tiles of input aspect.
+
+    Rows are ``1/grid`` of the frame high; columns are spread evenly (overlapping where
+    needed) so that the tiles cover the width.
+    """
+    th = size.height / grid
+    tw = min(size.width, th * INPUT_SIZE.width / INPUT_SIZE.height)
+    cols = max(1, int(np.ceil(size.width / tw - 1e-6)))
+    xs = np.linspace(0, size.width - tw, cols) if cols > 1 else np.array([(size.width - tw) / 2])
+    return [
+        (round(x), round(r * th), round(x + tw), round((r + 1) * th))
+        for r in range(grid)
+        for x in xs
+    ]
+
+
+def cut_tile(frame: FrameArray, box: tuple[int, int, int, int]) -> npt.NDArray[np.uint8]:
+    """The box of ``frame`` resized (bilinear) to the input size."""
+    x0, y0, x1, y1 = box
+    image = Image.fromarray(np.ascontiguousarray(frame[y0:y1, x0:x1]))
+    resized = image.resize((INPUT_SIZE.width, INPUT_SIZE.height), Image.Resampling.BILINEAR)
+    out: npt.NDArray[np.uint8] = np.asarray(resized)
+    return out
+
+
+def tiles(frames: FrameArray, grids: tuple[int, ...] = TILE_GRIDS) -> npt.NDArray[np.uint8]:
+    """Every tile of every frame on ``grids``, ``uint8[N * tiles, H, W, 3]``."""
+    size = Size(frames.shape[2], frames.shape[1])
+    boxes = [b for g in grids for b in tile_boxes(size, g)]
+    return np.stack([cut_tile(f, b) for f in frames for b in boxes])
+
+
+def needle_caption(needle: Needle, rng: np.random.Generator) -> str:
+    """A caption of an image showing ``needle``: its fact most often, else its carrier."""
+    roll = rng.random()
+    if roll < 0.6:
+        return needle.statement
+    if roll < 0.75:
+        return needle.presence
+    if roll < 0.9:
+        return needle.carrier
+    return needle.question
+
+
+def _inside(needle: Needle, box: tuple[int, int, int, int], size: Size) -> bool:
+    cx, cy = needle.position[0] * size.width, needle.position[1] * size.height
+    x0, y0, x1, y1 = box
+    return x0 <= cx < x1 and y0 <= cy < y1
+
+
+def video_samples(
+    video: SynthVideo, rng: np.random.Generator, per_needle: int = 6
+) -> Iterator[Sample]:
+    """Samples of one video: per needle whole frames and tiles; scene frames and tiles."""
+    for needle in video.needles:
+        iv = needle.intervals[0]
+        times = rng.uniform(iv.start, iv.end, size=per_needle)
+        whole = decode_for_clip(video, np.sort(times)[: per_needle // 3])
+        for image in whole:
+            yield Sample(image, needle_caption(needle, rng))
+        for t in times[per_needle // 3 :]:
+            size = RENDER_SIZES[int(rng.integers(len(RENDER_SIZES)))]
+            frame = video.frames([float(t)], size=Resize.exact(size.width, size.height))[0]
+            grid = int(rng.choice(TILE_GRIDS))
+            boxes = [b for b in tile_boxes(size, grid) if _inside(needle, b, size)]
+            if boxes:
+                yield Sample(
+                    cut_tile(frame, boxes[int(rng.integers(len(boxes)))]),
+                    needle_caption(needle, rng),
+                )
+    empty = [
+        t
+        for t in rng.uniform(0, video.duration, size=4 * per_needle)
+        if not video.needles_at(float(t))
+    ]
+    for t in empty[: 2 * per_needle]:
+        description = video.scene_at(float(t)).description
+        if rng.random() < 0.5:
+            yield Sample(decode_for_clip(video, np.array([t]))[0], description)
+        else:
+            size = RENDER_SIZES[int(rng.integers(len(RENDER_SIZES)))]
+            frame = video.frames([float(t)], size=Resize.exact(size.width, size.height))[0]
+            boxes = tile_boxes(size, int(rng.choice(TILE_GRIDS)))
+            yield Sample(cut_tile(frame, boxes[int(rng.integers(len(boxes)))]), description)
+
+
+def render_dataset(
+    videos: list[SynthVideo], seed: int, per_needle: int = 6
+) -> tuple[npt.NDArray[np.uint8], list[str]]:
+    """All samples of ``videos``: images ``uint8[N, H, W, 3]`` and their captions."""
+    rng = np.random.default_rng(seed)
+    images: list[npt.NDArray[np.uint8]] = []
+    captions: list[str] = []
+    for video in videos:
+        for sample in video_samples(video, rng, per_needle):
+            images.append(sample.image)
+            captions.append(sample.caption)
+        video.close()
+    return np.stack(images), captions

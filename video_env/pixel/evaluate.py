@@ -1,0 +1,209 @@
+"""Calibration and held-out evaluation of the pixel-real models.
+
+Two held-out splits of generated videos (300 s, 8 needles, 2 per category), disjoint from
+training and from every suite: ``calib`` fits the VLM's softmax temperature (minimum
+negative log-likelihood over MCQs with and without evidence); ``test`` gives the table:
+
+- **retrieval** recall@1 per category: among the 300 frames of the video at 1 fps (the
+  OpenCLIP backend's own path, as ClipQuery uses it), is the best frame for the query
+  inside the needle? Queries: the question (question-derived, not answer-bearing), the
+  carrier ("the kite"), and the fact statement ("a red kite", answer-bearing, a reference);
+- **MCQ** accuracy per category from 4 frames inside the needle at 1280×720 and at
+  448×252, and from 4 frames of a window without needles (chance: 0.25);
+- **open** accuracy (naming the fact from the category's pool) with 720p evidence;
+- **calibration** of the MCQ confidence on test: ACE (10 bins) and the reliability bins.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env.backends.base import FrameBatch
+from video_env.metrics.calibration import ace, reliability_bins
+from video_env.pixel.data import split_videos
+from video_env.pixel.vlm import PixelScorer, carrier_for
+from video_env.synth.questions import needle_sample
+from video_env.synth.vocab import FACT_POOLS
+from video_env.synth.world import Needle, SynthVideo
+from video_env.types import OPTION_LETTERS, Interval
+from video_env.video.base import Size
+
+#: Evidence conditions of the MCQ evaluation: name -> frame size (``None``: no evidence).
+CONDITIONS: dict[str, Size | None] = {
+    "720p": Size(1280, 720),
+    "448p": Size(448, 252),
+    "none": None,
+}
+#: Frames per MCQ.
+N_FRAMES = 4
+
+
+def _window(video: SynthVideo, needle: Needle, evidence: bool) -> Interval:
+    if evidence:
+        iv = needle.intervals[0]
+        return Interval(iv.start + 0.1 * iv.length, iv.end - 0.1 * iv.length)
+    for start in np.arange(0.0, video.duration - 10.0, 10.0):
+        window = Interval(float(start), float(start) + 10.0)
+        if not any(n.start < window.end and window.start < n.end for n in video.needles):
+            return window
+    return Interval(0.0, 1.0)
+
+
+def mcq_scores(
+    scorer: PixelScorer, videos: list[SynthVideo], conditions: dict[str, Size | None]
+) -> list[dict[str, object]]:
+    """Per needle and condition: category, option scores, index of the truth, open answer."""
+    rows: list[dict[str, object]] = []
+    for video in videos:
+        for needle in video.needles:
+            sample = needle_sample(video, needle, "mcq")
+            options = list(sample.options or ())
+            carrier = carrier_for(sample.question)
+            if carrier is None:
+                continue
+            for name, size in conditions.items():
+                window = _window(video, needle, evidence=size is not None)
+                frames = FrameBatch.sample(video, window, N_FRAMES, size or Size(1280, 720))
+                features = scorer.tile_features(frames)
+                statements = [carrier.template.format(fact=o) for o in options]
+                pool = list(FACT_POOLS[carrier.facts])
+                pool_scores = scorer.scores(
+                    features, [carrier.template.format(fact=f) for f in pool]
+                )
+                rows.append(
+                    {
+                        "category": _kind(needle),
+                        "condition": name,
+                        "scores": scorer.scores(features, statements),
+                        "truth": OPTION_LETTERS.index(str(sample.answer)),
+                        "open_correct": pool[int(np.argmax(pool_scores))] == needle.fact,
+                    }
+                )
+        video.close()
+    return rows
+
+
+def _kind(needle: Needle) -> str:
+    """Category with visual split into colour and material."""
+    if needle.category == "visual":
+        return "material" if needle.fact in FACT_POOLS["materials"] else "colour"
+    return needle.category
+
+
+def fit_temperature(rows: list[dict[str, object]]) -> float:
+    """The softmax temperature minimising the MCQ negative log-likelihood on ``rows``."""
+    grid = np.exp(np.linspace(math.log(0.05), math.log(200.0), 300))
+    scores = [np.asarray(r["scores"], np.float64) for r in rows]
+    truths = [int(r["truth"]) for r in rows]  # type: ignore[call-overload]
+
+    def nll(t: float) -> float:
+        total = 0.0
+        for s, k in zip(scores, truths, strict=True):
+            z = s / t
+            total += float(np.log(np.exp(z - z.max()).sum()) + z.max() - z[k])
+        return total
+
+    return float(grid[int(np.argmin([nll(t) for t in grid]))])
+
+
+def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:
+    """Recall@1 per query kind and category over 1 fps frames of each video."""
+    hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for video in videos:
+        times = np.arange(0.5, video.duration, 1.0)
+        frames = scorer.clip.image_features(video, times.tolist())
+        for needle in video.needles:
+            queries = {
+                "question": needle.question,
+                "carrier": needle.carrier,
+                "statement": needle.statement,
+            }
+            features = scorer.clip.text_features(list(queries.values()))
+            for (kind, _), feature in zip(queries.items(), features, strict=True):
+                best = float(times[int(np.argmax(frames @ feature))])
+                hits[kind][_kind(needle)].append(needle.visible(best))
+        video.close()
+    return {k: {c: float(np.mean(v)) for c, v in sorted(by.items())} for k, by in hits.items()}
+
+
+def _table(rows: list[dict[str, object]], temperature: float) -> dict[str, object]:
+    acc: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    opened: dict[str, list[bool]] = defaultdict(list)
+    confidences, correct = [], []
+    for r in rows:
+        s = np.asarray(r["scores"], np.float64) / temperature
+        p = np.exp(s - s.max())
+        p /= p.sum()
+        pick = int(np.argmax(p))
+        ok = pick == r["truth"]
+        acc[str(r["condition"])][str(r["category"])].append(ok)
+        confidences.append(float(p[pick]))
+        correct.append(ok)
+        if r["condition"] == "720p":
+            opened[str(r["category"])].append(bool(r["open_correct"]))
+    bins = reliability_bins(confidences, correct, 10)
+    return {
+        "mcq": {c: {k: float(np.mean(v)) for k, v in sorted(by.items())} for c, by in acc.items()},
+        "open_720p": {k: float(np.mean(v)) for k, v in sorted(opened.items())},
+        "ace": ace(confidences, correct, 10),
+        "reliability": [[b.mean_conf, b.accuracy, b.count] for b in bins if b.count],
+        "n_mcq": len(rows),
+    }
+
+
+def calibrate_and_evaluate(
+    out: Path, n_videos: int, progress: Callable[[str], None] = print
+) -> dict[str, object]:
+    """Fit the temperature on ``calib``, evaluate on ``test``, store both in the folder."""
+    from video_env.pixel.pipeline import update_meta
+
+    scorer = PixelScorer(out, temperature=1.0, cache=None)
+    calib = mcq_scores(
+        scorer, split_videos("calib", n_videos), {"720p": Size(1280, 720), "none": None}
+    )
+    temperature = fit_temperature(calib)
+    progress(f"temperature {temperature:.3f} (fitted on {len(calib)} calibration MCQs)")
+    test = split_videos("test", n_videos)
+    table = _table(mcq_scores(scorer, test, CONDITIONS), temperature)
+    table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
+    table["test_videos"] = n_videos
+    update_meta(out, temperature=round(temperature, 4), evaluation=table)
+    for line in format_table(table):
+        progress(line)
+    return table
+
+
+def format_table(table: dict[str, object]) -> list[str]:
+    """The evaluation as printable lines."""
+    lines = ["held-out evaluation (test split)"]
+    retrieval_rows: dict[str, dict[str, float]] = table["retrieval_recall_at_1"]  # type: ignore[assignment]
+    for kind, by in retrieval_rows.items():
+        lines.append(f"  retrieval R@1, query={kind:9s} " + _cells(by))
+    mcq: dict[str, dict[str, float]] = table["mcq"]  # type: ignore[assignment]
+    for condition, by in mcq.items():
+        lines.append(f"  MCQ accuracy, evidence={condition:5s}   " + _cells(by))
+    lines.append("  open accuracy, evidence=720p   " + _cells(table["open_720p"]))  # type: ignore[arg-type]
+    lines.append(f"  MCQ confidence ACE (10 bins): {table['ace']:.3f}")
+    lines.append(
+        "  reliability (conf, acc, n): "
+        + ", ".join(
+            f"({c:.2f}, {a:.2f}, {n})"
+            for c, a, n in table["reliability"]  # type: ignore[attr-defined]
+        )
+    )
+    return lines
+
+
+def _cells(by: dict[str, float]) -> str:
+    return "  ".join(f"{k} {v:.2f}" for k, v in by.items())
+
+
+def scores_array(rows: list[dict[str, object]]) -> npt.NDArray[np.float64]:
+    """The option scores of ``rows`` stacked (for plots and tests)."""
+    return np.stack([np.asarray(r["scores"], np.float64) for r in rows])

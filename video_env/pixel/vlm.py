@@ -1,0 +1,255 @@
+"""The pixel-real VLM and captioner: the trained tiny CLIP looking at decoded frames.
+
+Both look at every frame of a :class:`~video_env.backends.base.FrameBatch` (the env's
+frame count and size) through a grid of tiles (:func:`video_env.pixel.data.tiles`): the
+whole frame, then 2 and 3 rows of tiles. A tile of a high-resolution frame shows a needle
+large; the same tile of a low-resolution frame is upsampled and blurry — so accuracy
+follows what was looked at and at what resolution, from pixels.
+
+- :class:`PixelRealVLM` answers an MCQ by scoring each option's statement ("a red
+  umbrella", from the carrier named in the question) against every tile, taking the best
+  tile per option; the confidence is the softmax of those scores divided by a temperature
+  fitted on a separate split. An open question is answered by naming the best fact of the
+  carrier's pool the same way.
+- :class:`PixelRealCaptioner` says what it detects: the scene that best matches the whole
+  frames, and each carrier that beats every scene description on some tile, with its best
+  fact.
+
+Neither reads annotations: the question's carrier is found from the world's public
+vocabulary (:data:`~video_env.synth.vocab.CARRIERS`), as a model would know its task.
+Results are labelled ``pixel-real``: real inference on rendered pixels, not simulated, and
+not a real-model result.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from video_env.backends.base import Answer, FrameBatch
+from video_env.backends.openclip import OpenCLIP
+from video_env.cache.store import CacheArg
+from video_env.metrics.cost import Cost
+from video_env.pixel import WEIGHTS_DIR
+from video_env.pixel.data import TILE_GRIDS, tiles
+from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES, Carrier
+from video_env.types import OPTION_LETTERS
+
+#: Visual tokens per tile (the ViT's patches).
+TOKENS_PER_TILE = 60
+#: Frames of a batch the roles look at (evenly chosen): CPU time, not accuracy, sets it.
+MAX_FRAMES = 8
+#: The captioner's lighter look (light captions of every clip dominate a bench's CPU time):
+#: at most 4 frames, through the 1- and 2-row grids.
+CAPTION_MAX_FRAMES = 4
+CAPTION_GRIDS = (1, 2)
+#: What the VLM says to a question about no carrier it knows.
+UNKNOWN_TEXT = "I cannot tell from these frames."
+
+_QUESTIONS = {c.question.format(carrier=c.name): c for c in CARRIERS}
+
+
+def carrier_for(question: str) -> Carrier | None:
+    """The carrier a synthetic question asks about (``None`` for any other question)."""
+    return _QUESTIONS.get(question.strip())
+
+
+def softmax(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Softmax of a 1-D array."""
+    z = np.exp(logits - logits.max())
+    out: npt.NDArray[np.float64] = z / z.sum()
+    return out
+
+
+class PixelRealCLIP(OpenCLIP):
+    """The pixel-real CLIP: :class:`OpenCLIP` on the shipped folder, labelled pixel-real."""
+
+    pixel_real = True
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.name = "pixel-real:clip"
+
+
+class PixelScorer:
+    """The trained CLIP, its tiling and its fitted temperature, shared by the roles.
+
+    Args:
+        weights: Folder of the pixel-real CLIP (default: the shipped one).
+        grids: Tile grids each frame is looked at through.
+        max_frames: At most this many frames of a batch are looked at (evenly chosen).
+        temperature: Softmax temperature (default: the one fitted by
+            ``video-env train perception``, stored in ``pixel_real.json``).
+        cache: The OpenCLIP disk cache for whole-frame retrieval features.
+    """
+
+    def __init__(
+        self,
+        weights: str | Path | None = None,
+        *,
+        grids: tuple[int, ...] = TILE_GRIDS,
+        max_frames: int = MAX_FRAMES,
+        temperature: float | None = None,
+        cache: CacheArg = "shared",
+    ) -> None:
+        folder = Path(weights) if weights is not None else WEIGHTS_DIR
+        self.folder = folder
+        self.cache: CacheArg = cache
+        self.clip = PixelRealCLIP(str(folder), device="cpu", cache=cache)
+        meta_path = folder / "pixel_real.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        self.temperature = float(temperature or meta.get("temperature", 1.0))
+        self.grids = grids
+        self.max_frames = max_frames
+        self.scale = self.clip.logit_scale
+        self._lock = threading.Lock()
+
+    def new_clip(self) -> PixelRealCLIP:
+        """A fresh CLIP role on the same (shared) model: its own ``usage``."""
+        return PixelRealCLIP(str(self.folder), device="cpu", cache=self.cache)
+
+    @property
+    def config(self) -> dict[str, object]:
+        """What changes the outputs: the CLIP, the tiling and the temperature."""
+        return {
+            "backend": "pixel-real",
+            "clip": self.clip.config,
+            "grids": list(self.grids),
+            "max_frames": self.max_frames,
+            "temperature": self.temperature,
+        }
+
+    def tile_features(
+        self,
+        frames: FrameBatch,
+        grids: tuple[int, ...] | None = None,
+        max_frames: int | None = None,
+    ) -> npt.NDArray[np.float32]:
+        """Features of every tile of the frames looked at, ``float32[n * tiles, D]``."""
+        chosen = self.looked_at(frames, max_frames or self.max_frames)
+        with self._lock:
+            return self.clip.encode_images(tiles(chosen.pixels(), grids or self.grids))
+
+    def looked_at(self, frames: FrameBatch, max_frames: int | None = None) -> FrameBatch:
+        """The batch itself, or ``max_frames`` of its frames evenly chosen."""
+        limit = max_frames or self.max_frames
+        if len(frames) <= limit:
+            return frames
+        pick = np.unique(np.linspace(0, len(frames) - 1, limit).round().astype(int))
+        return FrameBatch(frames.video, frames.times[pick], frames.size)
+
+    def scores(
+        self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
+    ) -> npt.NDArray[np.float64]:
+        """Per text, its best tile's similarity times the model's logit scale."""
+        text_features = self.clip.text_features(list(texts))
+        sims = np.asarray(tile_features, np.float64) @ np.asarray(text_features, np.float64).T
+        best: npt.NDArray[np.float64] = np.round(sims.max(axis=0) * self.scale, 6)
+        return best
+
+    def probabilities(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Temperature-scaled softmax of ``scores``."""
+        return softmax(scores / self.temperature)
+
+
+def _statements(carrier: Carrier | None, facts: Sequence[str]) -> list[str]:
+    if carrier is None:
+        return list(facts)
+    return [carrier.template.format(fact=f) for f in facts]
+
+
+class PixelRealVLM:
+    """Answers by CLIP option scoring over tiles of the frames (see the module docstring).
+
+    Args:
+        scorer: The shared scorer (default: the shipped weights).
+    """
+
+    simulated = False
+    pixel_real = True
+
+    def __init__(self, scorer: PixelScorer | None = None) -> None:
+        self.scorer = scorer or PixelScorer()
+        self.name = "pixel-real:vlm"
+        self.usage = Cost()
+
+    @property
+    def config(self) -> dict[str, object]:
+        """What changes the answers."""
+        return {**self.scorer.config, "role": "vlm", "rule": "option statements, best tile"}
+
+    def answer(
+        self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
+    ) -> Answer:
+        """Answer ``question`` from the pixels of ``frames``; MCQ answers are letters."""
+        carrier = carrier_for(question)
+        features = self.scorer.tile_features(frames)
+        tokens = len(features) * TOKENS_PER_TILE
+        self.usage = self.usage + Cost(vlm_calls=1, frames=len(frames), visual_tokens=tokens)
+        if options:
+            candidates = list(options)
+        elif carrier is not None:
+            candidates = list(FACT_POOLS[carrier.facts])
+        else:
+            return Answer(UNKNOWN_TEXT, 0.0, (0.0,), tokens)
+        probs = self.scorer.probabilities(
+            self.scorer.scores(features, _statements(carrier, candidates))
+        )
+        best = int(np.argmax(probs))
+        confidence = float(probs[best])
+        text = OPTION_LETTERS[best] if options else candidates[best]
+        return Answer(text, confidence, (confidence,), tokens)
+
+
+class PixelRealCaptioner:
+    """Captions what the CLIP detects in the frames (see the module docstring).
+
+    Args:
+        scorer: The shared scorer (default: the shipped weights).
+    """
+
+    simulated = False
+    pixel_real = True
+
+    def __init__(self, scorer: PixelScorer | None = None) -> None:
+        self.scorer = scorer or PixelScorer()
+        self.name = "pixel-real:captioner"
+        self.usage = Cost()
+
+    @property
+    def config(self) -> dict[str, object]:
+        """What changes the captions."""
+        return {
+            **self.scorer.config,
+            "role": "captioner",
+            "rule": "scene + detected carriers",
+            "grids": list(CAPTION_GRIDS),
+            "max_frames": CAPTION_MAX_FRAMES,
+        }
+
+    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+        """The best-matching scene and each detected carrier with its best fact."""
+        features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
+        self.usage = self.usage + Cost(
+            caption_calls=1, frames=len(frames), visual_tokens=len(features) * TOKENS_PER_TILE
+        )
+        scenes = [s.description for s in SCENE_STYLES]
+        presences = [c.presence for c in CARRIERS]
+        text_features = self.scorer.clip.text_features(scenes + presences)
+        sims = np.round(np.asarray(features, np.float64) @ text_features.T.astype(np.float64), 6)
+        per_frame = len(features) // len(self.scorer.looked_at(frames, CAPTION_MAX_FRAMES))
+        whole = sims[::per_frame, : len(scenes)] if per_frame else sims[:, : len(scenes)]
+        parts = [scenes[int(np.argmax(whole.mean(axis=0)))]]
+        winners = np.argmax(sims, axis=1)
+        for k in sorted({int(w) - len(scenes) for w in winners if w >= len(scenes)}):
+            carrier = CARRIERS[k]
+            facts = list(FACT_POOLS[carrier.facts])
+            scores = self.scorer.scores(features, _statements(carrier, facts))
+            parts.append(carrier.template.format(fact=facts[int(np.argmax(scores))]))
+        words = "; ".join(parts).split()
+        return " ".join(words[:max_tokens])
