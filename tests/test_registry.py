@@ -59,7 +59,8 @@ def test_parse_specs(tmp_path: Path) -> None:
     )
     assert parse_spec("clip", str(tmp_path)) == BackendSpec("open_clip", str(tmp_path))
     assert parse_spec("vlm", str(tmp_path)) == BackendSpec("transformers", str(tmp_path))
-    with pytest.raises(UnknownNameError, match=r"known: open_clip:\.\.\., pixel-real:\.\.\., simulated$") as info:
+    known = r"known: open_clip:\.\.\., pixel-real:\.\.\., simulated$"
+    with pytest.raises(UnknownNameError, match=known) as info:
         parse_spec("clip", "qwen2.5-vl:x")
     assert "simulated:" not in str(info.value)  # `simulated` takes no model
     with pytest.raises(UnknownNameError):
