@@ -53,6 +53,34 @@ class CountingBackend:
         return f"clip from {frames.times[0]:.1f} s to {frames.times[-1]:.1f} s"
 
 
+class BatchingBackend(CountingBackend):
+    """A counting VLM with its own ``answer_batch`` (one call for several windows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_sizes: list[int] = []
+
+    def answer_batch(
+        self, batches: Sequence[FrameBatch], question: str, options: Sequence[str] | None = None
+    ) -> list[Answer]:
+        self.batch_sizes.append(len(batches))
+        return [self.answer(frames, question, options) for frames in batches]
+
+
+def test_cached_vlm_sends_the_misses_of_several_windows_in_one_batch(tmp_path: Path) -> None:
+    inner, cache = BatchingBackend(), DiskCache(tmp_path / "c")
+    video = load_suite("synth-tiny")[0].video
+    windows = [FrameBatch(video, np.array([t, t + 1.0]), video.size) for t in (1.0, 5.0, 9.0)]
+    vlm = CachedVLM(inner, cache)
+    vlm.answer(windows[1], "what?")  # one window cached beforehand
+    answers = vlm.answer_batch(windows, "what?")
+    assert [a.text for a in answers] == ["what?@1.0", "what?@5.0", "what?@9.0"]  # in order
+    assert inner.batch_sizes == [2]  # the two misses in one batched call
+    assert inner.calls == 3
+    assert vlm.answer_batch(windows, "what?") == answers and inner.batch_sizes == [2]
+    assert vlm.usage.vlm_calls == 7  # every window requested counts, hit or miss
+
+
 def test_keys_cover_every_part() -> None:
     base = {"video": "v", "times": [1.0], "backend": {"m": 1}}
     assert cache_key("vlm", base) == cache_key("vlm", dict(reversed(base.items())))

@@ -111,19 +111,42 @@ class CachedVLM(_Cached):
         self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
     ) -> Answer:
         """The backend's answer, from the cache when it was computed before."""
+        return self.answer_batch([frames], question, options)[0]
+
+    def answer_batch(
+        self, batches: Sequence[FrameBatch], question: str, options: Sequence[str] | None = None
+    ) -> list[Answer]:
+        """Answers for several windows; the cache misses go to the backend together.
+
+        A backend with its own ``answer_batch`` (one forward pass for several windows)
+        gets all the misses in one call; otherwise they are answered one by one.
+        """
+        keys = [self._answer_key(frames, question, options) for frames in batches]
+        found = [self._lookup(key) for key in keys]
+        missing = [k for k, answer in enumerate(found) if not isinstance(answer, Answer)]
+        if missing:
+            todo = [batches[k] for k in missing]
+            batched = getattr(self.backend, "answer_batch", None)
+            if callable(batched) and len(todo) > 1:
+                computed = list(batched(todo, question, options))
+            else:
+                computed = [self.backend.answer(frames, question, options) for frames in todo]
+            for k, answer in zip(missing, computed, strict=True):
+                self._store(keys[k], answer)
+                found[k] = answer
+        answers: list[Answer] = found
+        for frames, answer in zip(batches, answers, strict=True):
+            self._count(Cost(vlm_calls=1, frames=len(frames), visual_tokens=answer.n_visual_tokens))
+        return answers
+
+    def _answer_key(self, frames: FrameBatch, question: str, options: Sequence[str] | None) -> str:
         parts = {
             **frames_key(frames),
             "backend": self.config,
             "question": question,
             "options": list(options) if options is not None else None,
         }
-        key = cache_key("vlm", parts)
-        answer = self._lookup(key)
-        if not isinstance(answer, Answer):
-            answer = self.backend.answer(frames, question, options)
-            self._store(key, answer)
-        self._count(Cost(vlm_calls=1, frames=len(frames), visual_tokens=answer.n_visual_tokens))
-        return answer
+        return cache_key("vlm", parts)
 
 
 class CachedCaptioner(_Cached):
