@@ -19,7 +19,7 @@ import numpy as np
 
 from video_env._optional import require
 from video_env.backends.base import FrameBatch, VisionMessage
-from video_env.backends.hf_generation import _accepts, _prepare
+from video_env.backends.hf_generation import encode, prepare_conversations
 from video_env.backends.vlm_frames import FedFrames, fed_frames, frames_fps
 from video_env.errors import ConfigError
 from video_env.video.base import Size
@@ -116,24 +116,10 @@ def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any
             template or tokenizer that merges across the prompt/reply boundary).
     """
     torch = require("torch", "models", _PURPOSE)
-    texts, images, videos, metas, _ = _prepare(processor, [t.conversation for t in turns])
+    conversations = [t.conversation for t in turns]
+    texts, images, videos, metas, _ = prepare_conversations(processor, conversations)
     full = [text + t.reply + END_OF_TURN for text, t in zip(texts, turns, strict=True)]
-    extra: dict[str, Any] = {}
-    if videos:
-        extra["video_metadata"] = metas
-        if _accepts(processor.video_processor, "cap_pixels_per_frame"):
-            extra["cap_pixels_per_frame"] = False  # as at inference: sizes are decided
-    batch = processor(
-        text=full,
-        images=images or None,
-        videos=videos or None,
-        do_resize=False,
-        do_sample_frames=False,
-        padding=True,
-        padding_side="right",
-        return_tensors="pt",
-        **extra,
-    )
+    batch = encode(processor, full, images, videos, metas, padding_side="right")
     ids, mask = batch["input_ids"], batch["attention_mask"]
     labels = torch.full_like(ids, -100)
     tok = processor.tokenizer

@@ -167,23 +167,9 @@ def generate(
     Raises:
         BackendError: If preprocessing or generation fails (e.g. out of memory).
     """
-    texts, images, videos, metas, fed = _prepare(processor, conversations)
-    extra: dict[str, Any] = {}
-    if videos:
-        extra["video_metadata"] = metas
-        if _accepts(processor.video_processor, "cap_pixels_per_frame"):
-            extra["cap_pixels_per_frame"] = False  # sizes are already decided (and fed as is)
+    texts, images, videos, metas, fed = prepare_conversations(processor, conversations)
     try:
-        inputs = processor(
-            text=texts,
-            images=images or None,
-            videos=videos or None,
-            do_resize=False,
-            do_sample_frames=False,
-            padding=True,
-            return_tensors="pt",
-            **extra,
-        ).to(device)
+        inputs = encode(processor, texts, images, videos, metas).to(device)
         options = _generation_options(processor, max_new_tokens, temperature)
         with torch.inference_mode():
             out = model.generate(**inputs, **options)
@@ -209,9 +195,43 @@ def generate(
     return rows, call
 
 
-def _prepare(
+def encode(
+    processor: Any,
+    texts: Sequence[str],
+    images: Sequence[Any],
+    videos: Sequence[Any],
+    metas: Sequence[Any],
+    *,
+    padding_side: str | None = None,
+) -> Any:
+    """The processor's padded tensors for ``texts`` and their frames, fed at their sizes.
+
+    Frames keep the sizes the backend decided (no resizing, no frame sampling); the
+    inputs of training (``policies.training``) and of inference are built alike here.
+    """
+    extra: dict[str, Any] = {}
+    if videos:
+        extra["video_metadata"] = list(metas)
+        if _accepts(processor.video_processor, "cap_pixels_per_frame"):
+            extra["cap_pixels_per_frame"] = False  # sizes are already decided (and fed as is)
+    if padding_side is not None:
+        extra["padding_side"] = padding_side
+    return processor(
+        text=list(texts),
+        images=list(images) or None,
+        videos=list(videos) or None,
+        do_resize=False,
+        do_sample_frames=False,
+        padding=True,
+        return_tensors="pt",
+        **extra,
+    )
+
+
+def prepare_conversations(
     processor: Any, conversations: Sequence[list[dict[str, Any]]]
 ) -> tuple[list[str], list[Any], list[Any], list[Any], list[tuple[tuple[float, ...], Size, str]]]:
+    """Chat-template texts, images, videos, video metadata and fed (times, size, kind)."""
     from transformers.video_utils import VideoMetadata
 
     texts: list[str] = []
