@@ -154,3 +154,20 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     assert max(images_seen) == sum(shown)
     changed = [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
     assert changed
+
+
+@pytest.mark.slow
+def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
+    """``video-env train trl`` runs one GRPO step and saves a loadable checkpoint."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from video_env.cli import main
+
+    out = str(tmp_path / "trl")
+    assert main(["train", "trl", "--model", flat_qwen_dir, "--out", out, "--suite",
+                 "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1",
+                 "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
+                 "--no-gradient-checkpointing"]) == 0  # fmt: skip
+    assert transformers.AutoModelForImageTextToText.from_pretrained(out) is not None
+    saved = transformers.AutoProcessor.from_pretrained(out)
+    assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it

@@ -47,14 +47,15 @@ def trl_dapo_config(output_dir: str | Path, **overrides: Any) -> Any:
     """A ``trl.GRPOConfig`` with :data:`PAPER_DAPO` and ``overrides`` on top.
 
     Our defaults besides the paper's (DESIGN §4 gives none): ``max_completion_length``
-    4096 tokens for the whole multi-turn rollout (tool results with frames included),
+    32768 tokens for the whole multi-turn rollout (tool results with frames included; a
+    tool result that would not fit is dropped by TRL and the rollout ends there),
     ``max_tool_calling_iterations`` 32 (the env's turn cap), truncated rollouts masked
     out of the loss (DAPO's overlong filtering), no reporting integrations.
     """
     trl = require("trl", "train", _PURPOSE)
     settings: dict[str, Any] = {
         **PAPER_DAPO,
-        "max_completion_length": 4096,
+        "max_completion_length": 32768,
         "max_tool_calling_iterations": 32,
         "mask_truncated_completions": True,
         "report_to": "none",
