@@ -84,7 +84,8 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     ``sequence_bias``: every prefix of ``speed(2)`` and ``speed(4)`` calls gets a bias
     growing with its length, so the model writes one of the two calls and its own logits
     choose the factor. The env's reward is 0 for all (no answer); a test-only shaping
-    reward pays 1 for a first call at 4x, so the group's rewards differ.
+    reward pays 1 for a first call at 4x, so the group's rewards differ; after the step
+    the model's probability of choosing 4x at the branch of the two calls has risen.
     """
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -139,6 +140,34 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     trainer = build_trl_trainer(
         model, processor, samples, config, rules=SMOKE, max_turns=4, reward_funcs=[fast_first]
     )
+    branch = next(i for i, (a, b) in enumerate(zip(*calls, strict=True)) if a != b)
+    probe = pacing_env_factory(samples, rules=SMOKE)()
+
+    def p_fast() -> list[float]:
+        """P(4 | the call's prefix) against P(2), on each question's first prompt."""
+        out = []
+        for row in tool_dataset_rows(samples, SMOKE):
+            task = [{"type": "text", "text": row["prompt"][-1]["content"]}]
+            chat = [row["prompt"][0], {"role": "user", "content": task + probe.reset(**row)}]
+            enc = trainer.processing_class.apply_chat_template(
+                chat, tools=trainer.tools, add_generation_prompt=True, tokenize=True,
+                return_dict=True, return_tensors="pt",
+            )  # fmt: skip
+            prefix = torch.tensor([calls[0][:branch]])
+            ids = torch.cat([enc["input_ids"], prefix], 1)
+            mm = torch.cat([enc["mm_token_type_ids"], torch.zeros_like(prefix)], 1)
+            with torch.no_grad():
+                logits = model(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), mm_token_type_ids=mm,
+                    pixel_values=enc["pixel_values"], image_grid_thw=enc["image_grid_thw"],
+                    logits_to_keep=1,
+                ).logits[0, -1]  # fmt: skip
+            pair = logits[[calls[0][branch], calls[1][branch]]].softmax(-1)
+            out.append(float(pair[1]))
+        return out
+
+    before_fast = p_fast()
+    images_seen.clear()
     trainer.train()
 
     envs: list[PacingToolEnv] = trainer._environment_pool[None]
@@ -154,6 +183,8 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     assert max(images_seen) == sum(shown)
     changed = [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
     assert changed
+    after_fast = p_fast()
+    assert all(a > b + 0.05 for a, b in zip(after_fast, before_fast, strict=True))
 
 
 @pytest.mark.slow
