@@ -17,6 +17,7 @@ tokens of the whole (accumulated) batch rather than of each group.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from policies.training.trl_env import pacing_env_factory, tool_chat_processor, tool_dataset_rows
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
 __all__ = ["PAPER_DAPO", "build_trl_trainer", "trl_dapo_config"]
@@ -93,6 +95,11 @@ def build_trl_trainer(
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
+    if "environment_factory" not in inspect.signature(trl.GRPOTrainer).parameters:
+        raise ConfigError(
+            f"trl {trl.__version__} has no GRPOTrainer(environment_factory=...); "
+            "upgrade trl (tested with 1.16)"
+        )
 
     dataset = datasets.Dataset.from_list(tool_dataset_rows(samples, rules))
     return trl.GRPOTrainer(
