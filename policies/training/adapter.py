@@ -107,7 +107,16 @@ class PacingChatEnv:
         if self.done:
             raise ConfigError("the episode is over; call reset()")
         text = reply.text if isinstance(reply, Completion) else reply
-        action = parse_text_action(self.policy.action_set, text, self.policy.strict)
+        return self.step_action(parse_text_action(self.policy.action_set, text, self.policy.strict))
+
+    def step_action(self, action: Any) -> ChatStep:
+        """Apply an already-built action (a Pacing action dataclass or ``InvalidAction``).
+
+        For engines whose replies are structured (tool calls) rather than text; the env
+        validates the action under its rules exactly as a parsed reply.
+        """
+        if self.done:
+            raise ConfigError("the episode is over; call reset()")
         self._observation, reward, terminated, truncated, info = self.env.step(action)
         self.turns += 1
         over_cap = self.turns >= self.max_turns and not (terminated or truncated)
@@ -120,6 +129,14 @@ class PacingChatEnv:
             self.reward = float(self.record.get("reward") or 0.0)
         messages = None if self.done else self.policy.messages(self._observation)
         return ChatStep(messages, float(reward), self.done, dict(info))
+
+    def finish(self, reason: str = "max_steps") -> float:
+        """End the episode if it is still running (no answer: reward 0); its reward."""
+        if not self.done:
+            self.record = self.env.abandon(reason)
+            self.reward = float(self.record.get("reward") or 0.0)
+            self.done = True
+        return self.reward
 
     def close(self) -> None:
         """Close the env."""
