@@ -30,10 +30,10 @@ from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["ChatStep", "PacingChatEnv", "engine_messages"]
+__all__ = ["ChatStep", "EngineModelSlot", "PacingChatEnv", "engine_messages"]
 
 
-class _NoModel:
+class EngineModelSlot:
     """The policy's model slot: an engine generates the replies, never this object."""
 
     name = "rl-engine"
@@ -41,6 +41,11 @@ class _NoModel:
     usage = Cost()
 
     def chat(self, messages: Any, *, max_new_tokens: int = 512, temperature: float = 0.0) -> Any:
+        """Never generates: the engine does.
+
+        Raises:
+            ConfigError: Always.
+        """
         raise ConfigError("PacingChatEnv does not generate; pass the engine's reply to step()")
 
 
@@ -87,7 +92,7 @@ class PacingChatEnv:
         self.sample = sample
         self.seed = seed
         self.max_turns = max_turns
-        self.policy = VideoScoutPolicy(_NoModel(), rules=rules, strict=strict)
+        self.policy = VideoScoutPolicy(EngineModelSlot(), rules=rules, strict=strict)
         kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
         self.env = PacingEnv([sample], **kwargs)
         self.turns = 0

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policies import prompts
-from policies.training.adapter import PacingChatEnv, _NoModel
+from policies.training.adapter import EngineModelSlot, PacingChatEnv
 from policies.videoscout import VideoScoutPolicy
 from video_env._optional import require
 from video_env.actions.types import AnswerAction, InvalidAction, RewatchAction, SpeedAction
@@ -51,7 +51,7 @@ _TASK = "Watch the video and answer the question."
 
 def tool_system_prompt(rules: PacingRules | None = None) -> str:
     """The system prompt of the tool-calling variant (tools, pacing, notes; no Think-Act)."""
-    fields = VideoScoutPolicy(_NoModel(), rules=rules).pacing_fields()
+    fields = VideoScoutPolicy(EngineModelSlot(), rules=rules).pacing_fields()
     return prompts.render("videoscout/tools_system", **fields)
 
 
