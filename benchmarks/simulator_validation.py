@@ -31,7 +31,12 @@ from typing import Any
 
 from benchmarks.config import ENV_KINDS, BenchConfig
 from benchmarks.run import run_benchmark
-from benchmarks.validation_stats import falconeye_vs_uniform, policy_table, spearman
+from benchmarks.validation_stats import (
+    falconeye_vs_uniform,
+    policy_table,
+    readings_summary,
+    spearman,
+)
 from benchmarks.zoom_effect import needle_mcqs, resolution_curve, window_curve
 
 #: Markers of the generated block in docs/simulator.md.
@@ -107,6 +112,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "policies": table,
         "spearman": rho,
         "falconeye_vs_uniform": versus,
+        "readings": {
+            "simulated": readings_summary(sim.records),
+            "pixel-real": readings_summary(pix.records),
+        },
         "zoom_suite": args.zoom_suite,
         "zoom_questions": len(zoom_samples),
         "window_curve": [p.to_dict() for p in windows],

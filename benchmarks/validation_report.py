@@ -66,6 +66,8 @@ def markdown(report: dict[str, Any], figure: str) -> str:
         )
     else:
         lines.append("**FALCONEye vs uniform sampling**: not measured (a policy did not run).")
+    lines += ["", "**Which simulator assumptions hold** (checked on the numbers of this run):", ""]
+    lines += diagnose(report)
     lines += [
         "",
         f"**Zoom-in effect** ({report['zoom_questions']} MCQs of `{report['zoom_suite']}`; "
@@ -140,3 +142,69 @@ def plot(path: Path, report: dict[str, Any]) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+#: Differences (accuracy or confidence) below this count as agreement in :func:`diagnose`.
+AGREEMENT = 0.15
+
+
+def diagnose(report: dict[str, Any]) -> list[str]:
+    """Bullets naming each simulator assumption the run's numbers support or break."""
+    bullets = []
+    windows, widths = report["window_curve"], report["resolution_curve"]
+    if windows:
+        near = windows[0]
+        gap = near["simulated"] - near["pixel_real"]
+        bullets.append(
+            f"- *Perception with the evidence in view* ({near['value']:.0f} s window on the "
+            f"needle): the simulator expects {near['simulated']:.2f}, pixel-real answers "
+            f"{near['pixel_real']:.2f} — "
+            + (
+                "the simulator's detection rates (`q_max`, ceiling 0.97) overstate perception "
+                "from these pixels: **breaks**."
+                if gap > AGREEMENT
+                else "agree: holds."
+            )
+        )
+    for points, what in ((windows, "window length"), (widths, "frame width")):
+        if len(points) < 2:
+            continue
+        sim = points[0]["simulated"] - points[-1]["simulated"]
+        pix = points[0]["pixel_real"] - points[-1]["pixel_real"]
+        bullets.append(
+            f"- *Accuracy against {what}* ({points[0]['value']:.0f} → {points[-1]['value']:.0f}):"
+            f" simulated changes by {-sim:+.2f}, pixel-real by {-pix:+.2f} — "
+            + ("same direction and size: holds." if abs(sim - pix) <= AGREEMENT else
+               "the effect differs from pixels: **breaks**.")
+        )  # fmt: skip
+    readings = report.get("readings", {})
+    sim_r, pix_r = readings.get("simulated", {}), readings.get("pixel-real", {})
+    if sim_r.get("readings") and pix_r.get("readings"):
+        bullets.append(
+            f"- *Informative, calibrated confidences*: simulated readings have mean confidence "
+            f"{sim_r['mean_confidence']:.2f} (std {sim_r['confidence_std']:.2f}, "
+            f"{sim_r['above_0_9']:.0%} above 0.9, ACE {sim_r['ace']:.2f}); pixel-real "
+            f"{pix_r['mean_confidence']:.2f} (std {pix_r['confidence_std']:.2f}, "
+            f"{pix_r['above_0_9']:.0%} above 0.9, ACE {pix_r['ace']:.2f}) — "
+            + (
+                "pixel-real confidences barely vary, so confidence-driven stopping (FALCONEye's "
+                "0.9, Pacing's 0.8) rarely fires and budgets are spent: **breaks**."
+                if pix_r["confidence_std"] < 0.05 and pix_r["above_0_9"] < 0.05
+                else "holds."
+            )
+        )
+        bullets.append(
+            f"- *Reading accuracy* (all VLM readings, pooled over policies): simulated "
+            f"{sim_r['accuracy']:.2f}, pixel-real {pix_r['accuracy']:.2f}."
+        )
+    captions = [r for r in report["policies"] if r["policy"].startswith("socratic")]
+    if captions:
+        sim_c = sum(r["accuracy_simulated"] for r in captions) / len(captions)
+        pix_c = sum(r["accuracy_pixel"] for r in captions) / len(captions)
+        bullets.append(
+            f"- *Captions state the fact* (Socratic policies answer from captions only): "
+            f"simulated {sim_c:.2f}, pixel-real {pix_c:.2f} — "
+            + ("holds." if sim_c - pix_c <= AGREEMENT else
+               "pixel-real captions rarely state the right fact: **breaks**.")
+        )  # fmt: skip
+    return bullets

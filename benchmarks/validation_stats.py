@@ -127,3 +127,31 @@ def falconeye_vs_uniform(
         videos=len(clusters),
     )
     return result
+
+
+def readings_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The VLM readings of a run pooled over policies: count, accuracy, confidences, ACE.
+
+    Readings are the env's grades of every VLM answer an episode obtained
+    (``vlm_readings``: confidence, correct); ungraded ones are left out.
+    """
+    from video_env.metrics.calibration import ace
+
+    pairs = [
+        (float(c), bool(ok))
+        for record in records
+        for c, ok in record.get("vlm_readings") or []
+        if ok is not None
+    ]
+    if not pairs:
+        return {"readings": 0}
+    confidences = np.array([c for c, _ in pairs])
+    correct = np.array([ok for _, ok in pairs], dtype=np.float64)
+    return {
+        "readings": len(pairs),
+        "accuracy": round(float(correct.mean()), 4),
+        "mean_confidence": round(float(confidences.mean()), 4),
+        "confidence_std": round(float(confidences.std()), 4),
+        "above_0_9": round(float((confidences > 0.9).mean()), 4),
+        "ace": round(float(ace(confidences, correct)), 4),
+    }

@@ -11,8 +11,14 @@ import pytest
 from benchmarks.config import BenchConfig
 from benchmarks.jobs import load_samples
 from benchmarks.simulator_validation import BEGIN, END, configs, update_docs
-from benchmarks.validation_report import markdown
-from benchmarks.validation_stats import falconeye_vs_uniform, policy_table, ranks, spearman
+from benchmarks.validation_report import diagnose, markdown
+from benchmarks.validation_stats import (
+    falconeye_vs_uniform,
+    policy_table,
+    ranks,
+    readings_summary,
+    spearman,
+)
 from video_env.errors import ConfigError
 
 
@@ -126,6 +132,24 @@ def _report() -> dict[str, Any]:
         "window_curve": [point],
         "resolution_curve": [{**point, "value": 448.0}],
         "wall_s": {"simulated": 10.0, "pixel-real": 300.0},
+        "readings": {
+            "simulated": {
+                "readings": 10,
+                "accuracy": 0.7,
+                "mean_confidence": 0.7,
+                "confidence_std": 0.2,
+                "above_0_9": 0.3,
+                "ace": 0.05,
+            },
+            "pixel-real": {
+                "readings": 10,
+                "accuracy": 0.3,
+                "mean_confidence": 0.26,
+                "confidence_std": 0.01,
+                "above_0_9": 0.0,
+                "ace": 0.04,
+            },
+        },
     }
 
 
@@ -171,3 +195,22 @@ def test_zoom_curves_from_pixels_and_the_simulator() -> None:
     assert widths[0].size == "160x90" and widths[1].size == "1280x720"
     assert widths[1].simulated >= widths[0].simulated
     assert vlm.usage.vlm_calls == 4
+
+
+def test_readings_summary_pools_graded_readings() -> None:
+    records = [{"vlm_readings": [[0.9, True], [0.3, False]]}, {"vlm_readings": [[0.5, None]]}, {}]
+    summary = readings_summary(records)
+    assert summary["readings"] == 2 and summary["accuracy"] == 0.5
+    assert summary["mean_confidence"] == 0.6 and summary["above_0_9"] == 0.0
+    assert readings_summary([{}]) == {"readings": 0}
+
+
+def test_diagnosis_names_the_assumptions_that_break() -> None:
+    report = _report()
+    text = "\n".join(diagnose(report))
+    assert "Perception with the evidence in view" in text and "overstate" in text
+    assert "confidences barely vary" in text
+    report["window_curve"][0]["pixel_real"] = 0.85
+    report["readings"]["pixel-real"].update(confidence_std=0.2, above_0_9=0.3)
+    text = "\n".join(diagnose(report))
+    assert "overstate" not in text and "barely vary" not in text
