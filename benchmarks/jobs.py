@@ -123,6 +123,8 @@ def validate(config: BenchConfig) -> None:
         from video_env.synth import get_suite
 
         get_suite(config.suite)
+        if config.categories is not None:
+            samples_for(config)  # no sample of the categories fails before the run header
     else:
         from video_env import data
 

@@ -13,7 +13,9 @@ reset) run twice in this process, with pixel-real perception on ``--weights``:
   transforms and encodes them on torch's default threads; nothing is kept between calls;
 - ``new``: :class:`~video_env.pixel.vlm.PixelScorer` as shipped: tile features computed
   once per (frame, grid) (memory LRU + a fresh disk cache in a temporary folder), tiles
-  cut by Pillow crops, batched normalisation, one torch thread.
+  cut by Pillow crops, batched normalisation, one torch thread;
+- ``old-one-thread``: ``old`` on one torch thread, which separates what caching and
+  cutting save from what the thread count saves on a shared machine.
 
 It prints the CPU seconds of this process (all its threads) and the wall seconds of
 both, the ratios old / new, the load average (the machine is shared), and checks that
@@ -37,12 +39,22 @@ from video_env.cache.store import DiskCache
 from video_env.pixel.data import tiles
 from video_env.pixel.vlm import PixelRealCaptioner, PixelRealVLM, PixelScorer
 
+#: The paths the script can time.
+PATHS = ("old", "old-one-thread", "new")
 #: Record fields that must agree between the two paths.
 COMPARED = ("answer", "correct", "window", "vlm_calls", "caption_calls", "visual_tokens")
 
 
 class LegacyScorer(PixelScorer):
-    """The scorer as it was before the tile-feature cache (the baseline; see the module)."""
+    """The scorer as it was before the tile-feature cache (the baseline; see the module).
+
+    Args:
+        one_thread: Encode on one torch thread (default: torch's own thread count).
+    """
+
+    def __init__(self, *args: Any, one_thread: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.one_thread = one_thread
 
     def tile_features(
         self,
@@ -57,11 +69,17 @@ class LegacyScorer(PixelScorer):
         chosen = self.looked_at(frames, max_frames or self.max_frames)
         images = tiles(chosen.pixels(), grids or self.grids)
         clip, out = self.clip, []
-        for start in range(0, len(images), clip.batch_size):
-            chunk = images[start : start + clip.batch_size]
-            batch = torch.stack([clip._preprocess(Image.fromarray(im)) for im in chunk])
-            with torch.no_grad():
-                out.append(clip._net.encode_image(batch).float().numpy())
+        threads = torch.get_num_threads()
+        if self.one_thread:
+            torch.set_num_threads(1)
+        try:
+            for start in range(0, len(images), clip.batch_size):
+                chunk = images[start : start + clip.batch_size]
+                batch = torch.stack([clip._preprocess(Image.fromarray(im)) for im in chunk])
+                with torch.no_grad():
+                    out.append(clip._net.encode_image(batch).float().numpy())
+        finally:
+            torch.set_num_threads(threads)
         return normalize_rows(np.concatenate(out))
 
 
@@ -86,32 +104,48 @@ def run_path(scorer: PixelScorer, questions: int, policies: Sequence[str]) -> di
     }
 
 
+def make_scorer(path: str, weights: str | None, cache_folder: str) -> PixelScorer:
+    """The scorer of one of :data:`PATHS` (``new`` caches in ``cache_folder``)."""
+    if path == "new":
+        return PixelScorer(weights, cache=DiskCache(cache_folder))
+    return LegacyScorer(weights, cache=None, one_thread=path == "old-one-thread")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=2)
     parser.add_argument("--policies", nargs="+", default=["uniform", "falconeye"])
     parser.add_argument("--weights", help="pixel-real weights folder (default: the shipped)")
+    parser.add_argument(
+        "--paths", nargs="+", default=list(PATHS), choices=PATHS, help="paths to time"
+    )
     args = parser.parse_args(argv)
+    results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        results = {
-            "old": run_path(LegacyScorer(args.weights, cache=None), args.questions, args.policies),
-            "new": run_path(
-                PixelScorer(args.weights, cache=DiskCache(folder)), args.questions, args.policies
-            ),
-        }
-    episodes = len(results["new"]["records"])
+        for name in args.paths:
+            scorer = make_scorer(name, args.weights, folder)
+            results[name] = run_path(scorer, args.questions, args.policies)
+    first = next(iter(results.values()))
     print(
-        f"{episodes} Zoom episodes ({', '.join(args.policies)} on the first {args.questions} "
-        f"questions of synth-quick), pixel-real perception; load average "
+        f"{len(first['records'])} Zoom episodes ({', '.join(args.policies)} on the first "
+        f"{args.questions} questions of synth-quick), pixel-real perception; load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     for name, result in results.items():
         print(f"  {name}: {result['cpu_s']:7.1f} CPU s  {result['wall_s']:7.1f} wall s")
-    old, new = results["old"], results["new"]
-    print(
-        f"  old / new: {old['cpu_s'] / new['cpu_s']:.2f}x CPU, "
-        f"{old['wall_s'] / new['wall_s']:.2f}x wall"
-    )
+    new = results.get("new")
+    if new is None:
+        return
+    for name in (n for n in results if n != "new"):
+        old = results[name]
+        print(
+            f"  {name} / new: {old['cpu_s'] / new['cpu_s']:.2f}x CPU, "
+            f"{old['wall_s'] / new['wall_s']:.2f}x wall"
+        )
+        _compare(old, new)
+
+
+def _compare(old: dict[str, Any], new: dict[str, Any]) -> None:
     differ = [
         (a["sample_id"], a["policy"], field)
         for a, b in zip(old["records"], new["records"], strict=True)
