@@ -85,7 +85,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         start = time.monotonic()
         print(f"== bench: {name} perception -> {out / name}", flush=True)
         results[name] = run_benchmark(
-            config, out / name, executor=args.executor, workers=args.workers, plots=False
+            config,
+            out / name,
+            executor=args.executor,
+            workers=args.workers,
+            plots=False,
+            fresh=args.fresh,
         )
         walls[name] = round(time.monotonic() - start, 1)
         print(f"   {len(results[name].records)} episodes ({walls[name]} s)", flush=True)
@@ -155,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--executor", default=None, help="bench executor (default: process)")
     parser.add_argument("--zoom-suite", default="synth-quick", help="needles of the zoom study")
     parser.add_argument("--zoom-limit", type=int, default=None, help="at most N zoom questions")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start both benches over (default: resume OUT's folders when the set-up is the same)",
+    )
     parser.add_argument(
         "--update-docs",
         action="store_true",

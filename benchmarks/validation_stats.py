@@ -132,8 +132,10 @@ def falconeye_vs_uniform(
 def readings_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The VLM readings of a run pooled over policies: count, accuracy, confidences, ACE.
 
-    Readings are the env's grades of every VLM answer an episode obtained
-    (``vlm_readings``: confidence, correct); ungraded ones are left out.
+    ``confidence_gap`` is the mean confidence of correct readings minus that of wrong
+    ones: how much a confidence says about correctness. Readings are the env's grades of
+    every VLM answer an episode obtained (``vlm_readings``: confidence, correct); ungraded
+    ones are left out.
     """
     from video_env.metrics.calibration import ace
 
@@ -154,4 +156,13 @@ def readings_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "confidence_std": round(float(confidences.std()), 4),
         "above_0_9": round(float((confidences > 0.9).mean()), 4),
         "ace": round(float(ace(confidences, correct)), 4),
+        "confidence_gap": round(_gap(confidences, correct), 4),
     }
+
+
+def _gap(confidences: np.ndarray, correct: np.ndarray) -> float:
+    """Mean confidence of correct readings minus that of wrong ones (0 if one is absent)."""
+    right, wrong = confidences[correct == 1], confidences[correct == 0]
+    if not len(right) or not len(wrong):
+        return 0.0
+    return float(right.mean() - wrong.mean())

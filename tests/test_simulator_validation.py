@@ -140,6 +140,7 @@ def _report() -> dict[str, Any]:
                 "confidence_std": 0.2,
                 "above_0_9": 0.3,
                 "ace": 0.05,
+                "confidence_gap": 0.3,
             },
             "pixel-real": {
                 "readings": 10,
@@ -148,6 +149,7 @@ def _report() -> dict[str, Any]:
                 "confidence_std": 0.01,
                 "above_0_9": 0.0,
                 "ace": 0.04,
+                "confidence_gap": 0.01,
             },
         },
     }
@@ -202,6 +204,7 @@ def test_readings_summary_pools_graded_readings() -> None:
     summary = readings_summary(records)
     assert summary["readings"] == 2 and summary["accuracy"] == 0.5
     assert summary["mean_confidence"] == 0.6 and summary["above_0_9"] == 0.0
+    assert summary["confidence_gap"] == 0.6
     assert readings_summary([{}]) == {"readings": 0}
 
 
@@ -209,8 +212,27 @@ def test_diagnosis_names_the_assumptions_that_break() -> None:
     report = _report()
     text = "\n".join(diagnose(report))
     assert "Perception with the evidence in view" in text and "overstate" in text
-    assert "confidences barely vary" in text
+    assert "say less about correctness" in text
     report["window_curve"][0]["pixel_real"] = 0.85
-    report["readings"]["pixel-real"].update(confidence_std=0.2, above_0_9=0.3)
+    report["readings"]["pixel-real"].update(confidence_gap=0.2, above_0_9=0.3)
     text = "\n".join(diagnose(report))
-    assert "overstate" not in text and "barely vary" not in text
+    assert "overstate" not in text and "say less" not in text
+
+
+def test_new_pixel_real_weights_are_a_new_set_up(tmp_path: Path) -> None:
+    import shutil
+
+    from benchmarks.provenance import pixel_real_weights
+    from video_env.pixel import WEIGHTS_DIR
+
+    assert pixel_real_weights(BenchConfig()) == {}
+    assert set(pixel_real_weights(BenchConfig(perception="pixel-real"))) == {"shipped"}
+    folder = tmp_path / "w"
+    shutil.copytree(WEIGHTS_DIR, folder)
+    config = configs(str(folder), "synth-tiny", ["object"], ["zoom"], ["uniform"], [0])[
+        "pixel-real"
+    ]
+    before = pixel_real_weights(config)
+    (folder / "pixel_real.json").write_text('{"temperature": 2.0}', encoding="utf-8")
+    after = pixel_real_weights(config)
+    assert set(before) == {str(folder.resolve())} and before != after
