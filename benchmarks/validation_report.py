@@ -120,7 +120,7 @@ def plot(path: Path, report: dict[str, Any]) -> Path:
     ax.set(
         xlabel="accuracy, SIMULATED perception",
         ylabel="accuracy, PIXEL-REAL perception",
-        title=f"policies (Spearman {rho if rho is not None else 'n/a'})",
+        title=f"policies (Spearman {f'{rho:.2f}' if rho is not None else 'n/a'})",
         xlim=(-0.02, 1.02),
         ylim=(-0.02, 1.02),
     )
