@@ -35,6 +35,7 @@ def _run(args: argparse.Namespace) -> int:
         llm=_llm_spec(args),
         seeds=tuple(args.seeds),
         limit=args.limit,
+        categories=tuple(args.categories) if args.categories else None,
         perception=args.perception,
         text_embedder=args.text_embedder,
         vlm=args.vlm,
@@ -297,6 +298,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--limit", type=int, help="first N samples only")
+    parser.add_argument(
+        "--categories", nargs="+", metavar="CATEGORY",
+        help="only samples of these categories (e.g. visual object)",
+    )  # fmt: skip
     parser.add_argument("--out", help=f"results folder (default: {DEFAULT_OUT}/<suite>); "
                         "a rerun resumes it if its set-up is the same")  # fmt: skip
     parser.add_argument("--fresh", action="store_true",

@@ -30,7 +30,9 @@ class BenchConfig:
             ones only when ``llm`` is None).
         llm: LLM spec for prompted policies (``None``: offline reasoners).
         seeds: Reset seeds; every sample runs once per seed.
-        limit: Samples to keep (the first ``limit``).
+        limit: Samples to keep (the first ``limit``, after the category filter).
+        categories: Keep only samples of these categories (``None``: all), e.g.
+            ``("visual", "object")`` for the simulator-validation report.
         max_steps: Steps after which an episode is abandoned.
         standin_missing_videos: With real backends, stand in for missing video files.
         text_embedder: Text embedder of the offline reasoner and the simulated CLIP
@@ -56,6 +58,7 @@ class BenchConfig:
     llm: str | None = None
     seeds: tuple[int, ...] = (0,)
     limit: int | None = None
+    categories: tuple[str, ...] | None = None
     max_steps: int = 200
     standin_missing_videos: bool = True
     perception: str = "simulated"
@@ -74,6 +77,8 @@ class BenchConfig:
             raise ConfigError("--dataset needs --annotations")
         if not self.seeds:
             raise ConfigError("give at least one seed")
+        if self.categories is not None and not self.categories:
+            raise ConfigError("give at least one category (or none for all)")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"--limit must be >= 1, got {self.limit}")
         if self.text_embedder not in TEXT_EMBEDDERS:
@@ -133,6 +138,8 @@ class BenchConfig:
         values = dict(record)
         for key in ("envs", "policies", "seeds"):
             values[key] = tuple(values[key])
+        if values.get("categories") is not None:
+            values["categories"] = tuple(values["categories"])
         return cls(**values)
 
     def fingerprint(self) -> str:

@@ -40,17 +40,33 @@ class Job:
 
 
 def load_samples(config: BenchConfig) -> list[VideoQA]:
-    """The run's samples (the first ``limit``)."""
+    """The run's samples (of ``categories`` if set, the first ``limit``).
+
+    Raises:
+        ConfigError: If a suite has no sample of the chosen categories.
+    """
     if config.dataset is not None:
         from video_env import data
 
+        options: dict[str, Any] = {"limit": config.limit}
+        if config.categories is not None:
+            options["categories"] = list(config.categories)
         samples: list[VideoQA] = list(
-            data.load(config.dataset, config.annotations, config.videos, limit=config.limit)
+            data.load(config.dataset, config.annotations, config.videos, **options)
         )
         return samples
     from video_env.synth import load_suite
 
-    return load_suite(config.suite, limit=config.limit)
+    if config.categories is None:
+        return load_suite(config.suite, limit=config.limit)
+    every = load_suite(config.suite)
+    samples = [s for s in every if s.category in config.categories]
+    if not samples:
+        raise ConfigError(
+            f"no sample of categories {list(config.categories)} in {config.suite}; its "
+            f"categories: {sorted({s.category for s in every if s.category})}"
+        )
+    return samples[: config.limit] if config.limit is not None else samples
 
 
 _SAMPLES: dict[str, list[VideoQA]] = {}
@@ -107,6 +123,8 @@ def validate(config: BenchConfig) -> None:
         from video_env.synth import get_suite
 
         get_suite(config.suite)
+        if config.categories is not None:
+            samples_for(config)  # no sample of the categories fails before the run header
     else:
         from video_env import data
 

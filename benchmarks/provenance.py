@@ -5,8 +5,9 @@ the config enters it with no change here), the versions of the packages that cha
 results, a digest of the code that runs (the contents of the ``video_env``, ``policies``
 and ``benchmarks`` packages: a change to the README or a new commit that leaves the code
 alone does not invalidate a results folder) and a digest of the samples (questions,
-options, answers, evidence windows). Two runs with equal fingerprints would write the same
-records.
+options, answers, evidence windows). A run with pixel-real perception adds a digest of its
+weights folder's files (the code digest does not read weights), so new weights in the same
+folder are a new set-up. Two runs with equal fingerprints would write the same records.
 """
 
 from __future__ import annotations
@@ -55,8 +56,36 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
         "code": code_digest(),
         "samples": samples_digest(samples),
     }
+    weights = pixel_real_weights(config)
+    if weights:  # absent otherwise, so other runs' fingerprints are unchanged
+        record["pixel_real_weights"] = weights
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
     return normalised
+
+
+def pixel_real_weights(config: BenchConfig) -> dict[str, str]:
+    """A digest of the files of each pixel-real weights folder the config uses, by folder."""
+    from video_env.backends.registry import parse_spec
+
+    folders = set()
+    for role, spec in config.perception_specs().items():
+        parsed = parse_spec(role, spec)
+        if parsed.pixel_real:
+            folders.add(parsed.target)
+    out = {}
+    for target in sorted(folders):
+        if not target:
+            from video_env.pixel import WEIGHTS_DIR
+
+            name, folder = "shipped", WEIGHTS_DIR
+        else:
+            name, folder = target, Path(target)
+        digest = hashlib.blake2b(digest_size=8)
+        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        out[name] = digest.hexdigest()
+    return out
 
 
 def fingerprint(record: dict[str, Any]) -> str:

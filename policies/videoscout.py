@@ -78,16 +78,20 @@ class VideoScoutPolicy(Policy):
     def system_prompt(self) -> str:
         """The system prompt: actions, pacing, memory mechanism, Think-Act format."""
         return prompts.render(
-            "videoscout/system",
-            actions=self.action_set.describe(),
-            speeds="\n".join(
+            "videoscout/system", actions=self.action_set.describe(), **self.pacing_fields()
+        )
+
+    def pacing_fields(self) -> dict[str, Any]:
+        """The rules' part of a system prompt: ``speeds``, ``rewatch``, ``memory_words``."""
+        return {
+            "speeds": "\n".join(
                 f"- speed({factor}x): the next {spec.chunks} chunk{'s' * (spec.chunks > 1)} "
                 f"with {_frames(spec)}"
                 for factor, spec in sorted(self.rules.speeds.items())
             ),
-            rewatch=_frames(self.rules.rewatch),
-            memory_words=self.rules.memory_words,
-        )
+            "rewatch": _frames(self.rules.rewatch),
+            "memory_words": self.rules.memory_words,
+        }
 
     def messages(self, observation: dict[str, Any]) -> list[VisionMessage]:
         """The turn's chat: the system prompt, then the window's frames, memory, question."""

@@ -72,7 +72,8 @@ def test_the_fingerprint_covers_every_config_field() -> None:
     base = small_config()
     changed = {"suite": "synth-quick", "dataset": "jsonl", "annotations": "a.jsonl",
                "videos": "v", "envs": ("pacing",), "policies": ("random",), "llm": "x",
-               "seeds": (1,), "limit": 3, "max_steps": 7, "standin_missing_videos": False,
+               "seeds": (1,), "limit": 3, "categories": ("visual",), "max_steps": 7,
+               "standin_missing_videos": False,
                "text_embedder": "minilm", "extra": {"note": 1}, "vlm": "openai:m",
                "captioner": "openai:c", "clip": "open_clip:B", "judge": "embedding"}  # fmt: skip
     for f in dataclasses.fields(BenchConfig):

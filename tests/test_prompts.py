@@ -83,6 +83,11 @@ VALUES = {
         "rewatch": "20 frames at 448x448",
         "memory_words": 200,
     },
+    "videoscout/tools_system": {
+        "speeds": "- speed(1x): the next 1 chunk with 20 frames at 448x448",
+        "rewatch": "20 frames at 448x448",
+        "memory_words": 200,
+    },
     "videoscout/window": {
         "turn": 3,
         "n_chunks": 12,

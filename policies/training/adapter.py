@@ -30,10 +30,10 @@ from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["ChatStep", "PacingChatEnv", "engine_messages"]
+__all__ = ["ChatStep", "EngineModelSlot", "PacingChatEnv", "engine_messages"]
 
 
-class _NoModel:
+class EngineModelSlot:
     """The policy's model slot: an engine generates the replies, never this object."""
 
     name = "rl-engine"
@@ -41,6 +41,11 @@ class _NoModel:
     usage = Cost()
 
     def chat(self, messages: Any, *, max_new_tokens: int = 512, temperature: float = 0.0) -> Any:
+        """Never generates: the engine does.
+
+        Raises:
+            ConfigError: Always.
+        """
         raise ConfigError("PacingChatEnv does not generate; pass the engine's reply to step()")
 
 
@@ -87,7 +92,7 @@ class PacingChatEnv:
         self.sample = sample
         self.seed = seed
         self.max_turns = max_turns
-        self.policy = VideoScoutPolicy(_NoModel(), rules=rules, strict=strict)
+        self.policy = VideoScoutPolicy(EngineModelSlot(), rules=rules, strict=strict)
         kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
         self.env = PacingEnv([sample], **kwargs)
         self.turns = 0
@@ -107,7 +112,16 @@ class PacingChatEnv:
         if self.done:
             raise ConfigError("the episode is over; call reset()")
         text = reply.text if isinstance(reply, Completion) else reply
-        action = parse_text_action(self.policy.action_set, text, self.policy.strict)
+        return self.step_action(parse_text_action(self.policy.action_set, text, self.policy.strict))
+
+    def step_action(self, action: Any) -> ChatStep:
+        """Apply an already-built action (a Pacing action dataclass or ``InvalidAction``).
+
+        For engines whose replies are structured (tool calls) rather than text; the env
+        validates the action under its rules exactly as a parsed reply.
+        """
+        if self.done:
+            raise ConfigError("the episode is over; call reset()")
         self._observation, reward, terminated, truncated, info = self.env.step(action)
         self.turns += 1
         over_cap = self.turns >= self.max_turns and not (terminated or truncated)
@@ -120,6 +134,14 @@ class PacingChatEnv:
             self.reward = float(self.record.get("reward") or 0.0)
         messages = None if self.done else self.policy.messages(self._observation)
         return ChatStep(messages, float(reward), self.done, dict(info))
+
+    def finish(self, reason: str = "max_steps") -> float:
+        """End the episode if it is still running (no answer: reward 0); its reward."""
+        if not self.done:
+            self.record = self.env.abandon(reason)
+            self.reward = float(self.record.get("reward") or 0.0)
+            self.done = True
+        return self.reward
 
     def close(self) -> None:
         """Close the env."""

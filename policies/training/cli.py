@@ -1,4 +1,4 @@
-"""``video-env train distill | sft | rl``: the VideoScout training pipeline's commands."""
+"""``video-env train distill | sft | rl | trl``: the VideoScout training pipeline's commands."""
 
 from __future__ import annotations
 
@@ -119,6 +119,49 @@ def _rl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trl(args: argparse.Namespace) -> int:
+    from policies.training.distill import load_reference_chunks, with_reference_chunks
+    from policies.training.trl_grpo import build_trl_trainer, trl_dapo_config
+    from video_env._optional import require
+
+    transformers = require("transformers", "train", "video-env train trl")
+    samples = _samples(args)
+    if args.trajectories:
+        samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
+    settings: dict[str, Any] = {
+        "num_generations": args.group_size,
+        "per_device_train_batch_size": args.per_device_batch or args.group_size,
+        "gradient_accumulation_steps": args.grad_accum,
+        "max_steps": args.steps,
+        "learning_rate": args.lr,
+        "beta": args.beta,
+        "epsilon": args.eps_low,
+        "epsilon_high": args.eps_high,
+        "temperature": args.temperature,
+        "max_completion_length": args.max_completion_length,
+        "max_tool_calling_iterations": args.max_turns,
+        "bf16": args.bf16,
+        "gradient_checkpointing": not args.no_gradient_checkpointing,
+        "save_steps": args.save_steps or args.steps,
+        "logging_steps": 1,
+        "seed": args.seed,
+    }
+    if args.bf16:
+        settings["model_init_kwargs"] = {"dtype": "bfloat16"}
+    if args.use_vllm:
+        settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
+    config = trl_dapo_config(args.out, **settings)
+    processor = transformers.AutoProcessor.from_pretrained(args.model)
+    trainer = build_trl_trainer(
+        args.model, processor, samples, config, rules=RULES[args.rules](), max_turns=args.max_turns,
+        seed=args.seed,
+    )  # fmt: skip
+    result = trainer.train()
+    trainer.save_model(args.out)
+    print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
+    return 0
+
+
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
@@ -130,7 +173,7 @@ def _dataset_args(parser: argparse.ArgumentParser) -> None:
 
 
 def add_training_commands(kinds: Any) -> None:
-    """Add ``distill``, ``sft`` and ``rl`` under ``video-env train``."""
+    """Add ``distill``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
     distill = kinds.add_parser(
         "distill",
         help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
@@ -204,3 +247,35 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
     _dataset_args(rl)
     rl.set_defaults(func=_rl)
+
+    trl = kinds.add_parser(
+        "trl",
+        help="DAPO through TRL's GRPOTrainer, the env as its tool environment (multi-GPU)",
+        description="The Pacing env as TRL's environment_factory: actions are tool calls in a "
+        "growing chat, each tool result carries the next window's frames (not the paper's "
+        "fresh chat per turn; see docs/training.md). Launch with `accelerate launch` for "
+        "several GPUs. Loss: TRL's dapo loss with VideoScout's eps/beta/G/lr.",
+    )
+    trl.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
+    trl.add_argument("--out", required=True, help="output folder")
+    trl.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
+    trl.add_argument("--steps", type=int, default=100, help="optimiser steps")
+    trl.add_argument("--group-size", type=int, default=8, help="G")
+    trl.add_argument("--per-device-batch", type=int, default=0,
+                     help="rollouts per device per step (default: G)")  # fmt: skip
+    trl.add_argument("--grad-accum", type=int, default=1)
+    trl.add_argument("--lr", type=float, default=5e-6)
+    trl.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
+    trl.add_argument("--eps-low", type=float, default=0.20)
+    trl.add_argument("--eps-high", type=float, default=0.28)
+    trl.add_argument("--temperature", type=float, default=1.0)
+    trl.add_argument("--max-turns", type=int, default=32, help="env steps (tool calls) at most")
+    trl.add_argument("--max-completion-length", type=int, default=32768,
+                     help="tokens of a rollout: replies and tool results with frames")  # fmt: skip
+    trl.add_argument("--save-steps", type=int, default=0)
+    trl.add_argument("--bf16", action="store_true")
+    trl.add_argument("--no-gradient-checkpointing", action="store_true")
+    trl.add_argument("--use-vllm", action="store_true", help="generate with vLLM (GPU only)")
+    trl.add_argument("--vllm-mode", choices=("server", "colocate"), default="colocate")
+    _dataset_args(trl)
+    trl.set_defaults(func=_trl)

@@ -153,6 +153,8 @@ class OpenCLIP:
         self.computed_frames = 0
         self._texts: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
+        self._batched_ok: bool | None = None
+        self._normalize: Any = None
 
     @property
     def config(self) -> dict[str, object]:
@@ -220,20 +222,46 @@ class OpenCLIP:
         """Features of images ``uint8[N, H, W, 3]`` (open_clip preprocessing; not cached).
 
         For callers that cut their own crops (the pixel-real VLM's tiles); counts nothing
-        in ``usage`` (the caller accounts for its own call).
+        in ``usage`` (the caller accounts for its own call). Images already at the model's
+        input size skip the per-image Pillow preprocessing (a no-op resize and crop) and are
+        normalised as one tensor, once checked to give exactly the same input.
         """
         torch = require("torch", "models", "the OpenCLIP backend")
-        from PIL import Image
-
         if len(images) == 0:
             return np.zeros((0, self.embed_dim), dtype=np.float32)
         out = []
         for start in range(0, len(images), self.batch_size):
-            chunk = images[start : start + self.batch_size]
-            batch = torch.stack([self._preprocess(Image.fromarray(im)) for im in chunk])
+            batch = self._image_batch(images[start : start + self.batch_size])
             with torch.no_grad():
                 out.append(self._net.encode_image(batch.to(self.device)).float().cpu().numpy())
         return normalize_rows(np.concatenate(out))
+
+    def _image_batch(self, images: npt.NDArray[np.uint8]) -> Any:
+        """The model input of ``images``: batched when they are at the input size."""
+        at_input = images.shape[1:3] == (self.input_size.height, self.input_size.width)
+        if at_input and self._batched_preprocess_ok(images[0]):
+            return _normalised(images, self._normalize)
+        return self._pil_batch(images)
+
+    def _pil_batch(self, images: npt.NDArray[np.uint8]) -> Any:
+        torch = require("torch", "models", "the OpenCLIP backend")
+        from PIL import Image
+
+        return torch.stack([self._preprocess(Image.fromarray(im)) for im in images])
+
+    def _batched_preprocess_ok(self, image: npt.NDArray[np.uint8]) -> bool:
+        """Whether batched normalisation equals the preprocessing (checked on first use)."""
+        if self._batched_ok is None:
+            transforms = getattr(self._preprocess, "transforms", [])
+            normalize = [t for t in transforms if type(t).__name__ == "Normalize"]
+            self._normalize = normalize[-1] if normalize else None
+            ok = self._normalize is not None
+            if ok:
+                torch = require("torch", "models", "the OpenCLIP backend")
+                reference = self._pil_batch(image[None])
+                ok = bool(torch.equal(reference, _normalised(image[None], self._normalize)))
+            self._batched_ok = ok
+        return self._batched_ok
 
     @property
     def logit_scale(self) -> float:
@@ -260,6 +288,16 @@ class OpenCLIP:
             features = self._net.encode_image(batch.to(self.device)).float().cpu().numpy()
         self.computed_frames += len(times)
         return normalize_rows(features)
+
+
+def _normalised(images: npt.NDArray[np.uint8], normalize: Any) -> Any:
+    """``uint8[N, H, W, 3]`` as torchvision's ``ToTensor`` + ``normalize`` make them, batched."""
+    torch = require("torch", "models", "the OpenCLIP backend")
+    batch = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).contiguous()
+    batch = batch.to(dtype=torch.get_default_dtype()).div(255)
+    mean = torch.as_tensor(normalize.mean, dtype=batch.dtype).view(1, -1, 1, 1)
+    std = torch.as_tensor(normalize.std, dtype=batch.dtype).view(1, -1, 1, 1)
+    return batch.sub_(mean).div_(std)
 
 
 def _input_size(net: Any) -> Size:

@@ -5,7 +5,9 @@
   gets a new fingerprint, a renamed or copied one is computed again (a miss, never a
   wrong hit).
 * A :class:`~video_env.synth.world.SynthVideo`: its identity — id, duration, frame rate,
-  native size, seed, scenes and needles — since its frames are a function of those.
+  native size, seed, scenes and needles — and a digest of the renderer's source
+  (:data:`RENDERER_MODULES`), since its frames are a function of those: features and
+  captions cached before a change to the drawing are not reused after it.
 * Any other reader: its ``name``, ``duration``, ``num_frames`` and ``size``; readers that
   know better may define a ``fingerprint`` attribute, which wins.
 """
@@ -18,6 +20,22 @@ import os
 from typing import Any
 
 from video_env.video.base import VideoReader
+
+#: Modules whose code draws a synthetic video's pixels (their source is in its fingerprint).
+RENDERER_MODULES = ("world.py", "render.py", "shapes.py", "vocab.py")
+_RENDERER: list[str] = []
+
+
+def renderer_digest() -> str:
+    """A digest of the synthetic renderer's source files (computed once per process)."""
+    if not _RENDERER:
+        folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "synth")
+        sources = []
+        for name in RENDERER_MODULES:
+            with open(os.path.join(folder, name), "rb") as handle:
+                sources.append(hashlib.blake2b(handle.read(), digest_size=12).hexdigest())
+        _RENDERER.append(_digest(sources))
+    return _RENDERER[0]
 
 
 def _digest(parts: Any) -> str:
@@ -42,6 +60,7 @@ def video_fingerprint(video: VideoReader) -> str:
                 video.seed,
                 [repr(s) for s in video.scenes],
                 [repr(n) for n in video.needles],
+                renderer_digest(),
             ]
         )
     name = video.name

@@ -23,22 +23,25 @@ not a real-model result.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from video_env._optional import require
 from video_env.backends.base import Answer, FrameBatch
 from video_env.backends.openclip import OpenCLIP
-from video_env.cache.store import CacheArg
+from video_env.cache.store import CacheArg, resolve_cache
 from video_env.metrics.cost import Cost
 from video_env.pixel import WEIGHTS_DIR
-from video_env.pixel.data import TILE_GRIDS, tiles
+from video_env.pixel.data import TILE_GRIDS
+from video_env.pixel.features import TileFeatures
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES, Carrier
 from video_env.types import OPTION_LETTERS
+from video_env.video.base import VideoReader
 
 #: Visual tokens per tile (the ViT's patches).
 TOKENS_PER_TILE = 60
@@ -66,14 +69,48 @@ def softmax(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one thread inside the block (restored after).
+
+    The pixel-real CLIP is tiny: a second thread gains little, and on cores shared with
+    other processes (a bench's workers, other jobs) two threads per process made its
+    forward passes several times slower. Features do not depend on it (checked equal).
+    """
+    torch = require("torch", "models", "the pixel-real perception")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class PixelRealCLIP(OpenCLIP):
-    """The pixel-real CLIP: :class:`OpenCLIP` on the shipped folder, labelled pixel-real."""
+    """The pixel-real CLIP: :class:`OpenCLIP` on the shipped folder, labelled pixel-real.
+
+    Its forward passes run on one torch thread (:func:`one_torch_thread`).
+    """
 
     pixel_real = True
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.name = "pixel-real:clip"
+
+    def encode_images(self, images: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        """:meth:`OpenCLIP.encode_images` on one torch thread."""
+        with one_torch_thread():
+            return super().encode_images(images)
+
+    def text_features(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """:meth:`OpenCLIP.text_features` on one torch thread."""
+        with one_torch_thread():
+            return super().text_features(texts)
+
+    def _encode_frames(self, video: VideoReader, times: list[float]) -> npt.NDArray[np.float32]:
+        with one_torch_thread():
+            return super()._encode_frames(video, times)
 
 
 class PixelScorer:
@@ -85,7 +122,8 @@ class PixelScorer:
         max_frames: At most this many frames of a batch are looked at (evenly chosen).
         temperature: Softmax temperature (default: the one fitted by
             ``video-env train perception``, stored in ``pixel_real.json``).
-        cache: The OpenCLIP disk cache for whole-frame retrieval features.
+        cache: The disk cache of whole-frame retrieval features and of tile features
+            (:class:`~video_env.pixel.features.TileFeatures`).
     """
 
     def __init__(
@@ -107,7 +145,7 @@ class PixelScorer:
         self.grids = grids
         self.max_frames = max_frames
         self.scale = self.clip.logit_scale
-        self._lock = threading.Lock()
+        self.tiles = TileFeatures(self.clip, resolve_cache(cache))
 
     def new_clip(self) -> PixelRealCLIP:
         """A fresh CLIP role on the same (shared) model: its own ``usage``."""
@@ -130,10 +168,12 @@ class PixelScorer:
         grids: tuple[int, ...] | None = None,
         max_frames: int | None = None,
     ) -> npt.NDArray[np.float32]:
-        """Features of every tile of the frames looked at, ``float32[n * tiles, D]``."""
+        """Features of every tile of the frames looked at, ``float32[n * tiles, D]``.
+
+        Computed once per (frame, grid) and cached (see :mod:`video_env.pixel.features`).
+        """
         chosen = self.looked_at(frames, max_frames or self.max_frames)
-        with self._lock:
-            return self.clip.encode_images(tiles(chosen.pixels(), grids or self.grids))
+        return self.tiles.features(chosen, grids or self.grids)
 
     def looked_at(self, frames: FrameBatch, max_frames: int | None = None) -> FrameBatch:
         """The batch itself, or ``max_frames`` of its frames evenly chosen."""

@@ -1,0 +1,206 @@
+"""Simulator validation: do policies rank the same under simulated and pixel-real perception?
+
+Run: ``python -m benchmarks.simulator_validation [--weights DIR] [--out DIR] [--update-docs]``
+
+1. Two ``video-env bench`` runs (:func:`benchmarks.run.run_benchmark`, resumable folders
+   ``OUT/simulated`` and ``OUT/pixel-real``) of the same policies on the same questions
+   (``synth-quick``'s visual and object needles by default), one with the SIMULATED
+   perception, one with the pixel-real models of ``--weights`` (default: the shipped ones).
+2. Per (env, policy): accuracy, GToU, VLM calls and model tokens under both; the Spearman
+   rank correlation of the accuracies (target >= 0.8); FALCONEye against uniform sampling
+   under pixel-real perception (paired by question, bootstrap CI over videos).
+3. The zoom-in effect from pixels (:mod:`benchmarks.zoom_effect`): the pixel-real VLM's
+   accuracy against window length and frame width, beside the simulator's expected curve.
+4. ``OUT/validation.json``, ``OUT/validation.md`` (the markdown block between
+   :data:`BEGIN` and :data:`END`, also printed) and ``OUT/simulator_validation.png``;
+   ``--update-docs`` replaces the block in ``docs/simulator.md`` and copies the figure to
+   ``docs/simulator_validation.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.config import ENV_KINDS, BenchConfig
+from benchmarks.run import run_benchmark
+from benchmarks.validation_stats import (
+    falconeye_vs_uniform,
+    policy_table,
+    readings_summary,
+    spearman,
+)
+from benchmarks.zoom_effect import needle_mcqs, resolution_curve, window_curve
+
+#: Markers of the generated block in docs/simulator.md.
+BEGIN = "<!-- simulator-validation -->"
+END = "<!-- /simulator-validation -->"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+FIGURE = "simulator_validation.png"
+
+
+def configs(
+    weights: str | None,
+    suite: str,
+    categories: Sequence[str],
+    envs: Sequence[str],
+    policies: Sequence[str],
+    seeds: Sequence[int],
+) -> dict[str, BenchConfig]:
+    """The two bench configs: ``simulated`` and ``pixel-real`` (on ``weights``)."""
+    common: dict[str, Any] = {
+        "suite": suite,
+        "categories": tuple(categories),
+        "envs": tuple(envs),
+        "policies": tuple(policies),
+        "seeds": tuple(seeds),
+    }
+    pixel: dict[str, Any] = {"perception": "pixel-real"}
+    if weights is not None:
+        spec = f"pixel-real:{Path(weights).resolve()}"
+        pixel.update(vlm=spec, captioner=spec, clip=spec)
+    return {
+        "simulated": BenchConfig(**common),
+        "pixel-real": BenchConfig(**common, **pixel),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run both benches and the zoom study; returns the report (see the module docstring)."""
+    from video_env.envs.perception import Perception
+
+    out = Path(args.out)
+    results: dict[str, Any] = {}
+    walls: dict[str, float] = {}
+    for name, config in configs(
+        args.weights, args.suite, args.categories, args.envs, args.policies, args.seeds
+    ).items():
+        start = time.monotonic()
+        print(f"== bench: {name} perception -> {out / name}", flush=True)
+        results[name] = run_benchmark(
+            config,
+            out / name,
+            executor=args.executor,
+            workers=args.workers,
+            plots=False,
+            fresh=args.fresh,
+        )
+        walls[name] = round(time.monotonic() - start, 1)
+        print(f"   {len(results[name].records)} episodes ({walls[name]} s)", flush=True)
+    sim, pix = results["simulated"], results["pixel-real"]
+    table = policy_table(sim.rows, pix.rows)
+    rho = spearman([r["accuracy_simulated"] for r in table], [r["accuracy_pixel"] for r in table])
+    versus = falconeye_vs_uniform(pix.records)
+    start = time.monotonic()
+    from video_env.synth import load_suite
+
+    zoom_samples = needle_mcqs(load_suite(args.zoom_suite), args.categories)[: args.zoom_limit]
+    vlm = Perception.pixel_real(args.weights).vlm
+    assert vlm is not None
+    windows = window_curve(zoom_samples, vlm)
+    widths = resolution_curve(zoom_samples, vlm)
+    walls["zoom_study"] = round(time.monotonic() - start, 1)
+    return {
+        "command": "python -m benchmarks.simulator_validation "
+        + " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--update-docs"),
+        "weights": _weights_info(args.weights),
+        "suite": args.suite,
+        "categories": list(args.categories),
+        "questions": len({r["sample_id"] for r in pix.records}),
+        "policies": table,
+        "spearman": rho,
+        "falconeye_vs_uniform": versus,
+        "readings": {
+            "simulated": readings_summary(sim.records),
+            "pixel-real": readings_summary(pix.records),
+        },
+        "zoom_suite": args.zoom_suite,
+        "zoom_questions": len(zoom_samples),
+        "window_curve": [p.to_dict() for p in windows],
+        "resolution_curve": [p.to_dict() for p in widths],
+        "wall_s": walls,
+    }
+
+
+def _weights_info(weights: str | None) -> dict[str, Any]:
+    from video_env.pixel import WEIGHTS_DIR
+
+    folder = Path(weights) if weights else WEIGHTS_DIR
+    meta_path = folder / "pixel_real.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    recipe = meta.get("recipe", {})
+    return {
+        "folder": "shipped (video_env/pixel/weights)" if weights is None else str(folder),
+        "steps": recipe.get("steps"),
+        "batch_size": recipe.get("batch_size"),
+        "temperature": meta.get("temperature"),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.simulator_validation", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--weights", help="pixel-real weights folder (default: the shipped)")
+    parser.add_argument("--out", default="runs/simulator-validation", help="results folder")
+    parser.add_argument("--suite", default="synth-quick")
+    parser.add_argument("--categories", nargs="+", default=["visual", "object"])
+    parser.add_argument("--envs", nargs="+", default=list(ENV_KINDS), choices=ENV_KINDS)
+    parser.add_argument("--policies", nargs="+", default=["all"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--workers", type=int, default=2, help="bench processes (default 2)")
+    parser.add_argument("--executor", default=None, help="bench executor (default: process)")
+    parser.add_argument("--zoom-suite", default="synth-quick", help="needles of the zoom study")
+    parser.add_argument("--zoom-limit", type=int, default=None, help="at most N zoom questions")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start both benches over (default: resume OUT's folders when the set-up is the same)",
+    )
+    parser.add_argument(
+        "--update-docs",
+        action="store_true",
+        help=f"rewrite the marked block of docs/simulator.md and docs/{FIGURE}",
+    )
+    args = parser.parse_args(argv)
+    args.executor = args.executor or ("process" if args.workers > 1 else "serial")
+    report = run(args)
+    out = Path(args.out)
+    from benchmarks.validation_report import markdown, plot
+
+    figure = plot(out / FIGURE, report)
+    block = markdown(report, FIGURE)
+    (out / "validation.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (out / "validation.md").write_text(f"{BEGIN}\n{block}{END}\n", encoding="utf-8")
+    print(f"{BEGIN}\n{block}{END}")
+    if args.update_docs:
+        update_docs(DOCS / "simulator.md", block)
+        shutil.copyfile(figure, DOCS / FIGURE)
+        print(f"updated docs/simulator.md and docs/{FIGURE}")
+    return 0
+
+
+def update_docs(path: Path, block: str) -> None:
+    """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``.
+
+    Raises:
+        ValueError: If the markers are missing.
+    """
+    text = path.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{path} has no {BEGIN} ... {END} block")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{block}{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

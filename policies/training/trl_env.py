@@ -1,0 +1,231 @@
+"""The Pacing env as TRL's multi-turn environment (``GRPOTrainer(environment_factory=...)``).
+
+TRL's environment hook runs an agent as a growing tool-calling chat: each rollout gets its
+own environment instance, ``reset(**row)`` adds the first observation to the dataset's
+prompt, and every public method of the environment is a tool the model may call; a tool's
+result is appended to the chat and the model replies again, until it replies without a
+tool call (or the tool-call or token budget is spent). A tool result may hold images,
+which TRL feeds to both generation and the loss's forward pass.
+
+:class:`PacingToolEnv` exposes the Pacing actions as the tools ``speed``, ``rewatch`` and
+``answer`` (each carrying the agent's rewritten notes, the env's memory) and returns the
+next window's frames as images with the same window/memory/question text VideoScout's
+prompt shows; ``get_reward`` is the env's composite reward ``R = r_acc + r_fmt +
+r_timing`` (0 for an episode that never answers). It drives
+:class:`~policies.training.adapter.PacingChatEnv`, so the rules, penalties and rewards are
+the env's, unchanged.
+
+**This is not the paper's format** (``docs/fidelity.md``): VideoScout sends a fresh chat
+every turn (system prompt, the agent's notes, the new frames) and replies in Think-Act
+tags; here the chat grows, earlier frames stay in context, actions are JSON tool calls,
+and a call is well-formed when TRL's parser reads it. ``video-env train rl`` remains the
+paper-faithful trainer; this module is the path to TRL's multi-GPU machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from policies import prompts
+from policies.training.adapter import EngineModelSlot, PacingChatEnv
+from policies.videoscout import VideoScoutPolicy
+from video_env._optional import require
+from video_env.actions.types import AnswerAction, InvalidAction, RewatchAction, SpeedAction
+from video_env.backends.base import FrameBatch, VisionMessage
+from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
+from video_env.types import Interval, VideoQA
+
+__all__ = [
+    "PacingToolEnv",
+    "pacing_env_factory",
+    "tool_chat_processor",
+    "tool_dataset_rows",
+    "tool_system_prompt",
+]
+
+_PURPOSE = "TRL's GRPO trainer with the Pacing env"
+_TASK = "Watch the video and answer the question."
+
+
+def tool_system_prompt(rules: PacingRules | None = None) -> str:
+    """The system prompt of the tool-calling variant (tools, pacing, notes; no Think-Act)."""
+    fields = VideoScoutPolicy(EngineModelSlot(), rules=rules).pacing_fields()
+    return prompts.render("videoscout/tools_system", **fields)
+
+
+def tool_dataset_rows(
+    samples: Sequence[VideoQA], rules: PacingRules | None = None
+) -> list[dict[str, Any]]:
+    """One training row per question: the system prompt, a task line and the question id.
+
+    The question itself, its options and the first frames come from the env's first
+    observation (``reset``); no row carries an answer or an annotation.
+    """
+    system = tool_system_prompt(rules)
+    return [
+        {
+            "prompt": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": _TASK},
+            ],
+            "sample_id": sample.id,
+        }
+        for sample in samples
+    ]
+
+
+def tool_chat_processor(processor: Any) -> Any:
+    """``processor`` with a chat template that renders tool calls, if it has none.
+
+    Qwen2.5-VL's own template ignores tools. TRL ships the Qwen3-VL template, whose tool
+    format (``<tools>`` in the system turn, ``<tool_call>{json}</tool_call>`` replies,
+    ``<tool_response>`` in a user turn) is Qwen2.5's and whose vision placeholders are
+    Qwen2.5-VL's; TRL recognises it and installs its tool-call parser.
+    """
+    require("trl", "train", _PURPOSE)
+    from trl.chat_template_utils import qwen3_vl_chat_template, supports_tool_calling
+
+    if not supports_tool_calling(processor):
+        processor.chat_template = qwen3_vl_chat_template
+    return processor
+
+
+class PacingToolEnv:
+    """One rollout's Pacing episode, with the actions as TRL tools.
+
+    Args:
+        samples: The questions by id (``meta["reference_chunk"]``: the timing reward's T).
+        rules: Pacing rules (default: the paper's).
+        max_turns: Env steps after which the episode ends without an answer.
+        seed: Seed of every env reset.
+
+    Attributes:
+        episode: The current episode (``None`` before the first ``reset``).
+        actions: The actions applied in the current episode, in order.
+        resets: Episodes started by this instance.
+        steps: Env steps taken by this instance (all episodes).
+    """
+
+    def __init__(
+        self,
+        samples: Mapping[str, VideoQA],
+        *,
+        rules: PacingRules | None = None,
+        max_turns: int = 32,
+        seed: int = 0,
+    ) -> None:
+        self.samples = samples
+        self.rules = rules
+        self.max_turns = max_turns
+        self.seed = seed
+        self.episode: PacingChatEnv | None = None
+        self.actions: list[Any] = []
+        self.resets = 0
+        self.steps = 0
+
+    def reset(self, **row: Any) -> list[dict[str, Any]]:
+        """Start the episode of ``row["sample_id"]``; its first window, frames and question."""
+        sample_id = str(row.get("sample_id", ""))
+        if sample_id not in self.samples:
+            raise ConfigError(f"unknown sample_id {sample_id!r} in the training row")
+        if self.episode is not None:
+            self.episode.close()
+        self.episode = PacingChatEnv(
+            self.samples[sample_id], rules=self.rules, seed=self.seed, max_turns=self.max_turns
+        )
+        self.actions = []
+        self.resets += 1
+        return _tool_content(self.episode.reset())
+
+    def speed(self, factor: int, notes: str = "") -> list[dict[str, Any]] | str:
+        """Watch the next chunks of the video at a speed.
+
+        Args:
+            factor: 1, 2 or 4: watch the next 1, 2 or 4 chunks (more chunks, fewer and
+                smaller frames per chunk).
+            notes: Your updated notes, replacing the previous ones.
+        """
+        try:
+            return self._step(SpeedAction(int(factor), notes or None))
+        except (TypeError, ValueError):
+            return self._step(InvalidAction(f"speed factor must be 1, 2 or 4, got {factor!r}"))
+
+    def rewatch(self, chunk: int, notes: str = "") -> list[dict[str, Any]] | str:
+        """Watch one chunk of the current multi-chunk window again, alone, at 1x.
+
+        Args:
+            chunk: The chunk's number as shown; it must be in the current window.
+            notes: Your updated notes, replacing the previous ones.
+        """
+        try:
+            return self._step(RewatchAction(int(chunk), notes or None))
+        except (TypeError, ValueError):
+            return self._step(InvalidAction(f"rewatch needs a chunk number, got {chunk!r}"))
+
+    def answer(
+        self, answer: str, start: float, end: float, notes: str = ""
+    ) -> list[dict[str, Any]] | str:
+        """Answer the question and end the episode.
+
+        Args:
+            answer: The answer: the option letter for a multiple-choice question.
+            start: Start of the evidence window, in seconds.
+            end: End of the evidence window, in seconds.
+            notes: Your final notes.
+        """
+        try:
+            window = Interval(float(start), float(end))
+        except (TypeError, ValueError) as exc:
+            return self._step(InvalidAction(f"answer needs a window [start, end]: {exc}"))
+        return self._step(AnswerAction(str(answer).strip(), window, notes or None))
+
+    def get_reward(self) -> float:
+        """The episode's composite reward (ends an unanswered episode: reward 0)."""
+        if self.episode is None:
+            return 0.0
+        return self.episode.finish("no_answer")
+
+    def _step(self, action: Any) -> list[dict[str, Any]] | str:
+        if self.episode is None or self.episode.done:
+            raise ConfigError("the episode is over: reply without calling a tool")
+        result = self.episode.step_action(action)
+        self.actions.append(action)
+        self.steps += 1
+        if result.messages is None:
+            record = self.episode.record or {}
+            return f"The episode is over ({record.get('ended_by', 'ended')})."
+        return _tool_content(result.messages)
+
+
+def pacing_env_factory(
+    samples: Sequence[VideoQA],
+    *,
+    rules: PacingRules | None = None,
+    max_turns: int = 32,
+    seed: int = 0,
+) -> Callable[[], PacingToolEnv]:
+    """The ``environment_factory`` for :class:`PacingToolEnv` over ``samples``."""
+    by_id = {sample.id: sample for sample in samples}
+    if len(by_id) != len(samples):
+        raise ConfigError("sample ids must be unique")
+
+    def factory() -> PacingToolEnv:
+        return PacingToolEnv(by_id, rules=rules, max_turns=max_turns, seed=seed)
+
+    return factory
+
+
+def _tool_content(messages: list[VisionMessage]) -> list[dict[str, Any]]:
+    """The user turn of a VideoScout chat as TRL content parts: texts and one image a frame."""
+    image = require("PIL.Image", "train", _PURPOSE)
+    content = messages[-1]["content"]
+    parts: list[dict[str, Any]] = []
+    for part in [content] if isinstance(content, str) else content:
+        if isinstance(part, FrameBatch):
+            for frame in part.pixels():
+                parts.append({"type": "image", "image": image.fromarray(frame)})
+        else:
+            parts.append({"type": "text", "text": str(part)})
+    return parts

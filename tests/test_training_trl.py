@@ -1,0 +1,204 @@
+"""The Pacing env as TRL's multi-turn environment: tools, rewards, and GRPOTrainer on a CPU."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.training.cli import RULES
+from policies.training.trl_env import PacingToolEnv, pacing_env_factory, tool_dataset_rows
+from video_env.actions.types import SpeedAction
+from video_env.errors import ConfigError
+from video_env.synth.suites import load_suite
+
+SMOKE = RULES["cpu-smoke"]()
+
+
+def test_tools_step_the_env_and_return_the_next_frames() -> None:
+    pytest.importorskip("PIL")
+    (sample,) = load_suite("synth-tiny", limit=1)
+    env = pacing_env_factory([sample], rules=SMOKE)()
+    (row,) = tool_dataset_rows([sample], SMOKE)
+    assert set(row) == {"prompt", "sample_id"}  # no answer, no annotation
+    assert "speed(factor, notes)" in row["prompt"][0]["content"]
+    assert "<think>" not in row["prompt"][0]["content"]
+    first = env.reset(**row)
+    kinds = [part["type"] for part in first]
+    assert kinds == ["text"] + ["image"] * SMOKE.speeds[1].frames + ["text"]
+    assert sample.question in first[-1]["text"] and "chunks 1 to 1" in first[0]["text"]
+    second = env.speed(2, notes="nothing yet")
+    assert isinstance(second, list) and "chunks 2 to 3" in second[0]["text"]
+    assert "nothing yet" in second[-1]["text"]  # the notes are the env's memory
+    bad = env.rewatch(99)
+    assert isinstance(bad, list) and "invalid" in bad[-1]["text"]
+    assert env.episode is not None and env.get_reward() == 0.0  # never answered
+    assert env.episode.record is not None and env.episode.record["ended_by"] == "no_answer"
+    with pytest.raises(ConfigError, match="over"):
+        env.speed(1)
+    assert (env.resets, env.steps, len(env.actions)) == (1, 2, 2)
+
+
+def test_answer_ends_with_the_composite_reward() -> None:
+    pytest.importorskip("PIL")
+    (sample,) = load_suite("synth-tiny", limit=1)
+    env = PacingToolEnv({sample.id: sample}, rules=SMOKE)
+    env.reset(sample_id=sample.id)
+    window = sample.gt_intervals[0]
+    done = env.answer(str(sample.answer), window.start, window.end, notes="seen it")
+    assert isinstance(done, str) and "over" in done
+    record = env.episode.record if env.episode else None
+    assert record is not None and record["correct"] is True
+    assert record["reward_parts"]["fmt"] == pytest.approx(0.3)  # a parsed call is well-formed
+    assert env.get_reward() == pytest.approx(record["reward"]) and env.get_reward() > 1.3
+    with pytest.raises(ConfigError, match="unknown sample_id"):
+        env.reset(sample_id="nope")
+
+
+def test_factory_refuses_duplicate_ids() -> None:
+    (sample,) = load_suite("synth-tiny", limit=1)
+    with pytest.raises(ConfigError, match="unique"):
+        pacing_env_factory([sample, sample])
+
+
+@pytest.fixture(scope="module")
+def flat_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny Qwen2.5-VL with small weights: near-uniform choices, so a group's rollouts differ."""
+    pytest.importorskip("transformers")
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    path = tmp_path_factory.mktemp("models") / "flat-qwen"
+    return str(tiny_qwen2_5_vl(path, init_range=0.02))
+
+
+def _speed_call(tokenizer: Any, factor: int) -> list[int]:
+    text = f'<tool_call>\n{{"name": "speed", "arguments": {{"factor": {factor}}}}}\n</tool_call>'
+    ids: list[int] = tokenizer(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    return ids
+
+
+@pytest.mark.slow
+def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Path) -> None:
+    """``GRPOTrainer.train()`` with the env as ``environment_factory``, 1 step, G = 2.
+
+    A random model never writes a tool call, so generation is steered (test only) with
+    ``sequence_bias``: every prefix of ``speed(2)`` and ``speed(4)`` calls gets a bias
+    growing with its length, so the model writes one of the two calls and its own logits
+    choose the factor. The env's reward is 0 for all (no answer); a test-only shaping
+    reward pays 1 for a first call at 4x, so the group's rewards differ; after the step
+    the model's probability of choosing 4x at the branch of the two calls has risen.
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from policies.training.trl_grpo import build_trl_trainer, trl_dapo_config
+
+    samples = load_suite("synth-tiny", limit=2)
+    processor = transformers.AutoProcessor.from_pretrained(flat_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(flat_qwen_dir)
+    calls = [_speed_call(processor.tokenizer, f) for f in (2, 4)]
+    prefixes = sorted({tuple(call[:k]) for call in calls for k in range(1, len(call) + 1)})
+    steer = [[list(prefix), 30.0 * len(prefix)] for prefix in prefixes]
+
+    def fast_first(environments: list[PacingToolEnv], **_: Any) -> list[float]:
+        return [
+            float(
+                bool(e.actions)
+                and isinstance(e.actions[0], SpeedAction)
+                and e.actions[0].factor == 4
+            )
+            for e in environments
+        ]
+
+    images_seen: list[int] = []
+
+    def count_images(_module: Any, args: Any, kwargs: Any, _out: Any) -> None:
+        grid = kwargs.get("grid_thw", args[1] if len(args) > 1 else None)
+        images_seen.append(int(grid.shape[0]))
+
+    model.model.visual.register_forward_hook(count_images, with_kwargs=True)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    config = trl_dapo_config(
+        tmp_path / "out",
+        num_generations=2,
+        per_device_train_batch_size=4,
+        max_steps=1,
+        max_completion_length=1024,
+        max_tool_calling_iterations=1,
+        learning_rate=1e-2,
+        logging_steps=1,
+        save_strategy="no",
+        use_cpu=True,
+        seed=0,
+        generation_kwargs={"sequence_bias": steer},
+    )
+    assert (config.loss_type, config.epsilon, config.epsilon_high, config.beta) == (
+        "dapo",
+        0.2,
+        0.28,
+        0.01,
+    )
+    trainer = build_trl_trainer(
+        model, processor, samples, config, rules=SMOKE, max_turns=4, reward_funcs=[fast_first]
+    )
+    branch = next(i for i, (a, b) in enumerate(zip(*calls, strict=True)) if a != b)
+    probe = pacing_env_factory(samples, rules=SMOKE)()
+
+    def p_fast() -> list[float]:
+        """P(4 | the call's prefix) against P(2), on each question's first prompt."""
+        out = []
+        for row in tool_dataset_rows(samples, SMOKE):
+            task = [{"type": "text", "text": row["prompt"][-1]["content"]}]
+            chat = [row["prompt"][0], {"role": "user", "content": task + probe.reset(**row)}]
+            enc = trainer.processing_class.apply_chat_template(
+                chat, tools=trainer.tools, add_generation_prompt=True, tokenize=True,
+                return_dict=True, return_tensors="pt",
+            )  # fmt: skip
+            prefix = torch.tensor([calls[0][:branch]])
+            ids = torch.cat([enc["input_ids"], prefix], 1)
+            mm = torch.cat([enc["mm_token_type_ids"], torch.zeros_like(prefix)], 1)
+            with torch.no_grad():
+                logits = model(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), mm_token_type_ids=mm,
+                    pixel_values=enc["pixel_values"], image_grid_thw=enc["image_grid_thw"],
+                    logits_to_keep=1,
+                ).logits[0, -1]  # fmt: skip
+            pair = logits[[calls[0][branch], calls[1][branch]]].softmax(-1)
+            out.append(float(pair[1]))
+        return out
+
+    before_fast = p_fast()
+    images_seen.clear()
+    trainer.train()
+
+    envs: list[PacingToolEnv] = trainer._environment_pool[None]
+    assert len(envs) == 4 and all(e.resets == 1 and e.steps == 1 for e in envs)
+    assert {e.episode.sample.id for e in envs if e.episode} == {s.id for s in samples}
+    log = trainer.state.log_history[0]
+    assert log["tools/call_frequency"] == 1.0 and log["tools/failure_frequency"] == 0.0
+    assert torch.isfinite(torch.tensor(log["loss"]))
+    assert log["reward_std"] > 0  # the shaping reward differs within a group
+    # The frames of reset and of each tool result reach the loss's forward pass (the
+    # batch's four rollouts in one pass).
+    shown = [SMOKE.speeds[1].frames + SMOKE.speeds[e.actions[0].factor].frames for e in envs]
+    assert max(images_seen) == sum(shown)
+    changed = [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
+    assert changed
+    after_fast = p_fast()
+    assert all(a > b + 0.05 for a, b in zip(after_fast, before_fast, strict=True))
+
+
+@pytest.mark.slow
+def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
+    """``video-env train trl`` runs one GRPO step and saves a loadable checkpoint."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from video_env.cli import main
+
+    out = str(tmp_path / "trl")
+    assert main(["train", "trl", "--model", flat_qwen_dir, "--out", out, "--suite",
+                 "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1",
+                 "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
+                 "--no-gradient-checkpointing"]) == 0  # fmt: skip
+    assert transformers.AutoModelForImageTextToText.from_pretrained(out) is not None
+    saved = transformers.AutoProcessor.from_pretrained(out)
+    assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
