@@ -18,6 +18,8 @@ from video_env.envs.perception import Perception, resolve_perception
 from video_env.pixel import WEIGHTS_DIR
 from video_env.pixel.data import (
     INPUT_SIZE,
+    READ_CATEGORIES,
+    crop_box,
     render_dataset,
     split_videos,
     tile_boxes,
@@ -25,7 +27,7 @@ from video_env.pixel.data import (
 from video_env.pixel.train import Recipe, save_model, train_clip
 from video_env.pixel.vlm import PixelRealVLM, PixelScorer, carrier_for
 from video_env.synth.suites import list_suites, suite_videos
-from video_env.synth.vocab import CARRIERS
+from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
 from video_env.types import OPTION_LETTERS, Interval
 from video_env.video.base import Size
 
@@ -62,6 +64,21 @@ def test_tiles_cover_the_frame() -> None:
         assert min(b[1] for b in boxes) == 0 and max(b[3] for b in boxes) == size.height
 
 
+def test_crops_centre_the_needle_at_a_readable_size() -> None:
+    rng = np.random.default_rng(0)
+    size = Size(1280, 720)
+    for video in split_videos("train", 2):
+        for needle in video.needles:
+            x0, y0, x1, y1 = crop_box(needle, size, rng)
+            assert 0 <= x0 < x1 <= size.width and 0 <= y0 < y1 <= size.height
+            cx, cy = needle.position[0] * size.width, needle.position[1] * size.height
+            assert x0 <= cx <= x1 and y0 <= cy <= y1
+            assert (x1 - x0) / (y1 - y0) == pytest.approx(
+                INPUT_SIZE.width / INPUT_SIZE.height, 0.05
+            )
+            assert needle.pixel_size / (y1 - y0) >= 0.2 - 1e-6 or y1 - y0 == size.height
+
+
 def test_every_synthetic_question_names_its_carrier() -> None:
     for carrier in CARRIERS:
         assert carrier_for(carrier.question.format(carrier=carrier.name)) is carrier
@@ -69,13 +86,50 @@ def test_every_synthetic_question_names_its_carrier() -> None:
 
 
 def test_a_few_training_steps_save_a_folder_openclip_loads(tmp_path: Path) -> None:
-    images, captions = render_dataset(split_videos("train", 1), seed=0, per_needle=3)
-    assert images.shape[1:] == (INPUT_SIZE.height, INPUT_SIZE.width, 3)
-    assert len(images) == len(captions) and len(set(captions)) > 5
-    model = train_clip(images, captions, Recipe(steps=2, batch_size=8), progress=lambda _: None)
+    data = render_dataset(split_videos("train", 1), seed=0, per_needle=3)
+    assert data.images.shape[1:] == (INPUT_SIZE.height, INPUT_SIZE.width, 3)
+    assert len(data.images) == len(data.captions) and len(set(data.captions)) > 5
+    assert all(c in p for c, p in zip(data.captions, data.positives, strict=True))
+    model = train_clip(data, Recipe(steps=2, batch_size=8), progress=lambda _: None)
     folder = save_model(model, tmp_path / "w", {"temperature": 1.0})
     clip = OpenCLIP(str(folder), device="cpu", cache=None)
     assert clip.text_features(["a red kite"]).shape == (1, clip.embed_dim)
+
+
+@pytest.mark.parametrize("loss", ["multi", "clip"])
+def test_training_is_reproducible_bit_for_bit(loss: str) -> None:
+    import torch
+
+    data = render_dataset(split_videos("train", 1), seed=0, per_needle=3)
+    recipe = Recipe(steps=3, batch_size=8, loss=loss)
+    first, second = (train_clip(data, recipe, progress=lambda _: None) for _ in range(2))
+    for (name, a), b in zip(first.state_dict().items(), second.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    changed = train_clip(data, Recipe(steps=3, batch_size=8, loss=loss, seed=1), lambda _: None)
+    assert not torch.equal(first.visual.proj, changed.visual.proj)
+
+
+def test_the_text_bank_marks_every_true_text_and_adds_hard_negatives() -> None:
+    from video_env.pixel.train import TextBank
+
+    data = render_dataset(split_videos("train", 1), seed=0, per_needle=3)
+    bank = TextBank(data, Recipe(batch_size=8, hard_negatives=3))
+    batch = np.arange(8)
+    columns, truth = bank.bank(batch)
+    texts = [bank.texts[c] for c in columns]
+    for row, i in enumerate(batch):
+        assert {texts[j] for j in np.flatnonzero(truth[row])} == set(data.positives[i]) - {""}
+    carriers = {c.name: c for c in CARRIERS}
+    read = [
+        carriers[data.positives[i][2]]
+        for i in batch
+        if len(data.positives[i]) > 1 and carriers[data.positives[i][2]].category in READ_CATEGORIES
+    ]
+    assert read, "the first samples of the video show a colour, material or object needle"
+    carrier = read[0]
+    statements = {carrier.template.format(fact=f) for f in FACT_POOLS[carrier.facts]}
+    assert len(statements & set(texts)) >= 3
+    assert {s.description for s in SCENE_STYLES} <= set(texts)
 
 
 def test_pixel_real_perception_is_labelled_pixel_real() -> None:

@@ -11,7 +11,9 @@ size (``uint8[H, W, 3]``) and a caption:
 
 A sample showing a needle is captioned with its fact ("a red umbrella"), its carrier
 ("someone holding an umbrella", "the umbrella") or its question; one showing none with
-its scene's description.
+its scene's description. Every sample also lists all the texts true of it
+(:attr:`Sample.positives`: the needle's fact, presence, carrier and question, and the
+scene), which the training loss uses as multi-positive targets.
 """
 
 from __future__ import annotations
@@ -45,6 +47,19 @@ class Sample:
 
     image: npt.NDArray[np.uint8]
     caption: str
+    positives: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RenderedSet:
+    """Rendered samples: images ``uint8[N, H, W, 3]``, captions and each one's true texts."""
+
+    images: npt.NDArray[np.uint8]
+    captions: list[str]
+    positives: list[tuple[str, ...]]
+
+    def __len__(self) -> int:
+        return len(self.captions)
 
 
 def split_videos(
@@ -114,13 +129,51 @@ def tiles(frames: FrameArray, grids: tuple[int, ...] = TILE_GRIDS) -> npt.NDArra
 def needle_caption(needle: Needle, rng: np.random.Generator) -> str:
     """A caption of an image showing ``needle``: its fact most often, else its carrier."""
     roll = rng.random()
-    if roll < 0.6:
+    if roll < 0.6 and needle.category in READ_CATEGORIES:
         return needle.statement
     if roll < 0.75:
         return needle.presence
     if roll < 0.9:
         return needle.carrier
     return needle.question
+
+
+#: Categories whose facts the model is taught to read (words, numbers and clock times are
+#: not: the feasibility run found them at chance even from large crops; their carriers
+#: are still taught, so that retrieval finds the sign or the clock).
+READ_CATEGORIES = frozenset({"visual", "object"})
+
+
+def needle_positives(needle: Needle, scene: str) -> tuple[str, ...]:
+    """Every text taught as true of an image showing ``needle`` in a scene ``scene``.
+
+    ``(statement, presence, carrier, question, scene)``; the statement is ``""`` for a
+    needle whose fact is not taught (:data:`READ_CATEGORIES`).
+    """
+    statement = needle.statement if needle.category in READ_CATEGORIES else ""
+    return (statement, needle.presence, needle.carrier, needle.question, scene)
+
+
+def _needle_sample(
+    video: SynthVideo,
+    needle: Needle,
+    t: float,
+    image: npt.NDArray[np.uint8],
+    rng: np.random.Generator,
+) -> Sample:
+    scene = video.scene_at(t).description
+    return Sample(image, needle_caption(needle, rng), needle_positives(needle, scene))
+
+
+def crop_box(needle: Needle, size: Size, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """A box of input aspect around ``needle``, the needle 20–60 % of its height, jittered."""
+    height = min(size.height, needle.pixel_size / rng.uniform(0.2, 0.6))
+    width = min(size.width, height * INPUT_SIZE.width / INPUT_SIZE.height)
+    cx = needle.position[0] * size.width + rng.uniform(-0.25, 0.25) * width
+    cy = needle.position[1] * size.height + rng.uniform(-0.25, 0.25) * height
+    x0 = float(np.clip(cx - width / 2, 0, size.width - width))
+    y0 = float(np.clip(cy - height / 2, 0, size.height - height))
+    return round(x0), round(y0), round(x0 + width), round(y0 + height)
 
 
 def _inside(needle: Needle, box: tuple[int, int, int, int], size: Size) -> bool:
@@ -132,23 +185,32 @@ def _inside(needle: Needle, box: tuple[int, int, int, int], size: Size) -> bool:
 def video_samples(
     video: SynthVideo, rng: np.random.Generator, per_needle: int = 6
 ) -> Iterator[Sample]:
-    """Samples of one video: per needle whole frames and tiles; scene frames and tiles."""
+    """Samples of one video: per needle whole frames, tiles and crops; scene frames and tiles.
+
+    A needle's samples are a third whole frames (the retrieval path), a third tiles of
+    the grid the VLM role looks through, and a third crops centred on the needle (with
+    jitter), the needle filling 20–60 % of the crop's height — the easiest view, which
+    the model learns first.
+    """
     for needle in video.needles:
         iv = needle.intervals[0]
-        times = rng.uniform(iv.start, iv.end, size=per_needle)
-        whole = decode_for_clip(video, np.sort(times)[: per_needle // 3])
-        for image in whole:
-            yield Sample(image, needle_caption(needle, rng))
-        for t in times[per_needle // 3 :]:
+        times = np.sort(rng.uniform(iv.start, iv.end, size=per_needle))
+        third = max(1, per_needle // 3)
+        for t, image in zip(times[:third], decode_for_clip(video, times[:third]), strict=True):
+            yield _needle_sample(video, needle, float(t), image, rng)
+        for t in times[third : 2 * third]:
             size = RENDER_SIZES[int(rng.integers(len(RENDER_SIZES)))]
             frame = video.frames([float(t)], size=Resize.exact(size.width, size.height))[0]
             grid = int(rng.choice(TILE_GRIDS))
             boxes = [b for b in tile_boxes(size, grid) if _inside(needle, b, size)]
             if boxes:
-                yield Sample(
-                    cut_tile(frame, boxes[int(rng.integers(len(boxes)))]),
-                    needle_caption(needle, rng),
-                )
+                tile = cut_tile(frame, boxes[int(rng.integers(len(boxes)))])
+                yield _needle_sample(video, needle, float(t), tile, rng)
+        for t in times[2 * third :]:
+            native = video.size
+            frame = video.frames([float(t)], size=Resize.exact(native.width, native.height))[0]
+            box = crop_box(needle, native, rng)
+            yield _needle_sample(video, needle, float(t), cut_tile(frame, box), rng)
     empty = [
         t
         for t in rng.uniform(0, video.duration, size=4 * per_needle)
@@ -157,24 +219,28 @@ def video_samples(
     for t in empty[: 2 * per_needle]:
         description = video.scene_at(float(t)).description
         if rng.random() < 0.5:
-            yield Sample(decode_for_clip(video, np.array([t]))[0], description)
+            yield Sample(decode_for_clip(video, np.array([t]))[0], description, (description,))
         else:
             size = RENDER_SIZES[int(rng.integers(len(RENDER_SIZES)))]
             frame = video.frames([float(t)], size=Resize.exact(size.width, size.height))[0]
             boxes = tile_boxes(size, int(rng.choice(TILE_GRIDS)))
-            yield Sample(cut_tile(frame, boxes[int(rng.integers(len(boxes)))]), description)
+            tile = cut_tile(frame, boxes[int(rng.integers(len(boxes)))])
+            yield Sample(tile, description, (description,))
 
 
-def render_dataset(
-    videos: list[SynthVideo], seed: int, per_needle: int = 6
-) -> tuple[npt.NDArray[np.uint8], list[str]]:
-    """All samples of ``videos``: images ``uint8[N, H, W, 3]`` and their captions."""
+def render_dataset(videos: list[SynthVideo], seed: int, per_needle: int = 6) -> RenderedSet:
+    """All samples of ``videos``."""
     rng = np.random.default_rng(seed)
-    images: list[npt.NDArray[np.uint8]] = []
-    captions: list[str] = []
-    for video in videos:
-        for sample in video_samples(video, rng, per_needle):
-            images.append(sample.image)
-            captions.append(sample.caption)
-        video.close()
-    return np.stack(images), captions
+    samples = [
+        s for video in videos for s in _closing(video, video_samples(video, rng, per_needle))
+    ]
+    return RenderedSet(
+        np.stack([s.image for s in samples]),
+        [s.caption for s in samples],
+        [s.positives for s in samples],
+    )
+
+
+def _closing(video: SynthVideo, samples: Iterator[Sample]) -> Iterator[Sample]:
+    yield from samples
+    video.close()

@@ -11,6 +11,9 @@ negative log-likelihood over MCQs with and without evidence); ``test`` gives the
 - **MCQ** accuracy per category from 4 frames inside the needle at 1280×720 and at
   448×252, and from 4 frames of a window without needles (chance: 0.25);
 - **open** accuracy (naming the fact from the category's pool) with 720p evidence;
+- **single view** MCQ accuracy: the same options scored on one image only — a crop
+  centred on the needle, or the 3-row grid tile of a 720p frame that holds it — what the
+  model reads when no background tile competes;
 - **calibration** of the MCQ confidence on test: ACE (10 bins) and the reliability bins.
 """
 
@@ -26,13 +29,14 @@ import numpy.typing as npt
 
 from video_env.backends.base import FrameBatch
 from video_env.metrics.calibration import ace, reliability_bins
-from video_env.pixel.data import split_videos
+from video_env.pixel.data import crop_box, cut_tile, split_videos, tile_boxes
 from video_env.pixel.vlm import PixelScorer, carrier_for
 from video_env.synth.questions import needle_sample
 from video_env.synth.vocab import FACT_POOLS
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval
 from video_env.video.base import Size
+from video_env.video.resize import Resize
 
 #: Evidence conditions of the MCQ evaluation: name -> frame size (``None``: no evidence).
 CONDITIONS: dict[str, Size | None] = {
@@ -87,6 +91,35 @@ def mcq_scores(
                 )
         video.close()
     return rows
+
+
+def single_view(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:
+    """MCQ accuracy per category from one crop centred on the needle or its 3-row tile."""
+    rng = np.random.default_rng(0)
+    native = Size(1280, 720)
+    hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for video in videos:
+        for needle in video.needles:
+            sample = needle_sample(video, needle, "mcq")
+            carrier = carrier_for(sample.question)
+            if carrier is None:
+                continue
+            t = needle.intervals[0].start + needle.intervals[0].length / 2
+            frame = video.frames([t], size=Resize.exact(native.width, native.height))[0]
+            cx, cy = needle.position[0] * native.width, needle.position[1] * native.height
+            tile = next(b for b in tile_boxes(native, 3) if b[0] <= cx < b[2] and b[1] <= cy < b[3])
+            views = {
+                "crop": cut_tile(frame, crop_box(needle, native, rng)),
+                "tile": cut_tile(frame, tile),
+            }
+            features = scorer.clip.encode_images(np.stack(list(views.values())))
+            options = [carrier.template.format(fact=o) for o in sample.options or ()]
+            truth = OPTION_LETTERS.index(str(sample.answer))
+            for view, feature in zip(views, features, strict=True):
+                best = int(np.argmax(scorer.scores(feature[None], options)))
+                hits[view][_kind(needle)].append(best == truth)
+        video.close()
+    return {k: {c: float(np.mean(v)) for c, v in sorted(by.items())} for k, by in hits.items()}
 
 
 def _kind(needle: Needle) -> str:
@@ -172,6 +205,7 @@ def calibrate_and_evaluate(
     test = split_videos("test", n_videos)
     table = _table(mcq_scores(scorer, test, CONDITIONS), temperature)
     table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
+    table["single_view_mcq"] = single_view(scorer, split_videos("test", n_videos))
     table["test_videos"] = n_videos
     update_meta(out, temperature=round(temperature, 4), evaluation=table)
     for line in format_table(table):
@@ -189,6 +223,9 @@ def format_table(table: dict[str, object]) -> list[str]:
     for condition, by in mcq.items():
         lines.append(f"  MCQ accuracy, evidence={condition:5s}   " + _cells(by))
     lines.append("  open accuracy, evidence=720p   " + _cells(table["open_720p"]))  # type: ignore[arg-type]
+    views: dict[str, dict[str, float]] = table.get("single_view_mcq", {})  # type: ignore[assignment]
+    for view, by in views.items():
+        lines.append(f"  MCQ accuracy, one {view:4s} view  " + _cells(by))
     lines.append(f"  MCQ confidence ACE (10 bins): {table['ace']:.3f}")
     lines.append(
         "  reliability (conf, acc, n): "

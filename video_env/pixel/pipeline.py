@@ -17,15 +17,15 @@ def train_perception(
     """Render the training split, train the CLIP, save it to ``out``; returns the metadata."""
     start = time.monotonic()
     videos = split_videos("train", recipe.train_videos)
-    images, captions = render_dataset(videos, recipe.seed, recipe.per_needle)
+    data = render_dataset(videos, recipe.seed, recipe.per_needle)
     progress(
-        f"rendered {len(images)} samples ({len(set(captions))} distinct captions) from "
+        f"rendered {len(data)} samples ({len(set(data.captions))} distinct captions) from "
         f"{len(videos)} training videos in {time.monotonic() - start:.0f} s"
     )
-    model = train_clip(images, captions, recipe, progress)
+    model = train_clip(data, recipe, progress)
     meta: dict[str, object] = {
         "recipe": recipe_dict(recipe),
-        "train_samples": len(images),
+        "train_samples": len(data),
         "train_seconds": round(time.monotonic() - start, 1),
         "temperature": 1.0,
     }

@@ -2,8 +2,18 @@
 
 The recipe (recorded in ``docs/pixel_real.md``): a tiny ``open_clip.CLIP`` (ViT width
 128, 4 layers, patch 16 on 96×160 frames; text width 128, 3 layers, open_clip's BPE
-tokenizer), AdamW with a cosine schedule and warm-up, contrastive loss with a learned
-temperature, a fixed seed and a fixed number of steps. The weights are saved in open_clip's
+tokenizer), AdamW with a cosine schedule and warm-up, a fixed seed and a fixed number of
+steps. The loss (``Recipe.loss``):
+
+- ``"multi"`` (default): contrast against a per-batch *text bank* — every scene
+  description and every carrier's presence phrase, name and question, plus per carrier in
+  the batch statements of other facts of its pool (hard negatives). Image→text is a
+  cross-entropy per kind of text (the fact statements, the carrier phrases, the scenes),
+  each against the image's true texts of that kind, so telling a red umbrella from a blue
+  one weighs as much as finding the umbrella; text→image is a cross-entropy over the
+  batch's images each bank text is true of (multi-positive, no false negatives).
+- ``"clip"``: open_clip's own ``ClipLoss`` on (image, caption) pairs of a batch with
+  distinct captions (the first recipe). The weights are saved in open_clip's
 ``local-dir`` layout in half precision (the token table dominates their size), so
 :class:`~video_env.backends.openclip.OpenCLIP` loads them like any checkpoint folder.
 """
@@ -22,7 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from video_env._optional import require
-from video_env.pixel.data import INPUT_SIZE
+from video_env.errors import ConfigError
+from video_env.pixel.data import INPUT_SIZE, READ_CATEGORIES, RenderedSet
+from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
 
 #: Image normalisation (open_clip's OpenAI mean and std), also written to the config.
 MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -45,17 +57,25 @@ PIXEL_CLIP_CONFIG: dict[str, object] = {
 
 @dataclass(frozen=True)
 class Recipe:
-    """Training settings (every one changes the weights)."""
+    """Training settings (every one changes the weights).
+
+    ``threads`` stays 1 by default: reproducible bit for bit, and on a shared 2-core
+    machine faster than 2 (see ``docs/architecture.md``). ``loss`` is ``"multi"`` or
+    ``"clip"`` (module docstring); ``hard_negatives`` is the number of other facts of a
+    carrier's pool put in the text bank for each of its images.
+    """
 
     seed: int = 0
-    train_videos: int = 120
+    train_videos: int = 160
     per_needle: int = 6
-    steps: int = 640
-    batch_size: int = 48
-    lr: float = 1e-3
+    steps: int = 1800
+    batch_size: int = 64
+    lr: float = 2e-3
     weight_decay: float = 0.1
     warmup: int = 20
-    threads: int = 2
+    threads: int = 1
+    loss: str = "multi"
+    hard_negatives: int = 8
 
 
 def to_tensor(images: npt.NDArray[np.uint8]) -> Any:
@@ -75,37 +95,26 @@ def new_model(seed: int) -> Any:
     return open_clip.CLIP(**PIXEL_CLIP_CONFIG)
 
 
-def train_clip(
-    images: npt.NDArray[np.uint8],
-    captions: list[str],
-    recipe: Recipe,
-    progress: Callable[[str], None] = print,
-) -> Any:
-    """Train the pixel-real CLIP on ``images`` / ``captions``; returns the model (eval mode)."""
+def train_clip(data: RenderedSet, recipe: Recipe, progress: Callable[[str], None] = print) -> Any:
+    """Train the pixel-real CLIP on rendered ``data``; returns the model (eval mode).
+
+    Raises:
+        ConfigError: If ``recipe.loss`` is not a known loss.
+    """
     torch = require("torch", "models", "pixel-real training")
-    open_clip = require("open_clip", "models", "pixel-real training")
+    if recipe.loss not in ("multi", "clip"):
+        raise ConfigError(f"unknown pixel-real loss {recipe.loss!r}; use 'multi' or 'clip'")
     torch.set_num_threads(recipe.threads)
     model = new_model(recipe.seed)
-    tokenizer = open_clip.get_tokenizer("ViT-B-32")
-    unique = sorted(set(captions))
-    index = {c: i for i, c in enumerate(unique)}
-    tokens = tokenizer(unique)[:, : PIXEL_CLIP_CONFIG["text_cfg"]["context_length"]]  # type: ignore[index]
-    caption_ids = np.array([index[c] for c in captions])
-    loss_fn = open_clip.ClipLoss()
+    batches = TextBank(data, recipe) if recipe.loss == "multi" else CaptionPairs(data, recipe)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay
     )
-    cosine = open_clip_train_cosine(recipe)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine)
-    rng = np.random.default_rng(recipe.seed)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, open_clip_train_cosine(recipe))
     model.train()
     start = time.monotonic()
     for step in range(recipe.steps):
-        batch = _distinct_caption_batch(rng, caption_ids, recipe.batch_size)
-        image_features, text_features, scale = model(
-            to_tensor(images[batch]), tokens[caption_ids[batch]]
-        )
-        loss = loss_fn(image_features, text_features, scale)
+        loss = batches.loss(model, step)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -119,6 +128,115 @@ def train_clip(
             )
     model.eval()
     return model
+
+
+def tokenize(texts: list[str]) -> Any:
+    """open_clip's BPE tokens of ``texts``, cut to the model's context length."""
+    open_clip = require("open_clip", "models", "pixel-real training")
+    context: int = PIXEL_CLIP_CONFIG["text_cfg"]["context_length"]  # type: ignore[index]
+    return open_clip.get_tokenizer("ViT-B-32")(texts)[:, :context]
+
+
+class CaptionPairs:
+    """The ``"clip"`` loss: open_clip's ``ClipLoss`` over distinct-caption batches."""
+
+    def __init__(self, data: RenderedSet, recipe: Recipe) -> None:
+        open_clip = require("open_clip", "models", "pixel-real training")
+        self.images = data.images
+        unique = sorted(set(data.captions))
+        index = {c: i for i, c in enumerate(unique)}
+        self.tokens = tokenize(unique)
+        self.caption_ids = np.array([index[c] for c in data.captions])
+        self.loss_fn = open_clip.ClipLoss()
+        self.batch_size = recipe.batch_size
+        self.rng = np.random.default_rng(recipe.seed)
+
+    def loss(self, model: Any, step: int) -> Any:
+        """The loss of the next batch."""
+        batch = _distinct_caption_batch(self.rng, self.caption_ids, self.batch_size)
+        image_features, text_features, scale = model(
+            to_tensor(self.images[batch]), self.tokens[self.caption_ids[batch]]
+        )
+        return self.loss_fn(image_features, text_features, scale)
+
+
+class TextBank:
+    """The ``"multi"`` loss: multi-positive contrast against a per-batch text bank."""
+
+    def __init__(self, data: RenderedSet, recipe: Recipe) -> None:
+        self.images = data.images
+        self.positives = data.positives
+        self.batch_size = recipe.batch_size
+        self.hard_negatives = recipe.hard_negatives
+        self.rng = np.random.default_rng(recipe.seed)
+        self.carriers = {c.name: c for c in CARRIERS}
+        scenes = [s.description for s in SCENE_STYLES]
+        phrases = [
+            t for c in CARRIERS for t in (c.presence, c.name, c.question.format(carrier=c.name))
+        ]
+        statements = [
+            c.template.format(fact=f)
+            for c in CARRIERS
+            if c.category in READ_CATEGORIES
+            for f in FACT_POOLS[c.facts]
+        ]
+        kinds = {
+            **dict.fromkeys(statements, 0),
+            **dict.fromkeys(phrases, 1),
+            **dict.fromkeys(scenes, 2),
+        }
+        kinds.update({t: 1 for p in data.positives for t in p[1:4]})
+        self.texts = sorted(kinds)
+        self.index = {t: i for i, t in enumerate(self.texts)}
+        self.kind = np.array([kinds[t] for t in self.texts])
+        self.always = [self.index[t] for t in scenes + phrases]
+        self.tokens = tokenize(self.texts)
+
+    def bank(self, batch: npt.NDArray[np.int_]) -> tuple[list[int], npt.NDArray[np.bool_]]:
+        """Text indices of the batch's bank and the ``[batch, bank]`` truth matrix."""
+        chosen = set(self.always)
+        for i in batch:
+            positives = self.positives[i]
+            chosen |= {self.index[t] for t in positives if t}
+            carrier = self.carriers.get(positives[2]) if len(positives) > 2 else None
+            if carrier is not None and carrier.category in READ_CATEGORIES:
+                pool = FACT_POOLS[carrier.facts]
+                picks = self.rng.choice(
+                    len(pool), min(self.hard_negatives, len(pool)), replace=False
+                )
+                chosen |= {self.index[carrier.template.format(fact=pool[k])] for k in picks}
+        columns = sorted(chosen)
+        where = {t: j for j, t in enumerate(columns)}
+        truth = np.zeros((len(batch), len(columns)), bool)
+        for row, i in enumerate(batch):
+            truth[row, [where[self.index[t]] for t in self.positives[i] if t]] = True
+        return columns, truth
+
+    def loss(self, model: Any, step: int) -> Any:
+        """The loss of the next batch (both directions, averaged)."""
+        torch = require("torch", "models", "pixel-real training")
+        batch = self.rng.choice(len(self.images), self.batch_size, replace=False)
+        columns, truth = self.bank(batch)
+        image_features = model.encode_image(to_tensor(self.images[batch]), normalize=True)
+        text_features = model.encode_text(self.tokens[columns], normalize=True)
+        logits = model.logit_scale.exp() * image_features @ text_features.T
+        target = torch.from_numpy(truth).float()
+        kind = torch.from_numpy(self.kind[columns])
+        image_to_text = []
+        for k in range(3):
+            cols, rows = kind == k, target[:, kind == k].sum(1) > 0
+            part = target[rows][:, cols]
+            image_to_text.append(
+                -((part / part.sum(1, keepdim=True)) * torch.log_softmax(logits[rows][:, cols], 1))
+                .sum(1)
+                .mean()
+            )
+        matched = target.sum(0) > 0
+        text_to_image = -(
+            (target[:, matched] / target[:, matched].sum(0, keepdim=True))
+            * torch.log_softmax(logits[:, matched], 0)
+        ).sum(0)
+        return sum(image_to_text) / 3 + text_to_image.mean()
 
 
 def open_clip_train_cosine(recipe: Recipe) -> Callable[[int], float]:
