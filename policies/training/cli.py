@@ -162,6 +162,15 @@ def _trl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rl_run_args(parser: argparse.ArgumentParser) -> None:
+    """Arguments every RL kind takes: start, output, timing references, steps, G."""
+    parser.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
+    parser.add_argument("--steps", type=int, default=100, help="optimiser steps")
+    parser.add_argument("--group-size", type=int, default=8, help="G")
+
+
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
@@ -228,11 +237,7 @@ def add_training_commands(kinds: Any) -> None:
         "normalisation, k3 KL to the frozen start, dynamic sampling. Writes log.jsonl, "
         "checkpoint-N/ and the final model. Defaults are VideoScout's where it gives one.",
     )
-    rl.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
-    rl.add_argument("--out", required=True, help="output folder")
-    rl.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
-    rl.add_argument("--steps", type=int, default=100, help="optimiser steps")
-    rl.add_argument("--group-size", type=int, default=8, help="G")
+    _rl_run_args(rl)
     rl.add_argument("--groups-per-step", type=int, default=4)
     rl.add_argument("--max-draws-per-step", type=int, default=16)
     rl.add_argument("--ppo-epochs", type=int, default=1)
@@ -256,11 +261,7 @@ def add_training_commands(kinds: Any) -> None:
         "fresh chat per turn; see docs/training.md). Launch with `accelerate launch` for "
         "several GPUs. Loss: TRL's dapo loss with VideoScout's eps/beta/G/lr.",
     )
-    trl.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
-    trl.add_argument("--out", required=True, help="output folder")
-    trl.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
-    trl.add_argument("--steps", type=int, default=100, help="optimiser steps")
-    trl.add_argument("--group-size", type=int, default=8, help="G")
+    _rl_run_args(trl)
     trl.add_argument("--per-device-batch", type=int, default=0,
                      help="rollouts per device per step (default: G)")  # fmt: skip
     trl.add_argument("--grad-accum", type=int, default=1)
