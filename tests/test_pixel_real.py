@@ -180,3 +180,17 @@ def test_vlm_and_captioner_answer_from_the_pixels(scorer: PixelScorer) -> None:
     caption = captioner.caption(seen, max_tokens=40)
     assert caption and len(caption.split()) <= 40
     assert captioner.usage.caption_calls == 1
+
+
+def test_single_view_mcq_scores_one_crop_and_one_tile_per_needle(scorer: PixelScorer) -> None:
+    from video_env.pixel.evaluate import single_view
+
+    videos = split_videos("test", 1)
+    table = single_view(scorer, videos)
+    assert set(table) == {"crop", "tile"}
+    kinds = {"colour", "material", "object", "text", "time"}
+    for by_category in table.values():
+        assert set(by_category) <= kinds and by_category
+        assert all(0.0 <= v <= 1.0 for v in by_category.values())
+    again = single_view(scorer, split_videos("test", 1))
+    assert again == table, "the crops' jitter is seeded"
