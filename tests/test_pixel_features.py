@@ -98,5 +98,5 @@ def test_synthetic_fingerprints_cover_the_renderer(
     from video_env.cache import fingerprint
 
     before = video_fingerprint(sample.video)
-    monkeypatch.setattr(fingerprint, "_RENDERER", ["another drawing"])
+    monkeypatch.setattr(fingerprint, "renderer_digest", lambda: "another drawing")
     assert video_fingerprint(sample.video) != before

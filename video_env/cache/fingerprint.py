@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -23,19 +24,17 @@ from video_env.video.base import VideoReader
 
 #: Modules whose code draws a synthetic video's pixels (their source is in its fingerprint).
 RENDERER_MODULES = ("world.py", "render.py", "shapes.py", "vocab.py")
-_RENDERER: list[str] = []
 
 
+@functools.cache
 def renderer_digest() -> str:
     """A digest of the synthetic renderer's source files (computed once per process)."""
-    if not _RENDERER:
-        folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "synth")
-        sources = []
-        for name in RENDERER_MODULES:
-            with open(os.path.join(folder, name), "rb") as handle:
-                sources.append(hashlib.blake2b(handle.read(), digest_size=12).hexdigest())
-        _RENDERER.append(_digest(sources))
-    return _RENDERER[0]
+    folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "synth")
+    sources = []
+    for name in RENDERER_MODULES:
+        with open(os.path.join(folder, name), "rb") as handle:
+            sources.append(hashlib.blake2b(handle.read(), digest_size=12).hexdigest())
+    return _digest(sources)
 
 
 def _digest(parts: Any) -> str:

@@ -13,9 +13,11 @@ steps. The loss (``Recipe.loss``):
   one weighs as much as finding the umbrella; text→image is a cross-entropy over the
   batch's images each bank text is true of (multi-positive, no false negatives).
 - ``"clip"``: open_clip's own ``ClipLoss`` on (image, caption) pairs of a batch with
-  distinct captions (the first recipe). The weights are saved in open_clip's
-``local-dir`` layout in half precision (the token table dominates their size), so
-:class:`~video_env.backends.openclip.OpenCLIP` loads them like any checkpoint folder.
+  distinct captions (the first recipe).
+
+The weights are saved in open_clip's ``local-dir`` layout in half precision (the token
+table dominates their size), so :class:`~video_env.backends.openclip.OpenCLIP` loads them
+like any checkpoint folder.
 """
 
 from __future__ import annotations
@@ -185,7 +187,6 @@ class TextBank:
             **dict.fromkeys(phrases, 1),
             **dict.fromkeys(scenes, 2),
         }
-        kinds.update({t: 1 for p in data.positives for t in p[1:4]})
         self.texts = sorted(kinds)
         self.index = {t: i for i, t in enumerate(self.texts)}
         self.kind = np.array([kinds[t] for t in self.texts])
@@ -213,7 +214,7 @@ class TextBank:
         return columns, truth
 
     def loss(self, model: Any, step: int) -> Any:
-        """The loss of the next batch (both directions, averaged)."""
+        """The loss of the next batch: image→text per kind of text, plus text→image."""
         torch = require("torch", "models", "pixel-real training")
         batch = self.rng.choice(len(self.images), self.batch_size, replace=False)
         columns, truth = self.bank(batch)
@@ -224,19 +225,25 @@ class TextBank:
         kind = torch.from_numpy(self.kind[columns])
         image_to_text = []
         for k in range(3):
-            cols, rows = kind == k, target[:, kind == k].sum(1) > 0
-            part = target[rows][:, cols]
+            cols = kind == k
+            rows = target[:, cols].sum(1) > 0
             image_to_text.append(
-                -((part / part.sum(1, keepdim=True)) * torch.log_softmax(logits[rows][:, cols], 1))
-                .sum(1)
-                .mean()
+                soft_cross_entropy(logits[rows][:, cols], target[rows][:, cols], 1)
             )
         matched = target.sum(0) > 0
-        text_to_image = -(
-            (target[:, matched] / target[:, matched].sum(0, keepdim=True))
-            * torch.log_softmax(logits[:, matched], 0)
-        ).sum(0)
-        return sum(image_to_text) / 3 + text_to_image.mean()
+        text_to_image = soft_cross_entropy(logits[:, matched], target[:, matched], 0)
+        return sum(image_to_text) / 3 + text_to_image
+
+
+def soft_cross_entropy(logits: Any, target: Any, dim: int) -> Any:
+    """Mean cross-entropy of ``softmax(logits)`` along ``dim`` against a soft target.
+
+    The target is ``target`` made uniform over its true entries (every slice along
+    ``dim`` has at least one): a multi-positive cross-entropy.
+    """
+    torch = require("torch", "models", "pixel-real training")
+    weights = target / target.sum(dim, keepdim=True)
+    return -(weights * torch.log_softmax(logits, dim)).sum(dim).mean()
 
 
 def open_clip_train_cosine(recipe: Recipe) -> Callable[[int], float]:
