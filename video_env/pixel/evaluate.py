@@ -2,14 +2,15 @@
 
 Two held-out splits of generated videos (300 s, 8 needles, 2 per category), disjoint from
 training and from every suite: ``calib`` fits the VLM's softmax temperature (minimum
-negative log-likelihood over MCQs with and without evidence); ``test`` gives the table:
+negative log-likelihood over MCQs of the same three evidence conditions as the test);
+``test`` gives the table:
 
 - **retrieval** recall@1 per category: among the 300 frames of the video at 1 fps (the
   OpenCLIP backend's own path, as ClipQuery uses it), is the best frame for the query
   inside the needle? Queries: the question (question-derived, not answer-bearing), the
   carrier ("the kite"), and the fact statement ("a red kite", answer-bearing, a reference);
 - **MCQ** accuracy per category from 4 frames inside the needle at 1280×720 and at
-  448×252, and from 4 frames of a window without needles (chance: 0.25);
+  448×252, and from 4 frames of a needle-free window drawn per needle (chance: 0.25);
 - **open** accuracy (naming the fact from the category's pool) with 720p evidence;
 - **single view** MCQ accuracy: the same options scored on one image only — a crop
   centred on the needle, or the 3-row grid tile of a 720p frame that holds it — what the
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch
 from video_env.metrics.calibration import ace, reliability_bins
 from video_env.pixel.data import crop_box, cut_tile, split_videos, tile_boxes
@@ -49,14 +51,24 @@ N_FRAMES = 4
 
 
 def _window(video: SynthVideo, needle: Needle, evidence: bool) -> Interval:
+    """The needle's interval (its middle 80 %), or a needle-free 10 s window.
+
+    The needle-free window is drawn per needle (seeded by the video and the needle), so
+    that the no-evidence MCQs of one video do not all look at the same frames.
+    """
     if evidence:
         iv = needle.intervals[0]
         return Interval(iv.start + 0.1 * iv.length, iv.end - 0.1 * iv.length)
-    for start in np.arange(0.0, video.duration - 10.0, 10.0):
-        window = Interval(float(start), float(start) + 10.0)
-        if not any(n.start < window.end and window.start < n.end for n in video.needles):
-            return window
-    return Interval(0.0, 1.0)
+    starts = [
+        float(start)
+        for start in np.arange(0.0, video.duration - 10.0, 10.0)
+        if not any(n.start < start + 10.0 and start < n.end for n in video.needles)
+    ]
+    if not starts:
+        return Interval(0.0, 1.0)
+    rng = np.random.default_rng(stable_seed("pixel-real", "no-evidence", video.id, needle.id))
+    start = starts[int(rng.integers(len(starts)))]
+    return Interval(start, start + 10.0)
 
 
 def mcq_scores(
@@ -197,9 +209,7 @@ def calibrate_and_evaluate(
     from video_env.pixel.pipeline import update_meta
 
     scorer = PixelScorer(out, temperature=1.0, cache=None)
-    calib = mcq_scores(
-        scorer, split_videos("calib", n_videos), {"720p": Size(1280, 720), "none": None}
-    )
+    calib = mcq_scores(scorer, split_videos("calib", n_videos), CONDITIONS)
     temperature = fit_temperature(calib)
     progress(f"temperature {temperature:.3f} (fitted on {len(calib)} calibration MCQs)")
     test = split_videos("test", n_videos)

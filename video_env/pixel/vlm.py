@@ -34,6 +34,7 @@ import numpy.typing as npt
 from video_env._optional import require
 from video_env.backends.base import Answer, FrameBatch
 from video_env.backends.openclip import OpenCLIP
+from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.store import CacheArg, resolve_cache
 from video_env.metrics.cost import Cost
 from video_env.pixel import WEIGHTS_DIR
@@ -43,8 +44,6 @@ from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES, Carrier
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import VideoReader
 
-#: Visual tokens per tile (the ViT's patches).
-TOKENS_PER_TILE = 60
 #: Frames of a batch the roles look at (evenly chosen): CPU time, not accuracy, sets it.
 MAX_FRAMES = 8
 #: The captioner's lighter look (light captions of every clip dominate a bench's CPU time):
@@ -146,6 +145,9 @@ class PixelScorer:
         self.max_frames = max_frames
         self.scale = self.clip.logit_scale
         self.tiles = TileFeatures(self.clip, resolve_cache(cache))
+        #: Visual tokens a tile costs: the image tower's output cells (patches, or a CNN's
+        #: last feature map at stride 32) plus one, as OpenCLIP counts a frame's.
+        self.tokens_per_tile = clip_visual_tokens(self.clip.input_size, 1, self.clip.patch_size)
 
     def new_clip(self) -> PixelRealCLIP:
         """A fresh CLIP role on the same (shared) model: its own ``usage``."""
@@ -229,7 +231,7 @@ class PixelRealVLM:
         """Answer ``question`` from the pixels of ``frames``; MCQ answers are letters."""
         carrier = carrier_for(question)
         features = self.scorer.tile_features(frames)
-        tokens = len(features) * TOKENS_PER_TILE
+        tokens = len(features) * self.scorer.tokens_per_tile
         self.usage = self.usage + Cost(vlm_calls=1, frames=len(frames), visual_tokens=tokens)
         if options:
             candidates = list(options)
@@ -276,7 +278,7 @@ class PixelRealCaptioner:
         """The best-matching scene and each detected carrier with its best fact."""
         features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
         self.usage = self.usage + Cost(
-            caption_calls=1, frames=len(frames), visual_tokens=len(features) * TOKENS_PER_TILE
+            caption_calls=1, frames=len(frames), visual_tokens=len(features) * self.scorer.tokens_per_tile
         )
         scenes = [s.description for s in SCENE_STYLES]
         presences = [c.presence for c in CARRIERS]
