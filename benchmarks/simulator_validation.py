@@ -189,17 +189,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def update_docs(path: Path, block: str) -> None:
-    """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``.
+    """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``."""
+    replace_block(path, BEGIN, END, block)
+
+
+def replace_block(path: Path, begin: str, end: str, block: str) -> None:
+    """Replace the text between the markers ``begin`` and ``end`` in ``path`` by ``block``.
 
     Raises:
         ValueError: If the markers are missing.
     """
     text = path.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"{path} has no {BEGIN} ... {END} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{block}{END}{tail}", encoding="utf-8")
+    if begin not in text or end not in text:
+        raise ValueError(f"{path} has no {begin} ... {end} block")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{block}{end}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,18 @@ def test_shipped_weights_are_small_and_load_with_openclip() -> None:
     assert clip.input_size == INPUT_SIZE
 
 
+def test_the_docs_table_is_the_shipped_weights_evaluation() -> None:
+    import json
+
+    from benchmarks.pixel_real_table import BEGIN, DOCS, END, markdown_table
+
+    meta = json.loads((WEIGHTS_DIR / "pixel_real.json").read_text(encoding="utf-8"))
+    block = DOCS.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block.strip() == markdown_table(meta).strip(), (
+        "docs/pixel_real.md is stale: python -m benchmarks.pixel_real_table --update-docs"
+    )
+
+
 def test_training_videos_are_disjoint_from_every_suite() -> None:
     suite = {v.seed for s in list_suites() for v in suite_videos(s.name)}
     for split in ("train", "calib", "test"):

@@ -134,6 +134,15 @@ def single_view(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict
     return {k: {c: float(np.mean(v)) for c, v in sorted(by.items())} for k, by in hits.items()}
 
 
+def needle_counts(videos: list[SynthVideo]) -> dict[str, int]:
+    """Needles per category (colour and material apart) of ``videos``: each cell's sample size."""
+    counts: dict[str, int] = defaultdict(int)
+    for video in videos:
+        for needle in video.needles:
+            counts[_kind(needle)] += 1
+    return dict(sorted(counts.items()))
+
+
 def _kind(needle: Needle) -> str:
     """Category with visual split into colour and material."""
     if needle.category == "visual":
@@ -217,6 +226,7 @@ def calibrate_and_evaluate(
     table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
     table["single_view_mcq"] = single_view(scorer, split_videos("test", n_videos))
     table["test_videos"] = n_videos
+    table["test_needles"] = needle_counts(split_videos("test", n_videos))
     update_meta(out, temperature=round(temperature, 4), evaluation=table)
     for line in format_table(table):
         progress(line)

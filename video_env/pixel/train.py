@@ -2,8 +2,8 @@
 
 The recipe (recorded in ``docs/pixel_real.md``): a tiny ``open_clip.CLIP`` (a timm
 ``test_resnet`` image tower on 96×160 frames, mean+max pooled; text width 128, 3 layers,
-open_clip's BPE tokenizer), AdamW with a cosine schedule and warm-up, a fixed seed and a fixed number of
-steps. The loss (``Recipe.loss``):
+open_clip's BPE tokenizer), AdamW with a cosine schedule and warm-up, a fixed seed and a
+fixed number of steps. The loss (``Recipe.loss``):
 
 - ``"multi"`` (default): contrast against a per-batch *text bank* — every scene
   description and every carrier's presence phrase, name and question, plus per carrier in

@@ -277,9 +277,8 @@ class PixelRealCaptioner:
     def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
         """The best-matching scene and each detected carrier with its best fact."""
         features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
-        self.usage = self.usage + Cost(
-            caption_calls=1, frames=len(frames), visual_tokens=len(features) * self.scorer.tokens_per_tile
-        )
+        tokens = len(features) * self.scorer.tokens_per_tile
+        self.usage = self.usage + Cost(caption_calls=1, frames=len(frames), visual_tokens=tokens)
         scenes = [s.description for s in SCENE_STYLES]
         presences = [c.presence for c in CARRIERS]
         text_features = self.scorer.clip.text_features(scenes + presences)
