@@ -63,6 +63,8 @@ def markdown_table(meta: dict[str, object]) -> str:
     view_names = {
         "crop": "MCQ accuracy, one crop centred on the needle",
         "tile": "MCQ accuracy, the one 720p 3-row tile holding the needle",
+        "crop_carrier": "carrier named (of 25 carriers), one crop",
+        "tile_carrier": "carrier named (of 25 carriers), the one 720p 3-row tile",
     }
     lines += [_row(label, views[k]) for k, label in view_names.items() if k in views]
     lines.append("")

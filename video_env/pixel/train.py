@@ -73,12 +73,12 @@ class Recipe:
     seed: int = 0
     train_videos: int = 160
     per_needle: int = 6
-    steps: int = 1800
+    steps: int = 3000
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 0.1
     warmup: int = 20
-    threads: int = 1
+    threads: int = 2
     loss: str = "multi"
     hard_negatives: int = 8
 

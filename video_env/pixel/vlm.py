@@ -8,8 +8,9 @@ follows what was looked at and at what resolution, from pixels.
 
 - :class:`PixelRealVLM` answers an MCQ by scoring each option's statement ("a red
   umbrella", from the carrier named in the question) against every tile, taking the best
-  tile per option; the confidence is the softmax of those scores divided by a temperature
-  fitted on a separate split. An open question is answered by naming the best fact of the
+  tile per option, less a fitted share of its mean over all tiles (the option's prior on
+  those frames); the confidence is the softmax of those scores divided by a temperature,
+  both fitted on a separate split. An open question is answered by naming the best fact of the
   carrier's pool the same way.
 - :class:`PixelRealCaptioner` says what it detects: the scene that best matches the whole
   frames, and each carrier that beats every scene description on some tile, with its best
@@ -121,6 +122,9 @@ class PixelScorer:
         max_frames: At most this many frames of a batch are looked at (evenly chosen).
         temperature: Softmax temperature (default: the one fitted by
             ``video-env train perception``, stored in ``pixel_real.json``).
+        prior_weight: How much of a text's mean similarity over all tiles looked at (its
+            prior on these frames) is taken off its best tile's (default: the one fitted
+            with the temperature, stored in ``pixel_real.json``; 0 when none is stored).
         cache: The disk cache of whole-frame retrieval features and of tile features
             (:class:`~video_env.pixel.features.TileFeatures`).
     """
@@ -132,6 +136,7 @@ class PixelScorer:
         grids: tuple[int, ...] = TILE_GRIDS,
         max_frames: int = MAX_FRAMES,
         temperature: float | None = None,
+        prior_weight: float | None = None,
         cache: CacheArg = "shared",
     ) -> None:
         folder = Path(weights) if weights is not None else WEIGHTS_DIR
@@ -141,6 +146,9 @@ class PixelScorer:
         meta_path = folder / "pixel_real.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.temperature = float(temperature or meta.get("temperature", 1.0))
+        self.prior_weight = float(
+            prior_weight if prior_weight is not None else meta.get("prior_weight", 0.0)
+        )
         self.grids = grids
         self.max_frames = max_frames
         self.scale = self.clip.logit_scale
@@ -162,6 +170,7 @@ class PixelScorer:
             "grids": list(self.grids),
             "max_frames": self.max_frames,
             "temperature": self.temperature,
+            "prior_weight": self.prior_weight,
         }
 
     def tile_features(
@@ -188,11 +197,23 @@ class PixelScorer:
     def scores(
         self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
     ) -> npt.NDArray[np.float64]:
-        """Per text, its best tile's similarity times the model's logit scale."""
+        """Per text: best tile's similarity minus ``prior_weight`` × its mean, × logit scale.
+
+        The mean over every tile looked at (mostly background) is the text's prior on these
+        frames; taking part of it off removes option biases that have nothing to do with
+        the evidence (contextual calibration, Zhao et al. 2021).
+        """
+        best, mean = self.tile_statistics(tile_features, texts)
+        scores: npt.NDArray[np.float64] = np.round(best - self.prior_weight * mean, 6)
+        return scores
+
+    def tile_statistics(
+        self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per text, its best and its mean similarity over the tiles, × the logit scale."""
         text_features = self.clip.text_features(list(texts))
         sims = np.asarray(tile_features, np.float64) @ np.asarray(text_features, np.float64).T
-        best: npt.NDArray[np.float64] = np.round(sims.max(axis=0) * self.scale, 6)
-        return best
+        return sims.max(axis=0) * self.scale, sims.mean(axis=0) * self.scale
 
     def probabilities(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Temperature-scaled softmax of ``scores``."""
