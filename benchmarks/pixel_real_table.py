@@ -69,8 +69,9 @@ def markdown_table(meta: dict[str, object]) -> str:
     lines += [_row(label, views[k]) for k, label in view_names.items() if k in views]
     lines.append("")
     lines.append(
-        f"Temperature {float(meta['temperature']):.2f} (fitted on the calib split); test MCQ "  # type: ignore[arg-type]
-        f"confidence ACE (10 bins) {float(table['ace']):.3f} over {table['n_mcq']} MCQs of "  # type: ignore[arg-type]
+        f"Prior weight {float(meta.get('prior_weight', 0.0)):.2f} and temperature "  # type: ignore[arg-type]
+        f"{float(meta['temperature']):.2f} (fitted on the calib split); test MCQ confidence "  # type: ignore[arg-type]
+        f"ACE (10 bins) {float(table['ace']):.3f} over {table['n_mcq']} MCQs of "  # type: ignore[arg-type]
         f"{table['test_videos']} videos."
     )
     return "\n".join(lines) + "\n"
