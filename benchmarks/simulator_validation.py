@@ -141,6 +141,9 @@ def _weights_info(weights: str | None) -> dict[str, Any]:
         "steps": recipe.get("steps"),
         "batch_size": recipe.get("batch_size"),
         "temperature": meta.get("temperature"),
+        "prior_weight": meta.get("prior_weight", 0.0),
+        "ace": meta.get("evaluation", {}).get("ace"),
+        "reliability": meta.get("evaluation", {}).get("reliability", []),
     }
 
 
