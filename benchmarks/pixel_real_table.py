@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.simulator_validation import replace_block
+from benchmarks.doc_blocks import replace_block
 from video_env.pixel import WEIGHTS_DIR
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "pixel_real.md"

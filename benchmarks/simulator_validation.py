@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, BenchConfig
+from benchmarks.doc_blocks import replace_block
 from benchmarks.run import run_benchmark
 from benchmarks.validation_stats import (
     falconeye_vs_uniform,
@@ -194,20 +195,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def update_docs(path: Path, block: str) -> None:
     """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``."""
     replace_block(path, BEGIN, END, block)
-
-
-def replace_block(path: Path, begin: str, end: str, block: str) -> None:
-    """Replace the text between the markers ``begin`` and ``end`` in ``path`` by ``block``.
-
-    Raises:
-        ValueError: If the markers are missing.
-    """
-    text = path.read_text(encoding="utf-8")
-    if begin not in text or end not in text:
-        raise ValueError(f"{path} has no {begin} ... {end} block")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{begin}\n{block}{end}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":

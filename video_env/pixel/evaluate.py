@@ -190,11 +190,6 @@ def _nll(scores: list[npt.NDArray[np.float64]], truths: list[int], t: float) -> 
     return total
 
 
-def fit_temperature(rows: list[dict[str, object]], prior_weight: float = 0.0) -> float:
-    """The softmax temperature minimising the MCQ negative log-likelihood on ``rows``."""
-    return fit_calibration(rows, (prior_weight,))[1]
-
-
 def fit_calibration(
     rows: list[dict[str, object]], prior_weights: tuple[float, ...] = PRIOR_WEIGHTS
 ) -> tuple[float, float]:
@@ -277,7 +272,7 @@ def calibrate_and_evaluate(
     table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
     table["single_view_mcq"] = single_view(scorer, split_videos("test", n_videos))
     table["test_videos"] = n_videos
-    table["test_needles"] = needle_counts(split_videos("test", n_videos))
+    table["test_needles"] = needle_counts(test)
     update_meta(out, temperature=round(temperature, 4), prior_weight=prior_weight, evaluation=table)
     for line in format_table(table):
         progress(line)
@@ -311,10 +306,3 @@ def format_table(table: dict[str, object]) -> list[str]:
 
 def _cells(by: dict[str, float]) -> str:
     return "  ".join(f"{k} {v:.2f}" for k, v in by.items())
-
-
-def scores_array(
-    rows: list[dict[str, object]], prior_weight: float = 0.0
-) -> npt.NDArray[np.float64]:
-    """The option scores of ``rows`` stacked (for plots and tests)."""
-    return np.stack([option_scores(r, prior_weight) for r in rows])

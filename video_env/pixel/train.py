@@ -1,7 +1,7 @@
 """Training the pixel-real CLIP: open_clip's own ``CLIP`` and ``ClipLoss`` on rendered data.
 
 The recipe (recorded in ``docs/pixel_real.md``): a tiny ``open_clip.CLIP`` (a timm
-``test_resnet`` image tower on 96×160 frames, mean+max pooled; text width 128, 3 layers,
+``test_resnet`` image tower on 96×160 frames, mean- and max-pooled; text width 128, 3 layers,
 open_clip's BPE tokenizer), AdamW with a cosine schedule and warm-up, a fixed seed and a
 fixed number of steps. The loss (``Recipe.loss``):
 
@@ -43,8 +43,8 @@ MEAN = (0.48145466, 0.4578275, 0.40821073)
 STD = (0.26862954, 0.26130258, 0.27577711)
 
 #: The model: a tiny ResNet image tower (timm's ``test_resnet``: 0.4 M parameters, one block
-#: per stage, pooled by the mean plus the maximum of its last feature map, so that a small
-#: object anywhere in the frame still shows) and a 3-layer text tower whose 49408-token
+#: per stage, pooled by the average of mean and max pooling of its last feature map, so that
+#: a small object anywhere in the frame still shows) and a 3-layer text tower whose 49408-token
 #: table (open_clip's BPE vocabulary) holds most of the 7.3 M parameters. A ViT of the same
 #: cost (width 128, 4 layers, patch 16) learned colours but not which object it saw in the
 #: same training budget (docs/pixel_real.md); the convolutions' locality does that at once.

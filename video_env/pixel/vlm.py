@@ -14,7 +14,7 @@ follows what was looked at and at what resolution, from pixels.
   carrier's pool the same way.
 - :class:`PixelRealCaptioner` says what it detects: the scene that best matches the whole
   frames, and each carrier that beats every scene description on some tile, with its best
-  fact.
+  fact (the fact pool scored as the VLM scores options, prior weight included).
 
 Neither reads annotations: the question's carrier is found from the world's public
 vocabulary (:data:`~video_env.synth.vocab.CARRIERS`), as a model would know its task.
@@ -244,7 +244,11 @@ class PixelRealVLM:
     @property
     def config(self) -> dict[str, object]:
         """What changes the answers."""
-        return {**self.scorer.config, "role": "vlm", "rule": "option statements, best tile"}
+        return {
+            **self.scorer.config,
+            "role": "vlm",
+            "rule": "option statements, best tile less prior",
+        }
 
     def answer(
         self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
