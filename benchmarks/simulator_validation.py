@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, BenchConfig
+from benchmarks.doc_blocks import replace_block
 from benchmarks.run import run_benchmark
 from benchmarks.validation_stats import (
     falconeye_vs_uniform,
@@ -141,6 +142,9 @@ def _weights_info(weights: str | None) -> dict[str, Any]:
         "steps": recipe.get("steps"),
         "batch_size": recipe.get("batch_size"),
         "temperature": meta.get("temperature"),
+        "prior_weight": meta.get("prior_weight", 0.0),
+        "ace": meta.get("evaluation", {}).get("ace"),
+        "reliability": meta.get("evaluation", {}).get("reliability", []),
     }
 
 
@@ -189,17 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def update_docs(path: Path, block: str) -> None:
-    """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``.
-
-    Raises:
-        ValueError: If the markers are missing.
-    """
-    text = path.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"{path} has no {BEGIN} ... {END} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{block}{END}{tail}", encoding="utf-8")
+    """Replace the text between :data:`BEGIN` and :data:`END` in ``path`` by ``block``."""
+    replace_block(path, BEGIN, END, block)
 
 
 if __name__ == "__main__":

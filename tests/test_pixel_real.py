@@ -47,6 +47,18 @@ def test_shipped_weights_are_small_and_load_with_openclip() -> None:
     assert clip.input_size == INPUT_SIZE
 
 
+def test_the_docs_table_is_the_shipped_weights_evaluation() -> None:
+    import json
+
+    from benchmarks.pixel_real_table import BEGIN, DOCS, END, markdown_table
+
+    meta = json.loads((WEIGHTS_DIR / "pixel_real.json").read_text(encoding="utf-8"))
+    block = DOCS.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block.strip() == markdown_table(meta).strip(), (
+        "docs/pixel_real.md is stale: python -m benchmarks.pixel_real_table --update-docs"
+    )
+
+
 def test_training_videos_are_disjoint_from_every_suite() -> None:
     suite = {v.seed for s in list_suites() for v in suite_videos(s.name)}
     for split in ("train", "calib", "test"):
@@ -106,7 +118,7 @@ def test_training_is_reproducible_bit_for_bit(loss: str) -> None:
     for (name, a), b in zip(first.state_dict().items(), second.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
     changed = train_clip(data, Recipe(steps=3, batch_size=8, loss=loss, seed=1), lambda _: None)
-    assert not torch.equal(first.visual.proj, changed.visual.proj)
+    assert not torch.equal(first.text_projection, changed.text_projection)
 
 
 def test_the_text_bank_marks_every_true_text_and_adds_hard_negatives() -> None:
@@ -187,10 +199,41 @@ def test_single_view_mcq_scores_one_crop_and_one_tile_per_needle(scorer: PixelSc
 
     videos = split_videos("test", 1)
     table = single_view(scorer, videos)
-    assert set(table) == {"crop", "tile"}
+    assert set(table) == {"crop", "tile", "crop_carrier", "tile_carrier"}
     kinds = {"colour", "material", "object", "text", "time"}
     for by_category in table.values():
         assert set(by_category) <= kinds and by_category
         assert all(0.0 <= v <= 1.0 for v in by_category.values())
     again = single_view(scorer, split_videos("test", 1))
     assert again == table, "the crops' jitter is seeded"
+
+
+def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> None:
+    from video_env.pixel.evaluate import fit_calibration, option_scores
+
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, object]] = []
+    for _ in range(200):
+        truth = int(rng.integers(4))
+        bias = rng.normal(0, 3, 4)  # each option's prior on the frames, unrelated to the truth
+        best = bias + rng.normal(0, 0.5, 4)
+        best[truth] += 2.0
+        rows.append({"best": best, "mean": bias, "truth": truth})
+    weight, temperature = fit_calibration(rows)
+    assert weight == 1.0 and 0.05 < temperature < 200
+    unbiased = np.mean([np.argmax(option_scores(r, 1.0)) == r["truth"] for r in rows])
+    biased = np.mean([np.argmax(option_scores(r, 0.0)) == r["truth"] for r in rows])
+    assert unbiased > biased + 0.2
+
+
+def test_scores_take_the_prior_weight_of_each_text_mean_off_its_best_tile() -> None:
+    rng = np.random.default_rng(1)
+    tiles = rng.normal(size=(12, 128)).astype(np.float32)
+    tiles /= np.linalg.norm(tiles, axis=1, keepdims=True)
+    texts = ["a red kite", "a blue kite"]
+    plain = PixelScorer(cache=None, prior_weight=0.0)
+    weighted = PixelScorer(cache=None, prior_weight=0.5)
+    best, mean = plain.tile_statistics(tiles, texts)
+    assert np.allclose(plain.scores(tiles, texts), best, atol=1e-5)
+    assert np.allclose(weighted.scores(tiles, texts), best - 0.5 * mean, atol=1e-5)
+    assert weighted.config["prior_weight"] == 0.5

@@ -50,7 +50,7 @@ def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--lr", type=float, default=default.lr)
     p.add_argument("--threads", type=int, default=default.threads)
     p.add_argument(
-        "--eval-videos", type=int, default=6, help="videos of each held-out split (calib, test)"
+        "--eval-videos", type=int, default=12, help="videos of each held-out split (calib, test)"
     )
     p.add_argument(
         "--evaluate-only", action="store_true", help="calibrate and evaluate the weights in --out"

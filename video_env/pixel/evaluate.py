@@ -1,19 +1,22 @@
 """Calibration and held-out evaluation of the pixel-real models.
 
 Two held-out splits of generated videos (300 s, 8 needles, 2 per category), disjoint from
-training and from every suite: ``calib`` fits the VLM's softmax temperature (minimum
-negative log-likelihood over MCQs with and without evidence); ``test`` gives the table:
+training and from every suite: ``calib`` fits the VLM's prior weight and softmax
+temperature (minimum negative log-likelihood over MCQs of the same three evidence
+conditions as the test; :func:`fit_calibration`);
+``test`` gives the table:
 
 - **retrieval** recall@1 per category: among the 300 frames of the video at 1 fps (the
   OpenCLIP backend's own path, as ClipQuery uses it), is the best frame for the query
   inside the needle? Queries: the question (question-derived, not answer-bearing), the
   carrier ("the kite"), and the fact statement ("a red kite", answer-bearing, a reference);
 - **MCQ** accuracy per category from 4 frames inside the needle at 1280×720 and at
-  448×252, and from 4 frames of a window without needles (chance: 0.25);
+  448×252, and from 4 frames of a needle-free window drawn per needle (chance: 0.25);
 - **open** accuracy (naming the fact from the category's pool) with 720p evidence;
 - **single view** MCQ accuracy: the same options scored on one image only — a crop
   centred on the needle, or the 3-row grid tile of a 720p frame that holds it — what the
-  model reads when no background tile competes;
+  model reads when no background tile competes; and on the same images whether the
+  carrier's name is the best of all carriers' names;
 - **calibration** of the MCQ confidence on test: ACE (10 bins) and the reliability bins.
 """
 
@@ -23,16 +26,18 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch
 from video_env.metrics.calibration import ace, reliability_bins
 from video_env.pixel.data import crop_box, cut_tile, split_videos, tile_boxes
 from video_env.pixel.vlm import PixelScorer, carrier_for
 from video_env.synth.questions import needle_sample
-from video_env.synth.vocab import FACT_POOLS
+from video_env.synth.vocab import CARRIERS, FACT_POOLS
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval
 from video_env.video.base import Size
@@ -49,20 +54,34 @@ N_FRAMES = 4
 
 
 def _window(video: SynthVideo, needle: Needle, evidence: bool) -> Interval:
+    """The needle's interval (its middle 80 %), or a needle-free 10 s window.
+
+    The needle-free window is drawn per needle (seeded by the video and the needle), so
+    that the no-evidence MCQs of one video do not all look at the same frames.
+    """
     if evidence:
         iv = needle.intervals[0]
         return Interval(iv.start + 0.1 * iv.length, iv.end - 0.1 * iv.length)
-    for start in np.arange(0.0, video.duration - 10.0, 10.0):
-        window = Interval(float(start), float(start) + 10.0)
-        if not any(n.start < window.end and window.start < n.end for n in video.needles):
-            return window
-    return Interval(0.0, 1.0)
+    starts = [
+        float(start)
+        for start in np.arange(0.0, video.duration - 10.0, 10.0)
+        if not any(n.start < start + 10.0 and start < n.end for n in video.needles)
+    ]
+    if not starts:
+        return Interval(0.0, 1.0)
+    rng = np.random.default_rng(stable_seed("pixel-real", "no-evidence", video.id, needle.id))
+    start = starts[int(rng.integers(len(starts)))]
+    return Interval(start, start + 10.0)
 
 
 def mcq_scores(
     scorer: PixelScorer, videos: list[SynthVideo], conditions: dict[str, Size | None]
 ) -> list[dict[str, object]]:
-    """Per needle and condition: category, option scores, index of the truth, open answer."""
+    """Per needle and condition: option and fact-pool tile statistics, truths, category.
+
+    ``best``/``mean`` (options) and ``pool_best``/``pool_mean`` (the carrier's fact pool)
+    are :meth:`PixelScorer.tile_statistics`; ``truth`` and ``pool_truth`` index the fact.
+    """
     rows: list[dict[str, object]] = []
     for video in videos:
         for needle in video.needles:
@@ -77,16 +96,20 @@ def mcq_scores(
                 features = scorer.tile_features(frames)
                 statements = [carrier.template.format(fact=o) for o in options]
                 pool = list(FACT_POOLS[carrier.facts])
-                pool_scores = scorer.scores(
+                best, mean = scorer.tile_statistics(features, statements)
+                pool_best, pool_mean = scorer.tile_statistics(
                     features, [carrier.template.format(fact=f) for f in pool]
                 )
                 rows.append(
                     {
                         "category": _kind(needle),
                         "condition": name,
-                        "scores": scorer.scores(features, statements),
+                        "best": best,
+                        "mean": mean,
                         "truth": OPTION_LETTERS.index(str(sample.answer)),
-                        "open_correct": pool[int(np.argmax(pool_scores))] == needle.fact,
+                        "pool_best": pool_best,
+                        "pool_mean": pool_mean,
+                        "pool_truth": pool.index(needle.fact),
                     }
                 )
         video.close()
@@ -94,9 +117,16 @@ def mcq_scores(
 
 
 def single_view(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:
-    """MCQ accuracy per category from one crop centred on the needle or its 3-row tile."""
+    """Per category, from one crop centred on the needle and from its 3-row tile.
+
+    Keys ``crop`` and ``tile``: MCQ accuracy; ``crop_carrier`` and ``tile_carrier``: whether
+    the carrier's name ("the kite") is the best of all carriers' names (what a
+    question-derived retrieval query needs the model to know).
+    """
     rng = np.random.default_rng(0)
     native = Size(1280, 720)
+    names = [c.name for c in CARRIERS]
+    name_features = scorer.clip.text_features(names)
     hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for video in videos:
         for needle in video.needles:
@@ -116,10 +146,21 @@ def single_view(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict
             options = [carrier.template.format(fact=o) for o in sample.options or ()]
             truth = OPTION_LETTERS.index(str(sample.answer))
             for view, feature in zip(views, features, strict=True):
-                best = int(np.argmax(scorer.scores(feature[None], options)))
+                best = int(np.argmax(scorer.tile_statistics(feature[None], options)[0]))
                 hits[view][_kind(needle)].append(best == truth)
+                named = names[int(np.argmax(name_features @ feature))]
+                hits[f"{view}_carrier"][_kind(needle)].append(named == needle.carrier)
         video.close()
     return {k: {c: float(np.mean(v)) for c, v in sorted(by.items())} for k, by in hits.items()}
+
+
+def needle_counts(videos: list[SynthVideo]) -> dict[str, int]:
+    """Needles per category (colour and material apart) of ``videos``: each cell's sample size."""
+    counts: dict[str, int] = defaultdict(int)
+    for video in videos:
+        for needle in video.needles:
+            counts[_kind(needle)] += 1
+    return dict(sorted(counts.items()))
 
 
 def _kind(needle: Needle) -> str:
@@ -129,20 +170,40 @@ def _kind(needle: Needle) -> str:
     return needle.category
 
 
-def fit_temperature(rows: list[dict[str, object]]) -> float:
-    """The softmax temperature minimising the MCQ negative log-likelihood on ``rows``."""
+#: Prior weights the calibration chooses among (0: the best tile's similarity alone).
+PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def option_scores(row: dict[str, object], prior_weight: float, pool: bool = False) -> Any:
+    """A row's option (or, with ``pool``, fact-pool) scores for ``prior_weight``."""
+    prefix = "pool_" if pool else ""
+    best = np.asarray(row[f"{prefix}best"], np.float64)
+    mean = np.asarray(row[f"{prefix}mean"], np.float64)
+    return np.round(best - prior_weight * mean, 6)
+
+
+def _nll(scores: list[npt.NDArray[np.float64]], truths: list[int], t: float) -> float:
+    total = 0.0
+    for s, k in zip(scores, truths, strict=True):
+        z = s / t
+        total += float(np.log(np.exp(z - z.max()).sum()) + z.max() - z[k])
+    return total
+
+
+def fit_calibration(
+    rows: list[dict[str, object]], prior_weights: tuple[float, ...] = PRIOR_WEIGHTS
+) -> tuple[float, float]:
+    """``(prior_weight, temperature)`` minimising the MCQ negative log-likelihood on ``rows``."""
     grid = np.exp(np.linspace(math.log(0.05), math.log(200.0), 300))
-    scores = [np.asarray(r["scores"], np.float64) for r in rows]
     truths = [int(r["truth"]) for r in rows]  # type: ignore[call-overload]
-
-    def nll(t: float) -> float:
-        total = 0.0
-        for s, k in zip(scores, truths, strict=True):
-            z = s / t
-            total += float(np.log(np.exp(z - z.max()).sum()) + z.max() - z[k])
-        return total
-
-    return float(grid[int(np.argmin([nll(t) for t in grid]))])
+    best: tuple[float, float, float] = (math.inf, 0.0, 1.0)
+    for weight in prior_weights:
+        scores = [option_scores(r, weight) for r in rows]
+        losses = [_nll(scores, truths, t) for t in grid]
+        k = int(np.argmin(losses))
+        if losses[k] < best[0]:
+            best = (losses[k], weight, float(grid[k]))
+    return best[1], best[2]
 
 
 def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:
@@ -165,12 +226,14 @@ def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[s
     return {k: {c: float(np.mean(v)) for c, v in sorted(by.items())} for k, by in hits.items()}
 
 
-def _table(rows: list[dict[str, object]], temperature: float) -> dict[str, object]:
+def _table(
+    rows: list[dict[str, object]], temperature: float, prior_weight: float
+) -> dict[str, object]:
     acc: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     opened: dict[str, list[bool]] = defaultdict(list)
     confidences, correct = [], []
     for r in rows:
-        s = np.asarray(r["scores"], np.float64) / temperature
+        s = option_scores(r, prior_weight) / temperature
         p = np.exp(s - s.max())
         p /= p.sum()
         pick = int(np.argmax(p))
@@ -179,7 +242,8 @@ def _table(rows: list[dict[str, object]], temperature: float) -> dict[str, objec
         confidences.append(float(p[pick]))
         correct.append(ok)
         if r["condition"] == "720p":
-            opened[str(r["category"])].append(bool(r["open_correct"]))
+            named = int(np.argmax(option_scores(r, prior_weight, pool=True)))
+            opened[str(r["category"])].append(named == r["pool_truth"])
     bins = reliability_bins(confidences, correct, 10)
     return {
         "mcq": {c: {k: float(np.mean(v)) for k, v in sorted(by.items())} for c, by in acc.items()},
@@ -193,21 +257,23 @@ def _table(rows: list[dict[str, object]], temperature: float) -> dict[str, objec
 def calibrate_and_evaluate(
     out: Path, n_videos: int, progress: Callable[[str], None] = print
 ) -> dict[str, object]:
-    """Fit the temperature on ``calib``, evaluate on ``test``, store both in the folder."""
+    """Fit the prior weight and temperature on ``calib``, evaluate on ``test``, store both."""
     from video_env.pixel.pipeline import update_meta
 
-    scorer = PixelScorer(out, temperature=1.0, cache=None)
-    calib = mcq_scores(
-        scorer, split_videos("calib", n_videos), {"720p": Size(1280, 720), "none": None}
+    scorer = PixelScorer(out, temperature=1.0, prior_weight=0.0, cache=None)
+    calib = mcq_scores(scorer, split_videos("calib", n_videos), CONDITIONS)
+    prior_weight, temperature = fit_calibration(calib)
+    progress(
+        f"prior weight {prior_weight:.2f}, temperature {temperature:.3f} (fitted on "
+        f"{len(calib)} calibration MCQs)"
     )
-    temperature = fit_temperature(calib)
-    progress(f"temperature {temperature:.3f} (fitted on {len(calib)} calibration MCQs)")
     test = split_videos("test", n_videos)
-    table = _table(mcq_scores(scorer, test, CONDITIONS), temperature)
+    table = _table(mcq_scores(scorer, test, CONDITIONS), temperature, prior_weight)
     table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
     table["single_view_mcq"] = single_view(scorer, split_videos("test", n_videos))
     table["test_videos"] = n_videos
-    update_meta(out, temperature=round(temperature, 4), evaluation=table)
+    table["test_needles"] = needle_counts(test)
+    update_meta(out, temperature=round(temperature, 4), prior_weight=prior_weight, evaluation=table)
     for line in format_table(table):
         progress(line)
     return table
@@ -225,7 +291,8 @@ def format_table(table: dict[str, object]) -> list[str]:
     lines.append("  open accuracy, evidence=720p   " + _cells(table["open_720p"]))  # type: ignore[arg-type]
     views: dict[str, dict[str, float]] = table.get("single_view_mcq", {})  # type: ignore[assignment]
     for view, by in views.items():
-        lines.append(f"  MCQ accuracy, one {view:4s} view  " + _cells(by))
+        kind = "carrier named" if view.endswith("_carrier") else "MCQ accuracy"
+        lines.append(f"  {kind}, one {view.split('_')[0]:4s} view  " + _cells(by))
     lines.append(f"  MCQ confidence ACE (10 bins): {table['ace']:.3f}")
     lines.append(
         "  reliability (conf, acc, n): "
@@ -239,8 +306,3 @@ def format_table(table: dict[str, object]) -> list[str]:
 
 def _cells(by: dict[str, float]) -> str:
     return "  ".join(f"{k} {v:.2f}" for k, v in by.items())
-
-
-def scores_array(rows: list[dict[str, object]]) -> npt.NDArray[np.float64]:
-    """The option scores of ``rows`` stacked (for plots and tests)."""
-    return np.stack([np.asarray(r["scores"], np.float64) for r in rows])

@@ -8,12 +8,13 @@ follows what was looked at and at what resolution, from pixels.
 
 - :class:`PixelRealVLM` answers an MCQ by scoring each option's statement ("a red
   umbrella", from the carrier named in the question) against every tile, taking the best
-  tile per option; the confidence is the softmax of those scores divided by a temperature
-  fitted on a separate split. An open question is answered by naming the best fact of the
+  tile per option, less a fitted share of its mean over all tiles (the option's prior on
+  those frames); the confidence is the softmax of those scores divided by a temperature,
+  both fitted on a separate split. An open question is answered by naming the best fact of the
   carrier's pool the same way.
 - :class:`PixelRealCaptioner` says what it detects: the scene that best matches the whole
   frames, and each carrier that beats every scene description on some tile, with its best
-  fact.
+  fact (the fact pool scored as the VLM scores options, prior weight included).
 
 Neither reads annotations: the question's carrier is found from the world's public
 vocabulary (:data:`~video_env.synth.vocab.CARRIERS`), as a model would know its task.
@@ -34,6 +35,7 @@ import numpy.typing as npt
 from video_env._optional import require
 from video_env.backends.base import Answer, FrameBatch
 from video_env.backends.openclip import OpenCLIP
+from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.store import CacheArg, resolve_cache
 from video_env.metrics.cost import Cost
 from video_env.pixel import WEIGHTS_DIR
@@ -43,8 +45,6 @@ from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES, Carrier
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import VideoReader
 
-#: Visual tokens per tile (the ViT's patches).
-TOKENS_PER_TILE = 60
 #: Frames of a batch the roles look at (evenly chosen): CPU time, not accuracy, sets it.
 MAX_FRAMES = 8
 #: The captioner's lighter look (light captions of every clip dominate a bench's CPU time):
@@ -122,6 +122,9 @@ class PixelScorer:
         max_frames: At most this many frames of a batch are looked at (evenly chosen).
         temperature: Softmax temperature (default: the one fitted by
             ``video-env train perception``, stored in ``pixel_real.json``).
+        prior_weight: How much of a text's mean similarity over all tiles looked at (its
+            prior on these frames) is taken off its best tile's (default: the one fitted
+            with the temperature, stored in ``pixel_real.json``; 0 when none is stored).
         cache: The disk cache of whole-frame retrieval features and of tile features
             (:class:`~video_env.pixel.features.TileFeatures`).
     """
@@ -133,6 +136,7 @@ class PixelScorer:
         grids: tuple[int, ...] = TILE_GRIDS,
         max_frames: int = MAX_FRAMES,
         temperature: float | None = None,
+        prior_weight: float | None = None,
         cache: CacheArg = "shared",
     ) -> None:
         folder = Path(weights) if weights is not None else WEIGHTS_DIR
@@ -142,10 +146,16 @@ class PixelScorer:
         meta_path = folder / "pixel_real.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.temperature = float(temperature or meta.get("temperature", 1.0))
+        self.prior_weight = float(
+            prior_weight if prior_weight is not None else meta.get("prior_weight", 0.0)
+        )
         self.grids = grids
         self.max_frames = max_frames
         self.scale = self.clip.logit_scale
         self.tiles = TileFeatures(self.clip, resolve_cache(cache))
+        #: Visual tokens a tile costs: the image tower's output cells (patches, or a CNN's
+        #: last feature map at stride 32) plus one, as OpenCLIP counts a frame's.
+        self.tokens_per_tile = clip_visual_tokens(self.clip.input_size, 1, self.clip.patch_size)
 
     def new_clip(self) -> PixelRealCLIP:
         """A fresh CLIP role on the same (shared) model: its own ``usage``."""
@@ -160,6 +170,7 @@ class PixelScorer:
             "grids": list(self.grids),
             "max_frames": self.max_frames,
             "temperature": self.temperature,
+            "prior_weight": self.prior_weight,
         }
 
     def tile_features(
@@ -186,11 +197,23 @@ class PixelScorer:
     def scores(
         self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
     ) -> npt.NDArray[np.float64]:
-        """Per text, its best tile's similarity times the model's logit scale."""
+        """Per text: best tile's similarity minus ``prior_weight`` × its mean, × logit scale.
+
+        The mean over every tile looked at (mostly background) is the text's prior on these
+        frames; taking part of it off removes option biases that have nothing to do with
+        the evidence (contextual calibration, Zhao et al. 2021).
+        """
+        best, mean = self.tile_statistics(tile_features, texts)
+        scores: npt.NDArray[np.float64] = np.round(best - self.prior_weight * mean, 6)
+        return scores
+
+    def tile_statistics(
+        self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per text, its best and its mean similarity over the tiles, × the logit scale."""
         text_features = self.clip.text_features(list(texts))
         sims = np.asarray(tile_features, np.float64) @ np.asarray(text_features, np.float64).T
-        best: npt.NDArray[np.float64] = np.round(sims.max(axis=0) * self.scale, 6)
-        return best
+        return sims.max(axis=0) * self.scale, sims.mean(axis=0) * self.scale
 
     def probabilities(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Temperature-scaled softmax of ``scores``."""
@@ -221,7 +244,11 @@ class PixelRealVLM:
     @property
     def config(self) -> dict[str, object]:
         """What changes the answers."""
-        return {**self.scorer.config, "role": "vlm", "rule": "option statements, best tile"}
+        return {
+            **self.scorer.config,
+            "role": "vlm",
+            "rule": "option statements, best tile less prior",
+        }
 
     def answer(
         self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
@@ -229,7 +256,7 @@ class PixelRealVLM:
         """Answer ``question`` from the pixels of ``frames``; MCQ answers are letters."""
         carrier = carrier_for(question)
         features = self.scorer.tile_features(frames)
-        tokens = len(features) * TOKENS_PER_TILE
+        tokens = len(features) * self.scorer.tokens_per_tile
         self.usage = self.usage + Cost(vlm_calls=1, frames=len(frames), visual_tokens=tokens)
         if options:
             candidates = list(options)
@@ -275,9 +302,8 @@ class PixelRealCaptioner:
     def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
         """The best-matching scene and each detected carrier with its best fact."""
         features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
-        self.usage = self.usage + Cost(
-            caption_calls=1, frames=len(frames), visual_tokens=len(features) * TOKENS_PER_TILE
-        )
+        tokens = len(features) * self.scorer.tokens_per_tile
+        self.usage = self.usage + Cost(caption_calls=1, frames=len(frames), visual_tokens=tokens)
         scenes = [s.description for s in SCENE_STYLES]
         presences = [c.presence for c in CARRIERS]
         text_features = self.scorer.clip.text_features(scenes + presences)
