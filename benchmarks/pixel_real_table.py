@@ -31,6 +31,10 @@ def _row(label: str, cells: dict[str, float]) -> str:
     )
 
 
+def _margin(value: object) -> str:
+    return "none" if value is None else f"{float(value):.2f}"  # type: ignore[arg-type]
+
+
 def markdown_table(meta: dict[str, object]) -> str:
     """The table (Markdown, ending in a newline) of a ``pixel_real.json``'s evaluation."""
     table: dict[str, object] = meta["evaluation"]  # type: ignore[assignment]
@@ -57,6 +61,7 @@ def markdown_table(meta: dict[str, object]) -> str:
         "720p": "MCQ accuracy, 4 frames at 720p inside the needle",
         "448p": "MCQ accuracy, 4 frames at 448×252 inside the needle",
         "none": "MCQ accuracy, no evidence (chance 0.25)",
+        "other": "MCQ accuracy, another needle's window (chance 0.25)",
     }
     lines += [_row(label, mcq[k]) for k, label in conditions.items() if k in mcq]
     lines.append(_row("open accuracy (name the fact), 720p", table["open_720p"]))  # type: ignore[arg-type]
@@ -69,7 +74,8 @@ def markdown_table(meta: dict[str, object]) -> str:
     lines += [_row(label, views[k]) for k, label in view_names.items() if k in views]
     lines.append("")
     lines.append(
-        f"Prior weight {float(meta.get('prior_weight', 0.0)):.2f} and temperature "  # type: ignore[arg-type]
+        f"Prior weight {float(meta.get('prior_weight', 0.0)):.2f}, not-in-view margin "  # type: ignore[arg-type]
+        f"{_margin(meta.get('null_margin'))} and temperature "
         f"{float(meta['temperature']):.2f} (fitted on the calib split); test MCQ confidence "  # type: ignore[arg-type]
         f"ACE (10 bins) {float(table['ace']):.3f} over {table['n_mcq']} MCQs of "  # type: ignore[arg-type]
         f"{table['test_videos']} videos."

@@ -143,6 +143,7 @@ def _weights_info(weights: str | None) -> dict[str, Any]:
         "batch_size": recipe.get("batch_size"),
         "temperature": meta.get("temperature"),
         "prior_weight": meta.get("prior_weight", 0.0),
+        "null_margin": meta.get("null_margin"),
         "ace": meta.get("evaluation", {}).get("ace"),
         "reliability": meta.get("evaluation", {}).get("reliability", []),
     }

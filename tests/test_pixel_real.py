@@ -25,7 +25,7 @@ from video_env.pixel.data import (
     tile_boxes,
 )
 from video_env.pixel.train import Recipe, save_model, train_clip
-from video_env.pixel.vlm import PixelRealVLM, PixelScorer, carrier_for
+from video_env.pixel.vlm import SCENE_DESCRIPTIONS, PixelRealVLM, PixelScorer, carrier_for
 from video_env.synth.suites import list_suites, suite_videos
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
 from video_env.types import OPTION_LETTERS, Interval
@@ -213,17 +213,49 @@ def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> 
 
     rng = np.random.default_rng(0)
     rows: list[dict[str, object]] = []
-    for _ in range(200):
+    for k in range(300):
         truth = int(rng.integers(4))
         bias = rng.normal(0, 3, 4)  # each option's prior on the frames, unrelated to the truth
         best = bias + rng.normal(0, 0.5, 4)
-        best[truth] += 2.0
-        rows.append({"best": best, "mean": bias, "truth": truth})
-    weight, temperature = fit_calibration(rows)
+        evidence = k % 3 != 0
+        if evidence:
+            best[truth] += 2.0
+        condition = "720p" if evidence else "none"
+        rows.append(
+            {"best": best, "mean": bias, "truth": truth, "condition": condition, "scene_best": 1.0}
+        )
+    weight, margin, temperature = fit_calibration(rows, scale=1.0)
     assert weight == 1.0 and 0.05 < temperature < 200
     unbiased = np.mean([np.argmax(option_scores(r, 1.0)) == r["truth"] for r in rows])
     biased = np.mean([np.argmax(option_scores(r, 0.0)) == r["truth"] for r in rows])
     assert unbiased > biased + 0.2
+
+
+def test_without_the_needle_the_not_in_view_answer_takes_the_mass() -> None:
+    from video_env.pixel.evaluate import answer_logits, fit_calibration
+
+    rng = np.random.default_rng(2)
+    rows: list[dict[str, object]] = []
+    for k in range(300):
+        truth = int(rng.integers(4))
+        evidence = k % 2 == 0
+        best = rng.normal(0, 0.3, 4) + (np.eye(4)[truth] * 3.0 if evidence else 0.0)
+        rows.append(
+            {
+                "best": best,
+                "mean": np.zeros(4),
+                "truth": truth,
+                "condition": "720p" if evidence else "other",
+                "scene_best": 1.5,  # the scene beats every option unless the needle is there
+            }
+        )
+    weight, margin, temperature = fit_calibration(rows, scale=1.0)
+    confidence: dict[bool, list[float]] = {True: [], False: []}
+    for r in rows:
+        z = answer_logits(r, weight, margin, 1.0) / temperature
+        p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        confidence[r["condition"] == "720p"].append(p[:-1].max() + p[-1] / 4)
+    assert np.mean(confidence[True]) > 0.6 > 0.35 > np.mean(confidence[False])
 
 
 def test_scores_take_the_prior_weight_of_each_text_mean_off_its_best_tile() -> None:
@@ -237,3 +269,11 @@ def test_scores_take_the_prior_weight_of_each_text_mean_off_its_best_tile() -> N
     assert np.allclose(plain.scores(tiles, texts), best, atol=1e-5)
     assert np.allclose(weighted.scores(tiles, texts), best - 0.5 * mean, atol=1e-5)
     assert weighted.config["prior_weight"] == 0.5
+    gated = PixelScorer(cache=None, prior_weight=0.5, null_margin=0.1)
+    probs = gated.answer_probabilities(tiles, texts)
+    scene = gated.tile_statistics(tiles, SCENE_DESCRIPTIONS)[0].max()
+    null = scene + 0.1 * gated.scale - 0.5 * mean.mean()
+    logits = np.append(gated.scores(tiles, texts), null) / gated.temperature
+    expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    assert np.allclose(probs, expected[:-1] + expected[-1] / 2, atol=1e-6)
+    assert np.isclose(probs.sum(), 1.0)

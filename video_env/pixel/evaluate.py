@@ -35,7 +35,13 @@ from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch
 from video_env.metrics.calibration import ace, reliability_bins
 from video_env.pixel.data import crop_box, cut_tile, split_videos, tile_boxes
-from video_env.pixel.vlm import PixelScorer, carrier_for
+from video_env.pixel.vlm import (
+    SCENE_DESCRIPTIONS,
+    PixelScorer,
+    carrier_for,
+    null_score,
+    spread_null,
+)
 from video_env.synth.questions import needle_sample
 from video_env.synth.vocab import CARRIERS, FACT_POOLS
 from video_env.synth.world import Needle, SynthVideo
@@ -43,23 +49,36 @@ from video_env.types import OPTION_LETTERS, Interval
 from video_env.video.base import Size
 from video_env.video.resize import Resize
 
-#: Evidence conditions of the MCQ evaluation: name -> frame size (``None``: no evidence).
+#: Evidence conditions of the MCQ evaluation: name -> frame size (``None``: a needle-free
+#: window at 720p; ``"other"``: another needle's window at 720p, not the asked one).
 CONDITIONS: dict[str, Size | None] = {
     "720p": Size(1280, 720),
     "448p": Size(448, 252),
     "none": None,
+    "other": Size(1280, 720),
 }
+#: Conditions whose frames do not show the asked needle (the calibration's target there is
+#: the "not in view" answer).
+NO_EVIDENCE = frozenset({"none", "other"})
 #: Frames per MCQ.
 N_FRAMES = 4
 
 
-def _window(video: SynthVideo, needle: Needle, evidence: bool) -> Interval:
-    """The needle's interval (its middle 80 %), or a needle-free 10 s window.
+def _window(video: SynthVideo, needle: Needle, condition: str) -> Interval:
+    """The window a condition looks at: the needle's, another needle's, or a needle-free one.
 
-    The needle-free window is drawn per needle (seeded by the video and the needle), so
-    that the no-evidence MCQs of one video do not all look at the same frames.
+    A needle's window is the middle 80 % of its interval; ``"other"`` is the next needle
+    of the video whose interval does not overlap the asked one's. The needle-free window
+    is drawn per needle (seeded by the video and the needle), so that the no-evidence MCQs
+    of one video do not all look at the same frames.
     """
-    if evidence:
+    if condition == "other":
+        k = video.needles.index(needle)
+        others = [*video.needles[k + 1 :], *video.needles[:k]]
+        needle = next(
+            (n for n in others if not (n.start < needle.end and needle.start < n.end)), needle
+        )
+    if condition not in NO_EVIDENCE or condition == "other":
         iv = needle.intervals[0]
         return Interval(iv.start + 0.1 * iv.length, iv.end - 0.1 * iv.length)
     starts = [
@@ -80,7 +99,9 @@ def mcq_scores(
     """Per needle and condition: option and fact-pool tile statistics, truths, category.
 
     ``best``/``mean`` (options) and ``pool_best``/``pool_mean`` (the carrier's fact pool)
-    are :meth:`PixelScorer.tile_statistics`; ``truth`` and ``pool_truth`` index the fact.
+    are :meth:`PixelScorer.tile_statistics`; ``scene_best`` is the best scene
+    description's similarity on any tile (scaled); ``truth`` and ``pool_truth`` index the
+    fact.
     """
     rows: list[dict[str, object]] = []
     for video in videos:
@@ -91,7 +112,7 @@ def mcq_scores(
             if carrier is None:
                 continue
             for name, size in conditions.items():
-                window = _window(video, needle, evidence=size is not None)
+                window = _window(video, needle, name)
                 frames = FrameBatch.sample(video, window, N_FRAMES, size or Size(1280, 720))
                 features = scorer.tile_features(frames)
                 statements = [carrier.template.format(fact=o) for o in options]
@@ -110,6 +131,9 @@ def mcq_scores(
                         "pool_best": pool_best,
                         "pool_mean": pool_mean,
                         "pool_truth": pool.index(needle.fact),
+                        "scene_best": float(
+                            scorer.tile_statistics(features, SCENE_DESCRIPTIONS)[0].max()
+                        ),
                     }
                 )
         video.close()
@@ -182,28 +206,62 @@ def option_scores(row: dict[str, object], prior_weight: float, pool: bool = Fals
     return np.round(best - prior_weight * mean, 6)
 
 
-def _nll(scores: list[npt.NDArray[np.float64]], truths: list[int], t: float) -> float:
-    total = 0.0
-    for s, k in zip(scores, truths, strict=True):
-        z = s / t
-        total += float(np.log(np.exp(z - z.max()).sum()) + z.max() - z[k])
+#: "Not in view" margins the calibration chooses among (similarity units).
+NULL_MARGINS = tuple(round(float(m), 2) for m in np.arange(-0.1, 0.61, 0.05))
+
+
+def answer_logits(
+    row: dict[str, object], prior_weight: float, null_margin: float, scale: float
+) -> npt.NDArray[np.float64]:
+    """The options' scores and, last, the "not in view" answer's (see ``PixelScorer``)."""
+    null = null_score(
+        float(row["scene_best"]),  # type: ignore[arg-type]
+        np.asarray(row["mean"], np.float64),
+        prior_weight,
+        null_margin * scale,
+    )
+    return np.append(option_scores(row, prior_weight), null)
+
+
+def _nll(
+    logits: npt.NDArray[np.float64], targets: npt.NDArray[np.int_], grid: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Summed NLL of ``targets`` under ``softmax(logits / t)`` for every ``t`` of ``grid``."""
+    z = logits[None, :, :] / grid[:, None, None]
+    top = z.max(axis=2, keepdims=True)
+    log_norm = np.log(np.exp(z - top).sum(axis=2)) + top[..., 0]
+    picked = np.take_along_axis(z, targets[None, :, None].repeat(len(grid), 0), 2)[..., 0]
+    total: npt.NDArray[np.float64] = (log_norm - picked).sum(axis=1)
     return total
 
 
 def fit_calibration(
-    rows: list[dict[str, object]], prior_weights: tuple[float, ...] = PRIOR_WEIGHTS
-) -> tuple[float, float]:
-    """``(prior_weight, temperature)`` minimising the MCQ negative log-likelihood on ``rows``."""
+    rows: list[dict[str, object]],
+    scale: float,
+    prior_weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    null_margins: tuple[float, ...] = NULL_MARGINS,
+) -> tuple[float, float, float]:
+    """``(prior_weight, null_margin, temperature)`` minimising the NLL on ``rows``.
+
+    The target is the true option where the frames show the needle and the "not in view"
+    answer where they do not (:data:`NO_EVIDENCE`).
+    """
     grid = np.exp(np.linspace(math.log(0.05), math.log(200.0), 300))
-    truths = [int(r["truth"]) for r in rows]  # type: ignore[call-overload]
-    best: tuple[float, float, float] = (math.inf, 0.0, 1.0)
+    targets = np.array(
+        [
+            len(np.asarray(r["best"])) if r["condition"] in NO_EVIDENCE else int(r["truth"])  # type: ignore[call-overload]
+            for r in rows
+        ]
+    )
+    best: tuple[float, float, float, float] = (math.inf, 0.0, 0.0, 1.0)
     for weight in prior_weights:
-        scores = [option_scores(r, weight) for r in rows]
-        losses = [_nll(scores, truths, t) for t in grid]
-        k = int(np.argmin(losses))
-        if losses[k] < best[0]:
-            best = (losses[k], weight, float(grid[k]))
-    return best[1], best[2]
+        for margin in null_margins:
+            logits = np.stack([answer_logits(r, weight, margin, scale) for r in rows])
+            losses = _nll(logits, targets, grid)
+            k = int(np.argmin(losses))
+            if losses[k] < best[0]:
+                best = (losses[k], weight, margin, float(grid[k]))
+    return best[1], best[2], best[3]
 
 
 def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:
@@ -227,15 +285,18 @@ def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[s
 
 
 def _table(
-    rows: list[dict[str, object]], temperature: float, prior_weight: float
+    rows: list[dict[str, object]],
+    temperature: float,
+    prior_weight: float,
+    null_margin: float,
+    scale: float,
 ) -> dict[str, object]:
     acc: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     opened: dict[str, list[bool]] = defaultdict(list)
     confidences, correct = [], []
     for r in rows:
-        s = option_scores(r, prior_weight) / temperature
-        p = np.exp(s - s.max())
-        p /= p.sum()
+        s = answer_logits(r, prior_weight, null_margin, scale) / temperature
+        p = spread_null(np.exp(s - s.max()) / np.exp(s - s.max()).sum())
         pick = int(np.argmax(p))
         ok = pick == r["truth"]
         acc[str(r["condition"])][str(r["category"])].append(ok)
@@ -257,23 +318,30 @@ def _table(
 def calibrate_and_evaluate(
     out: Path, n_videos: int, progress: Callable[[str], None] = print
 ) -> dict[str, object]:
-    """Fit the prior weight and temperature on ``calib``, evaluate on ``test``, store both."""
+    """Fit the prior weight, null margin and temperature on ``calib``; evaluate on ``test``."""
     from video_env.pixel.pipeline import update_meta
 
     scorer = PixelScorer(out, temperature=1.0, prior_weight=0.0, cache=None)
     calib = mcq_scores(scorer, split_videos("calib", n_videos), CONDITIONS)
-    prior_weight, temperature = fit_calibration(calib)
+    prior_weight, null_margin, temperature = fit_calibration(calib, scorer.scale)
     progress(
-        f"prior weight {prior_weight:.2f}, temperature {temperature:.3f} (fitted on "
-        f"{len(calib)} calibration MCQs)"
+        f"prior weight {prior_weight:.2f}, null margin {null_margin:.2f}, temperature "
+        f"{temperature:.3f} (fitted on {len(calib)} calibration MCQs)"
     )
     test = split_videos("test", n_videos)
-    table = _table(mcq_scores(scorer, test, CONDITIONS), temperature, prior_weight)
+    rows = mcq_scores(scorer, test, CONDITIONS)
+    table = _table(rows, temperature, prior_weight, null_margin, scorer.scale)
     table["retrieval_recall_at_1"] = retrieval(scorer, split_videos("test", n_videos))
     table["single_view_mcq"] = single_view(scorer, split_videos("test", n_videos))
     table["test_videos"] = n_videos
     table["test_needles"] = needle_counts(test)
-    update_meta(out, temperature=round(temperature, 4), prior_weight=prior_weight, evaluation=table)
+    update_meta(
+        out,
+        temperature=round(temperature, 4),
+        prior_weight=prior_weight,
+        null_margin=null_margin,
+        evaluation=table,
+    )
     for line in format_table(table):
         progress(line)
     return table

@@ -55,6 +55,21 @@ CAPTION_GRIDS = (1, 2)
 UNKNOWN_TEXT = "I cannot tell from these frames."
 
 _QUESTIONS = {c.question.format(carrier=c.name): c for c in CARRIERS}
+#: What the captioner and the "not in view" answer compare carriers with.
+SCENE_DESCRIPTIONS = [s.description for s in SCENE_STYLES]
+
+
+def null_score(
+    best_scene: float, option_means: npt.NDArray[np.float64], prior_weight: float, margin: float
+) -> float:
+    """The "not in view" answer's score: best scene similarity + margin − prior (scaled)."""
+    return round(float(best_scene + margin - prior_weight * np.mean(option_means)), 6)
+
+
+def spread_null(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Probabilities of the options, the last entry's ("not in view") mass shared evenly."""
+    out: npt.NDArray[np.float64] = probs[:-1] + probs[-1] / (len(probs) - 1)
+    return out
 
 
 def carrier_for(question: str) -> Carrier | None:
@@ -125,6 +140,9 @@ class PixelScorer:
         prior_weight: How much of a text's mean similarity over all tiles looked at (its
             prior on these frames) is taken off its best tile's (default: the one fitted
             with the temperature, stored in ``pixel_real.json``; 0 when none is stored).
+        null_margin: The "not in view" answer's margin over the best scene description's
+            similarity (:meth:`answer_probabilities`; default: the fitted one in
+            ``pixel_real.json``; ``None`` there: no such answer).
         cache: The disk cache of whole-frame retrieval features and of tile features
             (:class:`~video_env.pixel.features.TileFeatures`).
     """
@@ -137,6 +155,7 @@ class PixelScorer:
         max_frames: int = MAX_FRAMES,
         temperature: float | None = None,
         prior_weight: float | None = None,
+        null_margin: float | None = None,
         cache: CacheArg = "shared",
     ) -> None:
         folder = Path(weights) if weights is not None else WEIGHTS_DIR
@@ -149,6 +168,8 @@ class PixelScorer:
         self.prior_weight = float(
             prior_weight if prior_weight is not None else meta.get("prior_weight", 0.0)
         )
+        margin = null_margin if null_margin is not None else meta.get("null_margin")
+        self.null_margin: float | None = None if margin is None else float(margin)
         self.grids = grids
         self.max_frames = max_frames
         self.scale = self.clip.logit_scale
@@ -171,6 +192,7 @@ class PixelScorer:
             "max_frames": self.max_frames,
             "temperature": self.temperature,
             "prior_weight": self.prior_weight,
+            "null_margin": self.null_margin,
         }
 
     def tile_features(
@@ -219,6 +241,27 @@ class PixelScorer:
         """Temperature-scaled softmax of ``scores``."""
         return softmax(scores / self.temperature)
 
+    def answer_probabilities(
+        self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
+    ) -> npt.NDArray[np.float64]:
+        """Probabilities of ``texts`` as the answer, next to a "not in view" answer.
+
+        With a fitted ``null_margin``, the softmax also holds a "not in view" answer whose
+        score is the best scene description's similarity on any tile plus the margin
+        (less the same prior as the texts'). Its mass is then spread evenly over the
+        texts — a forced guess is right one time in ``len(texts)`` — so each probability
+        is the chance that this text is the right answer, and frames that show nothing but
+        a scene (or another carrier) give no confident answer.
+        """
+        scores = self.scores(tile_features, texts)
+        if self.null_margin is None:
+            return self.probabilities(scores)
+        mean = self.tile_statistics(tile_features, texts)[1]
+        scene = self.tile_statistics(tile_features, SCENE_DESCRIPTIONS)[0].max()
+        null = null_score(scene, mean, self.prior_weight, self.null_margin * self.scale)
+        probs = softmax(np.append(scores, null) / self.temperature)
+        return spread_null(probs)
+
 
 def _statements(carrier: Carrier | None, facts: Sequence[str]) -> list[str]:
     if carrier is None:
@@ -264,9 +307,7 @@ class PixelRealVLM:
             candidates = list(FACT_POOLS[carrier.facts])
         else:
             return Answer(UNKNOWN_TEXT, 0.0, (0.0,), tokens)
-        probs = self.scorer.probabilities(
-            self.scorer.scores(features, _statements(carrier, candidates))
-        )
+        probs = self.scorer.answer_probabilities(features, _statements(carrier, candidates))
         best = int(np.argmax(probs))
         confidence = float(probs[best])
         text = OPTION_LETTERS[best] if options else candidates[best]
