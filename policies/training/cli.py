@@ -163,12 +163,17 @@ def _trl(args: argparse.Namespace) -> int:
 
 
 def _rl_run_args(parser: argparse.ArgumentParser) -> None:
-    """Arguments every RL kind takes: start, output, timing references, steps, G."""
+    """Arguments every RL kind takes: start, output, timing references, steps, G, DAPO's."""
     parser.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
     parser.add_argument("--steps", type=int, default=100, help="optimiser steps")
     parser.add_argument("--group-size", type=int, default=8, help="G")
+    parser.add_argument("--lr", type=float, default=5e-6)
+    parser.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
+    parser.add_argument("--eps-low", type=float, default=0.20)
+    parser.add_argument("--eps-high", type=float, default=0.28)
+    parser.add_argument("--temperature", type=float, default=1.0)
 
 
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
@@ -241,11 +246,6 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--groups-per-step", type=int, default=4)
     rl.add_argument("--max-draws-per-step", type=int, default=16)
     rl.add_argument("--ppo-epochs", type=int, default=1)
-    rl.add_argument("--lr", type=float, default=5e-6)
-    rl.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
-    rl.add_argument("--eps-low", type=float, default=0.20)
-    rl.add_argument("--eps-high", type=float, default=0.28)
-    rl.add_argument("--temperature", type=float, default=1.0)
     rl.add_argument("--max-turns", type=int, default=32)
     rl.add_argument("--max-new-tokens", type=int, default=512)
     rl.add_argument("--save-every", type=int, default=0)
@@ -265,11 +265,6 @@ def add_training_commands(kinds: Any) -> None:
     trl.add_argument("--per-device-batch", type=int, default=0,
                      help="rollouts per device per step (default: G)")  # fmt: skip
     trl.add_argument("--grad-accum", type=int, default=1)
-    trl.add_argument("--lr", type=float, default=5e-6)
-    trl.add_argument("--beta", type=float, default=0.01, help="k3 KL weight")
-    trl.add_argument("--eps-low", type=float, default=0.20)
-    trl.add_argument("--eps-high", type=float, default=0.28)
-    trl.add_argument("--temperature", type=float, default=1.0)
     trl.add_argument("--max-turns", type=int, default=32, help="env steps (tool calls) at most")
     trl.add_argument("--max-completion-length", type=int, default=32768,
                      help="tokens of a rollout: replies and tool results with frames")  # fmt: skip

@@ -40,6 +40,7 @@ from video_env.pixel.vlm import (
     PixelScorer,
     carrier_for,
     null_score,
+    prior_corrected,
     spread_null,
 )
 from video_env.synth.questions import needle_sample
@@ -203,7 +204,7 @@ def option_scores(row: dict[str, object], prior_weight: float, pool: bool = Fals
     prefix = "pool_" if pool else ""
     best = np.asarray(row[f"{prefix}best"], np.float64)
     mean = np.asarray(row[f"{prefix}mean"], np.float64)
-    return np.round(best - prior_weight * mean, 6)
+    return prior_corrected(best, mean, prior_weight)
 
 
 #: "Not in view" margins the calibration chooses among (similarity units).

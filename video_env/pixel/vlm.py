@@ -59,6 +59,14 @@ _QUESTIONS = {c.question.format(carrier=c.name): c for c in CARRIERS}
 SCENE_DESCRIPTIONS = [s.description for s in SCENE_STYLES]
 
 
+def prior_corrected(
+    best: npt.NDArray[np.float64], mean: npt.NDArray[np.float64], prior_weight: float
+) -> npt.NDArray[np.float64]:
+    """Option scores: each text's best tile less ``prior_weight`` × its mean (rounded)."""
+    scores: npt.NDArray[np.float64] = np.round(best - prior_weight * mean, 6)
+    return scores
+
+
 def null_score(
     best_scene: float, option_means: npt.NDArray[np.float64], prior_weight: float, margin: float
 ) -> float:
@@ -225,9 +233,7 @@ class PixelScorer:
         frames; taking part of it off removes option biases that have nothing to do with
         the evidence (contextual calibration, Zhao et al. 2021).
         """
-        best, mean = self.tile_statistics(tile_features, texts)
-        scores: npt.NDArray[np.float64] = np.round(best - self.prior_weight * mean, 6)
-        return scores
+        return prior_corrected(*self.tile_statistics(tile_features, texts), self.prior_weight)
 
     def tile_statistics(
         self, tile_features: npt.NDArray[np.float32], texts: Sequence[str]
@@ -253,10 +259,10 @@ class PixelScorer:
         is the chance that this text is the right answer, and frames that show nothing but
         a scene (or another carrier) give no confident answer.
         """
-        scores = self.scores(tile_features, texts)
+        best, mean = self.tile_statistics(tile_features, texts)
+        scores = prior_corrected(best, mean, self.prior_weight)
         if self.null_margin is None:
             return self.probabilities(scores)
-        mean = self.tile_statistics(tile_features, texts)[1]
         scene = self.tile_statistics(tile_features, SCENE_DESCRIPTIONS)[0].max()
         null = null_score(scene, mean, self.prior_weight, self.null_margin * self.scale)
         probs = softmax(np.append(scores, null) / self.temperature)
