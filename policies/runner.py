@@ -25,8 +25,10 @@ def run_episode(
     """Run one episode and return its record.
 
     The record is the env's ``info["episode"]`` plus the policy's costs for this episode
-    (``llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``money_usd``; per step in
-    ``trajectory[i]["llm"]``; ``llm_reply_failures``: replies it could not use), ``policy``,
+    (``llm_calls``, ``prompt_tokens``, ``completion_tokens``; per step in
+    ``trajectory[i]["llm"]``; ``llm_reply_failures``: replies it could not use),
+    ``money_usd`` (the policy's paid LLM calls plus the perception's paid API calls,
+    ``perception_money_usd``), ``policy``,
     ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
     backend does not propagate: the episode is abandoned and the record carries the error
     and its traceback, so a benchmark goes on.
@@ -85,7 +87,7 @@ def run_episode(
         llm_calls=cost.llm_calls,
         prompt_tokens=cost.prompt_tokens,
         completion_tokens=cost.completion_tokens,
-        money_usd=cost.money_usd,
+        money_usd=cost.money_usd + float(record.get("perception_money_usd") or 0.0),
         llm_reply_failures=policy.reply_failures - failures_before,
         wall_s=time.perf_counter() - started,
         error=error,

@@ -185,3 +185,26 @@ def test_missing_or_malformed_usage_is_estimated(server: FakeOpenAIServer, sampl
         answer = vlm.answer(batch, sample.question, sample.options)
         assert answer.text == "B" and answer.n_visual_tokens == 0  # text-only estimate
     assert vlm.usage.vlm_calls == 2
+
+
+def test_a_paid_vlm_spend_reaches_the_episode_record(
+    server: FakeOpenAIServer, sample: VideoQA
+) -> None:
+    from policies import make as make_policy
+    from policies.runner import run_episode
+    from video_env.envs.zoom import ZoomEnv
+    from video_env.envs.zoom_rules import ZoomRules
+
+    vlm = make(server, prices={"qwen-vl": (1_000_000.0, 0.0)})  # $1 per prompt token
+    rules = ZoomRules(short_pixels=56 * 56, long_pixels=56 * 56, max_frames=2)
+    env = ZoomEnv([sample], perception=Perception(vlm=vlm, captioner=vlm), rules=rules)
+    n_clips = len(rules.clips(sample.video.duration))
+    server.script(
+        *[chat_reply("caption", prompt_tokens=10)] * n_clips,
+        chat_reply("B", logprobs=[-0.1], tokens=["B"], prompt_tokens=7),
+    )
+    record = run_episode(env, make_policy("uniform"), seed=0)
+    assert record["error"] is None
+    spent = 10.0 * n_clips + 7.0
+    assert record["perception_money_usd"] == pytest.approx(spent)
+    assert record["money_usd"] == pytest.approx(spent)  # the offline policy pays nothing

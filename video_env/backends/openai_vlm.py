@@ -286,7 +286,7 @@ class OpenAIVLM:
 
     def _call(self, params: dict[str, Any], texts: Sequence[str]) -> tuple[Any, int, int]:
         # the LLM client's request path: its timeouts, retries, failure accounting
-        response = self._llm._call_with_retries(params)
+        response = self._llm.send(params)
         usage = getattr(response, "usage", None)
         prompt = _count(getattr(usage, "prompt_tokens", None))
         completion = _count(getattr(usage, "completion_tokens", None))

@@ -139,6 +139,7 @@ class EpisodeTracker:
             "caption_calls": cost.caption_calls,
             "clip_calls": cost.clip_calls,
             "visual_tokens": cost.visual_tokens,
+            "perception_money_usd": cost.money_usd,
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
             "simulated": self.simulated,

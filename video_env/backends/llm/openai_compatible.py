@@ -153,7 +153,7 @@ class OpenAICompatibleLLM:
         if self.extra_body:
             params["extra_body"] = self.extra_body
         start = time.perf_counter()
-        response = self._call_with_retries(params)
+        response = self.send(params)
         completion = self._completion(response, messages, logprobs, time.perf_counter() - start)
         with self._lock:
             self.usage = self.usage + completion.cost()
@@ -166,7 +166,24 @@ class OpenAICompatibleLLM:
         )
         return completion
 
-    def _call_with_retries(self, params: dict[str, Any]) -> Any:
+    def send(self, params: dict[str, Any]) -> Any:
+        """One chat-completions request as is, with the client's retries and accounting.
+
+        The request path :meth:`chat` uses (timeouts, retries of 408/409/429/5xx with
+        backoff, ``failed_calls``), for callers that build their own request, such as
+        :class:`~video_env.backends.openai_vlm.OpenAIVLM` with its images. Usage is not
+        added: the caller counts it.
+
+        Args:
+            params: Keyword arguments of ``client.chat.completions.create``.
+
+        Returns:
+            The SDK's response.
+
+        Raises:
+            LLMCallError: If the request fails after its retries, or at once on a client
+                error such as 401.
+        """
         tn = self._tenacity
         retrying = tn.Retrying(
             stop=tn.stop_after_attempt(self.max_retries + 1),
