@@ -59,8 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--videos", type=int, default=20)
     args = parser.parse_args(argv)
     default = Recipe()
+    videos = split_videos("train", args.videos)
     start = time.perf_counter()
-    data = render_dataset(split_videos("train", args.videos), default.seed, default.per_needle)
+    data = render_dataset(videos, default.seed, default.per_needle)
     render_s = time.perf_counter() - start
     print(f"machine reference: {matmul_gflops():.0f} GFLOP/s (1024² float32 matmul, 2 threads)")
     per_step = {t: seconds_per_step(data, t, args.steps) for t in (1, 2)}

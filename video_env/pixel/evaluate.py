@@ -76,9 +76,10 @@ def _window(video: SynthVideo, needle: Needle, condition: str, draw: int = 0) ->
 
     A needle's window is the middle 80 % of its interval; ``"other"`` is the middle of the
     ``draw``-th next needle of the video whose interval does not overlap the asked one's.
-    The needle-free window is drawn per needle and ``draw`` (seeded by the video, the
-    needle and the draw), so that the no-evidence MCQs of one video do not all look at
-    the same frames.
+    The needle-free window is drawn per needle (seeded by the video and the needle), so
+    that the no-evidence MCQs of one video do not all look at the same frames; each later
+    ``draw`` takes another of the video's needle-free windows (distinct while there are
+    enough).
     """
     if condition == "other":
         k = video.needles.index(needle)
@@ -98,9 +99,20 @@ def _window(video: SynthVideo, needle: Needle, condition: str, draw: int = 0) ->
     ]
     if not starts:
         return Interval(0.0, 1.0)
-    # draw 0 keeps the seed it had before draws existed: the calibration's windows stay put
-    seed = stable_seed("pixel-real", "no-evidence", video.id, needle.id, *([draw] if draw else []))
-    start = starts[int(np.random.default_rng(seed).integers(len(starts)))]
+    # draw 0 keeps the window it had before draws existed (the calibration's stay put);
+    # later draws take the other needle-free windows in a seeded order, none twice
+    first = int(
+        np.random.default_rng(
+            stable_seed("pixel-real", "no-evidence", video.id, needle.id)
+        ).integers(len(starts))
+    )
+    if draw:
+        rest = [i for i in range(len(starts)) if i != first] or [first]
+        order = np.random.default_rng(
+            stable_seed("pixel-real", "no-evidence", video.id, needle.id, "draws")
+        ).permutation(rest)
+        first = int(order[(draw - 1) % len(order)])
+    start = starts[first]
     return Interval(start, start + 10.0)
 
 
