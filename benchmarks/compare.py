@@ -20,8 +20,9 @@ import numpy as np
 
 from benchmarks.provenance import differences
 from benchmarks.records import EpisodeLog, dedupe
-from benchmarks.summary import bootstrap_ci, model_tokens
+from benchmarks.summary import model_tokens
 from video_env.errors import ConfigError
+from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
 #: Metrics compared as differences of means over the paired questions.
 METRICS = ("gtou", "vlm_calls", "model_tokens", "frames")
@@ -76,7 +77,7 @@ def paired_rows(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> list[di
         graded = [(x, y) for x, y in pairs if x.get("correct") is not None
                   and y.get("correct") is not None]  # fmt: skip
         deltas = [float(bool(y["correct"])) - float(bool(x["correct"])) for x, y in graded]
-        low, high = bootstrap_ci(deltas, [str(x.get("video_id")) for x, _ in graded])
+        low, high = cluster_bootstrap_ci(deltas, [str(x.get("video_id")) for x, _ in graded])
         row: dict[str, Any] = {
             "env": key[0], "policy": key[1], "paired": len(pairs),
             "unpaired": len(left[key]) + len(right[key]) - 2 * len(pairs),

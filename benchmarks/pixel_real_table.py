@@ -18,6 +18,7 @@ from pathlib import Path
 
 from benchmarks.doc_blocks import replace_block
 from video_env.pixel import WEIGHTS_DIR
+from video_env.pixel.evaluate import NO_EVIDENCE
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "pixel_real.md"
 BEGIN = "<!-- pixel-real-table -->"
@@ -29,6 +30,22 @@ def _row(label: str, cells: dict[str, float]) -> str:
     return (
         f"| {label} | " + " | ".join(f"{cells.get(c, float('nan')):.2f}" for c in CATEGORIES) + " |"
     )
+
+
+def _interval_row(label: str, cells: dict[str, list[float]]) -> str:
+    return (
+        f"| {label} | "
+        + " | ".join(
+            f"{cells[c][0]:.2f}–{cells[c][1]:.2f}" if c in cells else "" for c in CATEGORIES
+        )
+        + " |"
+    )
+
+
+def _counts(counts: dict[str, int]) -> str:
+    """``"72–96 MCQs"`` (the smallest and largest cell's count)."""
+    low, high = min(counts.values()), max(counts.values())
+    return f"{low} MCQs" if low == high else f"{low}–{high} MCQs"
 
 
 def _margin(value: object) -> str:
@@ -63,7 +80,16 @@ def markdown_table(meta: dict[str, object]) -> str:
         "none": "MCQ accuracy, no evidence (chance 0.25)",
         "other": "MCQ accuracy, another needle's window (chance 0.25)",
     }
-    lines += [_row(label, mcq[k]) for k, label in conditions.items() if k in mcq]
+    intervals: dict[str, dict[str, list[float]]] = table.get("mcq_interval", {})  # type: ignore[assignment]
+    counts: dict[str, dict[str, int]] = table.get("mcq_count", {})  # type: ignore[assignment]
+    for k, label in conditions.items():
+        if k not in mcq:
+            continue
+        lines.append(_row(label, mcq[k]))
+        if (k == "720p" or k in NO_EVIDENCE) and k in intervals:
+            lines.append(
+                _interval_row(f"… 95 % interval over videos ({_counts(counts[k])})", intervals[k])
+            )
     lines.append(_row("open accuracy (name the fact), 720p", table["open_720p"]))  # type: ignore[arg-type]
     view_names = {
         "crop": "MCQ accuracy, one crop centred on the needle",
@@ -80,6 +106,19 @@ def markdown_table(meta: dict[str, object]) -> str:
         f"ACE (10 bins) {float(table['ace']):.3f} over {table['n_mcq']} MCQs of "  # type: ignore[arg-type]
         f"{table['test_videos']} videos."
     )
+    guessed: dict[str, dict[str, list[object]]] = table.get("most_guessed", {})  # type: ignore[assignment]
+    if "none" in guessed:
+        lines.append("")
+        lines.append(
+            "Most guessed fact without evidence (share of the guesses; share of the MCQs "
+            "offering it whose truth it is, 0.25 expected): "
+            + "; ".join(
+                f"{category} {fact} ({float(share):.2f}; {float(truth):.2f})"  # type: ignore[arg-type]
+                for category, (fact, share, truth) in guessed["none"].items()
+                if category in CATEGORIES[:3]
+            )
+            + "."
+        )
     return "\n".join(lines) + "\n"
 
 

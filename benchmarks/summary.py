@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from video_env.metrics.bootstrap import cluster_bootstrap_ci
+
 COLUMNS = (
     "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
     "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
@@ -22,39 +24,12 @@ COLUMNS = (
 TIMING_COLUMNS = ("env", "policy", "episodes", "mean_wall_s")
 CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "acc_ci_low",
                     "acc_ci_high", "mean_gtou")  # fmt: skip
-BOOTSTRAP_SAMPLES = 1000
 
 
 def _mean(values: Iterable[float | None]) -> float:
     """Mean of the numbers among ``values`` (``None`` and hand-edited non-numbers skipped)."""
     kept = [float(v) for v in values if isinstance(v, (int, float))]
     return float(np.mean(kept)) if kept else float("nan")
-
-
-def bootstrap_ci(
-    values: Sequence[float],
-    clusters: Sequence[str],
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """95 % CI of a mean by a bootstrap over clusters (videos), not over questions.
-
-    ``values`` are per-question correctness (the accuracy's CI) or paired differences
-    (``bench compare``). Questions about one video are correlated; resampling whole videos
-    keeps that.
-    """
-    if not values:
-        return float("nan"), float("nan")
-    groups: dict[str, list[float]] = defaultdict(list)
-    for value, cluster in zip(values, clusters, strict=True):
-        groups[cluster].append(float(value))
-    sums = np.array([sum(g) for g in groups.values()], dtype=float)
-    sizes = np.array([len(g) for g in groups.values()], dtype=float)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(sums), size=(samples, len(sums)))
-    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
 
 
 def model_tokens(record: dict[str, Any]) -> int:
@@ -112,7 +87,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for (env, policy), rs in sorted(groups.items()):
         graded = [r for r in rs if r.get("correct") is not None]
         correct = [bool(r["correct"]) for r in graded]
-        low, high = bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
+        low, high = cluster_bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
         rows.append({
             "env": env,
             "policy": policy,
@@ -150,7 +125,7 @@ def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for (env, policy, category), rs in sorted(groups.items()):
         graded = [r for r in rs if r.get("correct") is not None]
         correct = [bool(r["correct"]) for r in graded]
-        low, high = bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
+        low, high = cluster_bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
         rows.append({
             "env": env,
             "policy": policy,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
 #: Summary columns compared per (env, policy): report name -> summary.csv column.
 COMPARED = {
@@ -108,23 +109,16 @@ def falconeye_vs_uniform(
     if not pairs:
         return result
     diffs = np.array([correct[better][k] - correct[baseline][k] for k in pairs])
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, key in enumerate(pairs):
-        groups[video[key]].append(i)
-    clusters = [np.array(v) for v in groups.values()]
-    rng = np.random.default_rng(seed)
-    means = []
-    for _ in range(resamples):
-        chosen = [clusters[i] for i in rng.integers(len(clusters), size=len(clusters))]
-        means.append(float(diffs[np.concatenate(chosen)].mean()))
-    low, high = np.percentile(means, [2.5, 97.5])
+    low, high = cluster_bootstrap_ci(
+        diffs.tolist(), [video[k] for k in pairs], samples=resamples, seed=seed
+    )
     result.update(
         accuracy_better=round(float(np.mean([correct[better][k] for k in pairs])), 4),
         accuracy_baseline=round(float(np.mean([correct[baseline][k] for k in pairs])), 4),
         delta=round(float(diffs.mean()), 4),
         ci_low=round(float(low), 4),
         ci_high=round(float(high), 4),
-        videos=len(clusters),
+        videos=len({video[k] for k in pairs}),
     )
     return result
 

@@ -277,3 +277,81 @@ def test_scores_take_the_prior_weight_of_each_text_mean_off_its_best_tile() -> N
     expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
     assert np.allclose(probs, expected[:-1] + expected[-1] / 2, atol=1e-6)
     assert np.isclose(probs.sum(), 1.0)
+
+
+def test_no_evidence_windows_show_no_needle_and_differ_per_draw() -> None:
+    from video_env.pixel.evaluate import _window
+
+    (video,) = split_videos("test", 1)
+    needle = video.needles[0]
+    windows = [_window(video, needle, "none", draw) for draw in range(4)]
+    assert len(set(windows)) == 4, "each draw looks at another needle-free window"
+    assert windows[0] == _window(video, needle, "none"), "draw 0 is the calibration's window"
+    for window in windows:
+        for t in np.linspace(window.start, window.end, 11):
+            assert not video.needles_at(float(t)), "a no-evidence window shows a needle"
+    others = [_window(video, needle, "other", draw) for draw in range(3)]
+    assert len(set(others)) == 3
+    for window in others:
+        shown = video.needles_at(window.start + window.length / 2)
+        assert shown and needle not in shown
+
+
+def test_the_table_gives_each_accuracy_its_count_and_interval_over_videos() -> None:
+    from video_env.pixel.evaluate import _table
+
+    rng = np.random.default_rng(3)
+    rows: list[dict[str, object]] = []
+    for v in range(6):
+        for draw in range(3):
+            truth = int(rng.integers(4))
+            best = rng.normal(0, 1, 4)
+            rows.append(
+                {
+                    "best": best, "mean": np.zeros(4), "truth": truth, "condition": "none",
+                    "scene_best": 0.0, "category": "colour", "video": f"v{v}", "draw": draw,
+                    "options": ["red", "blue", "green", "pink"],
+                }
+            )  # fmt: skip
+    table = _table(rows, temperature=1.0, prior_weight=0.0, null_margin=0.0, scale=1.0)
+    accuracy = table["mcq"]["none"]["colour"]  # type: ignore[index]
+    low, high = table["mcq_interval"]["none"]["colour"]  # type: ignore[index]
+    assert low <= accuracy <= high and low < high
+    assert table["mcq_count"]["none"]["colour"] == 18  # type: ignore[index]
+    assert table["n_mcq"] == 6, "calibration is measured on the first draw only"
+
+
+def test_most_guessed_names_the_fact_an_option_prior_crowds_the_guesses_on() -> None:
+    from video_env.pixel.evaluate import most_guessed
+
+    pool = ["wood", "metal", "glass", "stone", "plastic"]
+    rng = np.random.default_rng(4)
+    rows: list[dict[str, object]] = []
+    for k in range(200):
+        options = [pool[i] for i in rng.choice(5, 4, replace=False)]
+        best = np.array([3.0 if o == "stone" else rng.normal() for o in options])
+        rows.append(
+            {
+                "best": best, "mean": np.zeros(4), "truth": int(rng.integers(4)),
+                "options": options, "condition": "none" if k % 2 else "720p",
+                "category": "material",
+            }
+        )  # fmt: skip
+    fact, guessed, truth = most_guessed(rows, prior_weight=0.0)["none"]["material"]
+    offering_stone = [r for r in rows[1::2] if "stone" in r["options"]]  # type: ignore[operator]
+    assert fact == "stone" and guessed == pytest.approx(len(offering_stone) / 100)
+    expected = np.mean([r["options"][r["truth"]] == "stone" for r in offering_stone])  # type: ignore[index]
+    assert truth == pytest.approx(expected, abs=1e-4)
+    assert "720p" not in most_guessed(rows, prior_weight=0.0)
+
+
+@pytest.mark.slow
+def test_the_training_step_benchmark_prints_a_projection(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.perf import pixel_train_step
+
+    assert pixel_train_step.main(["--steps", "1", "--videos", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "GFLOP/s" in out and "one thread / two threads" in out
+    assert "projected default recipe (160 videos, 3000 steps)" in out

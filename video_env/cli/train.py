@@ -24,7 +24,9 @@ def _perception(args: argparse.Namespace) -> int:
         train_perception(recipe, out, lambda line: print(line, flush=True))
     from video_env.pixel.evaluate import calibrate_and_evaluate
 
-    calibrate_and_evaluate(out, args.eval_videos, lambda line: print(line, flush=True))
+    calibrate_and_evaluate(
+        out, args.calib_videos, args.test_videos, lambda line: print(line, flush=True)
+    )
     return 0
 
 
@@ -49,9 +51,8 @@ def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--batch-size", type=int, default=default.batch_size)
     p.add_argument("--lr", type=float, default=default.lr)
     p.add_argument("--threads", type=int, default=default.threads)
-    p.add_argument(
-        "--eval-videos", type=int, default=12, help="videos of each held-out split (calib, test)"
-    )
+    p.add_argument("--calib-videos", type=int, default=12, help="videos of the calibration split")
+    p.add_argument("--test-videos", type=int, default=24, help="videos of the test split")
     p.add_argument(
         "--evaluate-only", action="store_true", help="calibrate and evaluate the weights in --out"
     )

@@ -29,6 +29,7 @@ from video_env._seeding import stable_seed
 from video_env.errors import ConfigError
 from video_env.synth.generate import generate_video
 from video_env.synth.suites import list_suites, suite_videos
+from video_env.synth.vocab import FACT_POOLS
 from video_env.synth.world import Needle, SynthVideo
 from video_env.video.base import FrameArray, Size
 from video_env.video.resize import Resize
@@ -180,6 +181,13 @@ def _inside(needle: Needle, box: tuple[int, int, int, int], size: Size) -> bool:
     cx, cy = needle.position[0] * size.width, needle.position[1] * size.height
     x0, y0, x1, y1 = box
     return x0 <= cx < x1 and y0 <= cy < y1
+
+
+def needle_kind(needle: Needle) -> str:
+    """The needle's category, with visual split into colour and material."""
+    if needle.category == "visual":
+        return "material" if needle.fact in FACT_POOLS["materials"] else "colour"
+    return needle.category
 
 
 def video_samples(

@@ -64,8 +64,8 @@ PIXEL_CLIP_CONFIG: dict[str, object] = {
 class Recipe:
     """Training settings (every one changes the weights).
 
-    ``threads`` stays 1 by default: reproducible bit for bit, and on a shared 2-core
-    machine faster than 2 (see ``docs/architecture.md``). ``loss`` is ``"multi"`` or
+    ``threads`` is 2 by default (reproducible bit for bit for a given count); pass 1 on a
+    shared machine (see ``docs/architecture.md``). ``loss`` is ``"multi"`` or
     ``"clip"`` (module docstring); ``hard_negatives`` is the number of other facts of a
     carrier's pool put in the text bank for each of its images.
     """
