@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks.doc_blocks import replace_block
 from video_env.pixel import WEIGHTS_DIR
-from video_env.pixel.evaluate import NO_EVIDENCE
+from video_env.pixel.evaluate import INTERVAL_CONDITIONS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "pixel_real.md"
 BEGIN = "<!-- pixel-real-table -->"
@@ -86,7 +86,7 @@ def markdown_table(meta: dict[str, object]) -> str:
         if k not in mcq:
             continue
         lines.append(_row(label, mcq[k]))
-        if (k == "720p" or k in NO_EVIDENCE) and k in intervals:
+        if k in INTERVAL_CONDITIONS and k in intervals:
             lines.append(
                 _interval_row(f"… 95 % interval over videos ({_counts(counts[k])})", intervals[k])
             )

@@ -43,8 +43,9 @@ from video_env.pixel.vlm import (
     SCENE_DESCRIPTIONS,
     PixelScorer,
     carrier_for,
-    null_score,
+    logits_with_null,
     prior_corrected,
+    softmax,
     spread_null,
 )
 from video_env.synth.questions import needle_sample
@@ -65,6 +66,8 @@ CONDITIONS: dict[str, Size | None] = {
 #: Conditions whose frames do not show the asked needle (the calibration's target there is
 #: the "not in view" answer).
 NO_EVIDENCE = frozenset({"none", "other"})
+#: Conditions whose accuracies the table shows with their interval.
+INTERVAL_CONDITIONS = ("720p", "none", "other")
 #: Frames per MCQ.
 N_FRAMES = 4
 #: Test windows per needle of each no-evidence condition (one in calibration).
@@ -89,7 +92,7 @@ def _window(video: SynthVideo, needle: Needle, condition: str, draw: int = 0) ->
             if not (n.start < needle.end and needle.start < n.end)
         ]
         needle = others[draw % len(others)] if others else needle
-    if condition not in NO_EVIDENCE or condition == "other":
+    if condition != "none":
         iv = needle.intervals[0]
         return Interval(iv.start + 0.1 * iv.length, iv.end - 0.1 * iv.length)
     starts = [
@@ -244,14 +247,14 @@ NULL_MARGINS = tuple(round(float(m), 2) for m in np.arange(-0.1, 0.61, 0.05))
 def answer_logits(
     row: dict[str, object], prior_weight: float, null_margin: float, scale: float
 ) -> npt.NDArray[np.float64]:
-    """The options' scores and, last, the "not in view" answer's (see ``PixelScorer``)."""
-    null = null_score(
-        float(row["scene_best"]),  # type: ignore[arg-type]
+    """A row's option scores and, last, the "not in view" answer's (as ``PixelScorer``)."""
+    return logits_with_null(
+        np.asarray(row["best"], np.float64),
         np.asarray(row["mean"], np.float64),
+        float(row["scene_best"]),  # type: ignore[arg-type]
         prior_weight,
         null_margin * scale,
     )
-    return np.append(option_scores(row, prior_weight), null)
 
 
 def _nll(
@@ -333,8 +336,7 @@ def _table(
     opened: dict[str, list[bool]] = defaultdict(list)
     confidences, correct = [], []
     for r in rows:
-        s = answer_logits(r, prior_weight, null_margin, scale) / temperature
-        p = spread_null(np.exp(s - s.max()) / np.exp(s - s.max()).sum())
+        p = spread_null(softmax(answer_logits(r, prior_weight, null_margin, scale) / temperature))
         pick = int(np.argmax(p))
         ok = pick == r["truth"]
         acc[str(r["condition"])][str(r["category"])].append(ok)
@@ -438,7 +440,7 @@ def format_table(table: dict[str, object]) -> list[str]:
     intervals: dict[str, dict[str, list[float]]] = table.get("mcq_interval", {})  # type: ignore[assignment]
     for condition, by in mcq.items():
         lines.append(f"  MCQ accuracy, evidence={condition:5s}   " + _cells(by))
-        if (condition == "720p" or condition in NO_EVIDENCE) and condition in intervals:
+        if condition in INTERVAL_CONDITIONS and condition in intervals:
             lines.append(
                 "    95 % interval over videos   "
                 + "  ".join(

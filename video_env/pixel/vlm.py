@@ -74,6 +74,18 @@ def null_score(
     return round(float(best_scene + margin - prior_weight * np.mean(option_means)), 6)
 
 
+def logits_with_null(
+    best: npt.NDArray[np.float64],
+    mean: npt.NDArray[np.float64],
+    best_scene: float,
+    prior_weight: float,
+    margin: float,
+) -> npt.NDArray[np.float64]:
+    """The options' prior-corrected scores and, last, the "not in view" answer's (scaled)."""
+    null = null_score(best_scene, mean, prior_weight, margin)
+    return np.append(prior_corrected(best, mean, prior_weight), null)
+
+
 def spread_null(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Probabilities of the options, the last entry's ("not in view") mass shared evenly."""
     out: npt.NDArray[np.float64] = probs[:-1] + probs[-1] / (len(probs) - 1)
@@ -260,13 +272,13 @@ class PixelScorer:
         a scene (or another carrier) give no confident answer.
         """
         best, mean = self.tile_statistics(tile_features, texts)
-        scores = prior_corrected(best, mean, self.prior_weight)
         if self.null_margin is None:
-            return self.probabilities(scores)
-        scene = self.tile_statistics(tile_features, SCENE_DESCRIPTIONS)[0].max()
-        null = null_score(scene, mean, self.prior_weight, self.null_margin * self.scale)
-        probs = softmax(np.append(scores, null) / self.temperature)
-        return spread_null(probs)
+            return self.probabilities(prior_corrected(best, mean, self.prior_weight))
+        scene = float(self.tile_statistics(tile_features, SCENE_DESCRIPTIONS)[0].max())
+        logits = logits_with_null(
+            best, mean, scene, self.prior_weight, self.null_margin * self.scale
+        )
+        return spread_null(softmax(logits / self.temperature))
 
 
 def _statements(carrier: Carrier | None, facts: Sequence[str]) -> list[str]:
