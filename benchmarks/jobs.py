@@ -9,6 +9,7 @@ import gymnasium as gym
 
 import policies
 from benchmarks.config import BenchConfig
+from policies.importing import defined_in_main
 from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
@@ -129,6 +130,28 @@ def validate(config: BenchConfig) -> None:
         from video_env import data
 
         data.get_loader(config.dataset)
+
+
+def check_workers_can_build(config: BenchConfig, executor: str) -> None:
+    """Refuse policies that only this process can build, before a pool starts.
+
+    The process and Ray executors build each policy in fresh worker processes, which
+    cannot import a class defined in ``__main__`` (a script or notebook that registered
+    it); without this check the workers re-run the script or fail to find the name.
+
+    Raises:
+        ConfigError: Naming the policy, why, and the two ways out.
+    """
+    if executor not in ("process", "ray"):
+        return
+    for name in policy_names(config):
+        if defined_in_main(policies.spec(name).build):
+            raise ConfigError(
+                f"policy {name!r} is defined in __main__, which the {executor} executor's "
+                "worker processes cannot import: run it with --executor serial or thread, "
+                "or put the class in a module or a .py file and name it MODULE:CLASS or "
+                "path/to/file.py:CLASS"
+            )
 
 
 def _check_envs(config: BenchConfig, names: list[str]) -> None:

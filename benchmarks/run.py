@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import plan, samples_for, validate
+from benchmarks.jobs import check_workers_can_build, plan, samples_for, validate
 from benchmarks.provenance import differences, fingerprint, git_commit, provenance
 from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
@@ -76,6 +76,7 @@ def run_benchmark(
             each difference), or the config names nothing to run.
     """
     validate(config)  # before anything is created
+    check_workers_can_build(config, executor)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder):

@@ -11,6 +11,7 @@ test set, beside the fixed schedules on the same episodes.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -42,7 +43,9 @@ class TrainConfig:
         algo: ``maskable-ppo``, ``ppo`` or ``dqn``.
         suite: Synthetic suite whose kind of videos to train on; its own videos are the
             test set, never seen in training.
-        steps: Environment steps of training.
+        steps: Environment steps of training. PPO learns from whole rollouts
+            (``n_envs × n_steps``): a run shorter than one rollout shortens the rollout to
+            fit; a longer one is rounded up to whole rollouts (:func:`planned_steps`).
         seed: Seed of the model, the envs and the training videos.
         train_videos: Training videos generated (default: the suite's count x 4).
         n_envs: Vectorised envs.
@@ -152,13 +155,29 @@ def _rewatched(record: dict[str, Any]) -> bool:
     )
 
 
+def rollout_length(config: TrainConfig) -> int:
+    """Steps per env of one PPO rollout: ``n_steps``, or fewer when ``steps`` is shorter."""
+    return max(1, min(config.n_steps, math.ceil(config.steps / config.n_envs)))
+
+
+def planned_steps(config: TrainConfig) -> int:
+    """The environment steps a run takes: ``steps`` rounded up to whole rollouts (PPO)."""
+    if config.algo == "dqn":
+        return config.steps
+    rollout = rollout_length(config) * config.n_envs
+    return math.ceil(config.steps / rollout) * rollout
+
+
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> Any:
     """A fresh model of ``config.algo`` on ``env``."""
     cls = algo_class(config.algo)
+    n_steps = rollout_length(config)
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         "gamma": config.gamma,
-        "batch_size": config.batch_size,
+        "batch_size": min(config.batch_size, n_steps * config.n_envs)
+        if config.algo != "dqn"
+        else config.batch_size,
         "seed": config.seed,
         "device": "cpu",
         "verbose": 0,
@@ -166,9 +185,7 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> A
     }
     if config.algo == "dqn":
         return cls("MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3, **common)
-    return cls(
-        "MlpPolicy", env, n_steps=config.n_steps, ent_coef=config.ent_coef, n_epochs=4, **common
-    )
+    return cls("MlpPolicy", env, n_steps=n_steps, ent_coef=config.ent_coef, n_epochs=4, **common)
 
 
 @dataclass
@@ -213,6 +230,12 @@ def train(
     if config.torch_threads > 0:
         require("torch", "rl").set_num_threads(config.torch_threads)
     model = build_model(config, env, tb_dir)
+    planned = planned_steps(config)
+    if planned != config.steps:
+        log(
+            f"training {planned} environment steps: {config.steps} rounded up to whole "
+            f"rollouts of {config.n_envs} envs x {rollout_length(config)} steps"
+        )
     meta = {
         **asdict(config),
         "train_samples": len(train_samples),
@@ -241,6 +264,7 @@ def train(
     meta.update(
         train_seconds=round(seconds, 1),
         train_cpu_seconds=round(cpu_seconds, 1),
+        requested_steps=config.steps,
         env_steps=int(model.num_timesteps),
     )
     save_policy(model, folder, meta)

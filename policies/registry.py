@@ -2,10 +2,14 @@
 
 A name may carry an argument after a colon, for policies registered with
 :func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy.
+A name that is neither may point at a class: ``my_module:MyPolicy``,
+``path/to/file.py:MyPolicy?k=v`` (:mod:`policies.importing`).
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -13,6 +17,7 @@ from typing import Any
 
 from policies.base import Policy
 from policies.falconeye import FalconEyePolicy
+from policies.importing import ImportSpec, llm_parameter, load_class, parse_import_spec
 from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
@@ -90,8 +95,87 @@ def spec(name: str) -> PolicySpec:
     if colon and prefix in _PARAMETERISED:
         family = _PARAMETERISED[prefix]
         return replace(family, build=partial(family.build, arg))
-    known = [*_REGISTRY, *parameterised()]
+    schedule = _schedule_spec(name)
+    if schedule is not None:
+        return schedule
+    imported = parse_import_spec(name)
+    if imported is not None:
+        return _imported_spec(name, imported)
+    known = [*_REGISTRY, *parameterised(), "MODULE:CLASS", "FILE.py:CLASS"]
     raise UnknownNameError("policy", name, known) from None
+
+
+#: ``pacing-<speed>x`` and ``pacing-<speed>x@<threshold>``: the names the schedules print.
+_SCHEDULE = re.compile(r"^pacing-(?P<speed>[124])x(?:@(?P<threshold>\d+(?:\.\d+)?))?$")
+#: Old names still accepted (not listed by :func:`available`).
+_ALIASES = {"pacing-threshold": "pacing-2x@0.8"}
+
+
+def _schedule_spec(name: str) -> PolicySpec | None:
+    """The fixed schedule a ``pacing-Nx[@T]`` name (or an old alias) reads as, if any."""
+    match = _SCHEDULE.match(_ALIASES.get(name, name))
+    if match is None:
+        return None
+    speed = int(match["speed"])
+    threshold = float(match["threshold"]) if match["threshold"] else None
+    if threshold is not None and not 0 < threshold <= 1:
+        raise ConfigError(f"policy {name!r}: the threshold must be in (0, 1]")
+    until = f" until the sensor's confidence passes {threshold:g}" if threshold else ""
+    return PolicySpec(
+        partial(FixedSpeedPolicy, speed, threshold), False, False, ("pacing",),
+        f"{speed}x{until or ' to the end'}",
+    )  # fmt: skip
+
+
+def _imported_spec(name: str, imported: ImportSpec) -> PolicySpec:
+    """The entry of a ``MODULE:CLASS`` / ``FILE.py:CLASS`` name (loads the class)."""
+    return spec_from_class(load_class(imported), name, **dict(imported.kwargs))
+
+
+def spec_from_class(cls: type[Policy], name: str, **kwargs: Any) -> PolicySpec:
+    """A registry entry that builds ``cls(**kwargs)`` (see :func:`register_class`).
+
+    The entry's envs are the class's ``env_kinds``; a constructor with an ``llm``
+    parameter is given the run's LLM (needed when it has no default). Built policies
+    that keep the base class's name are named ``name``, the name the run uses.
+    """
+    uses_llm, needs_llm = llm_parameter(cls)
+    own_name = cls.name if "name" in vars(cls) else None
+
+    def build(*args: Any, **settings: Any) -> Policy:
+        llm = {"llm": args[0]} if uses_llm and args else {}
+        try:
+            policy = cls(**kwargs, **settings, **llm)
+        except TypeError as exc:
+            raise ConfigError(f"policy {name!r}: {exc}") from None
+        if own_name is None and policy.name == Policy.name:
+            policy.name = name  # the table's name is the name the run was given
+        return policy
+
+    build.__module__ = cls.__module__  # where workers must import it from
+    doc = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
+    return PolicySpec(build, needs_llm, uses_llm, tuple(cls.env_kinds), doc)
+
+
+def register_class(
+    cls: type[Policy], name: str | None = None, *, overwrite: bool = False, **kwargs: Any
+) -> str:
+    """Register a policy class under ``name`` (default: its ``name`` attribute).
+
+    The benchmark runner then finds it by name (``BenchConfig(policies=(name, ...))``).
+    A class defined in a script or notebook (``__main__``) runs under the serial and
+    thread executors only; for the process and Ray executors put it in a module and name
+    it ``MODULE:CLASS`` instead.
+
+    Returns:
+        The registered name.
+
+    Raises:
+        ConfigError: If the name is taken and ``overwrite`` is false.
+    """
+    chosen = name or cls.name
+    register(chosen, spec_from_class(cls, chosen, **kwargs), overwrite=overwrite)
+    return chosen
 
 
 def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
@@ -144,12 +228,12 @@ for _name, _spec in {
     "pacing-4x": PolicySpec(
         lambda **kw: FixedSpeedPolicy(4, **kw), False, False, ("pacing",), "read everything at 4x"
     ),
-    "pacing-threshold": PolicySpec(
+    "pacing-2x@0.8": PolicySpec(
         lambda **kw: FixedSpeedPolicy(2, threshold=kw.pop("threshold", 0.8), **kw),
         False,
         False,
         ("pacing",),
-        "2x until the sensor's confidence passes 0.8",
+        "2x until the sensor's confidence passes 0.8 (any pacing-Nx@T runs)",
     ),
     "falconeye": PolicySpec(FalconEyePolicy, False, True, ("zoom",), "FALCONEye Pro (45 evals)"),
     "falconeye-flash": PolicySpec(
