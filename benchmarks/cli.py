@@ -101,13 +101,23 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
         perception = ", ".join(
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
         )
+    envs = running_envs(config)
     return (
-        f"video-env bench: {source} | envs {' '.join(config.envs)} | policies "
+        f"video-env bench: {source} | envs {' '.join(envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"
         f"  perception {perception} | text embedder {config.text_embedder} | LLM "
         f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
         f"worker{'s' if workers > 1 else ''} | results -> {out}"
     )
+
+
+def running_envs(config: BenchConfig) -> list[str]:
+    """The config's envs on which at least one of the run's policies acts, in order."""
+    import policies
+    from benchmarks.jobs import policy_names
+
+    kinds = {k for name in policy_names(config) for k in policies.spec(name).env_kinds}
+    return [env for env in config.envs if env in kinds]
 
 
 def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:

@@ -197,3 +197,11 @@ def test_schedule_names_are_the_names_tables_print() -> None:
         policies.spec("pacing-2x@1.5")
     with pytest.raises(UnknownNameError):
         policies.spec("pacing-3x")
+
+
+def test_the_header_lists_the_envs_that_run() -> None:
+    from benchmarks.cli import header
+
+    config = BenchConfig(suite="synth-tiny", policies=("pacing-1x", "sequential"))
+    line = header(config, Path("out"), "serial", 1).splitlines()[0]
+    assert "| envs pacing zoom |" in line  # clip_query has none of these policies
