@@ -185,23 +185,3 @@ def test_an_llm_parameter_makes_an_llm_policy(tmp_path: Path) -> None:
         policies.make(f"{path}:Asks")
     sentinel = object()
     assert policies.make(f"{path}:Asks?pick=3", llm=sentinel).llm is sentinel  # type: ignore[arg-type,attr-defined]
-
-
-def test_schedule_names_are_the_names_tables_print() -> None:
-    for name in ("pacing-1x", "pacing-4x", "pacing-2x@0.8", "pacing-4x@0.65", "pacing-2x"):
-        assert policies.make(name).name == name
-    assert "pacing-2x@0.8" in policies.available()
-    assert "pacing-threshold" not in policies.available()
-    assert policies.make("pacing-threshold").name == "pacing-2x@0.8"  # the old name still runs
-    with pytest.raises(ConfigError, match="threshold"):
-        policies.spec("pacing-2x@1.5")
-    with pytest.raises(UnknownNameError):
-        policies.spec("pacing-3x")
-
-
-def test_the_header_lists_the_envs_that_run() -> None:
-    from benchmarks.cli import header
-
-    config = BenchConfig(suite="synth-tiny", policies=("pacing-1x", "sequential"))
-    line = header(config, Path("out"), "serial", 1).splitlines()[0]
-    assert "| envs pacing zoom |" in line  # clip_query has none of these policies
