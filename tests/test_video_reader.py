@@ -22,7 +22,13 @@ def frame_time(i: int) -> float:
 
 
 def test_both_decoders_are_installed_here() -> None:
-    assert DECODERS == ["decord", "pyav"]
+    assert DECODERS[-2:] == ["decord", "pyav"]  # torchcodec leads where FFmpeg's libraries are
+
+
+def test_torchcodec_is_listed_only_where_it_imports() -> None:
+    from video_env.video.torchcodec_reader import torchcodec_available
+
+    assert ("torchcodec" in DECODERS) == torchcodec_available()
 
 
 def test_metadata(coded_video: str, decoder: str) -> None:
