@@ -119,13 +119,15 @@ for _name, _spec in {
     "uniform": PolicySpec(
         UniformPolicy, False, False, ("zoom",), "one VLM call on the whole video"
     ),
-    "socratic": PolicySpec(SocraticPolicy, False, True, ("zoom",), "clip captions -> answer"),
+    "socratic": PolicySpec(
+        SocraticPolicy, False, True, ("zoom",), "768-token clip captions -> answer"
+    ),
     "socratic-short": PolicySpec(
         lambda llm, **kw: SocraticPolicy(llm, short=True, **kw),
         False,
         True,
         ("zoom",),
-        "the most relevant clip captions -> answer",
+        "64-token (light) clip captions -> answer",
     ),
     "sequential": PolicySpec(SequentialPolicy, False, False, ("zoom",), "VLM on every 60 s clip"),
     "sequential-bp": PolicySpec(
