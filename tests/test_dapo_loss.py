@@ -148,6 +148,18 @@ def test_soft_overlong_punishment_and_the_papers_token_cap() -> None:
         DAPOConfig(dynamic_filter="rewards")
 
 
+def test_train_rl_cli_defaults_are_the_papers() -> None:
+    from video_env.cli import build_parser
+
+    args = build_parser().parse_args(["train", "rl", "--model", "m", "--out", "o"])
+    assert args.max_new_tokens == 4096
+    assert (args.dynamic_filter, args.overlong, args.overlong_buffer) == (
+        "correctness",
+        "soft",
+        1024,
+    )
+
+
 def test_settings_are_the_papers_by_default() -> None:
     s = DAPOSettings()
     assert (s.eps_low, s.eps_high, s.beta) == (0.20, 0.28, 0.01)
