@@ -31,9 +31,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from policies import prompts
 from policies.base import Policy
 from policies.falconeye_steps import (
+    SPLITS,
     Context,
     Decision,
     candidate_windows,
@@ -65,6 +68,8 @@ MIN_ZOOM_S = 8.0
 WHOLE_VIDEO_MAX_S = 600.0
 #: How far below the threshold the near-threshold check lets the LLM answer.
 NEAR_THRESHOLD_MARGIN = 0.1
+#: What the decision step may be shown (``decision_input``).
+DECISION_INPUTS = ("batch", "all")
 _TOL = 0.05  # seconds: windows read back from float32 observations
 
 
@@ -86,6 +91,11 @@ class FalconEyePolicy(Policy):
             ``WHOLE_VIDEO_MAX_S`` (the released code does, so on by default; see
             ``docs/fidelity.md``): its answer joins the decisions, but it is never zoomed
             into and, over 60 s, cannot end the search.
+        decision_input: What the decision step is shown: ``"batch"`` (the evaluations
+            since the last decision: the released code's ``curr_responses_dict``) or
+            ``"all"`` (every evaluation so far).
+        zoom_split: How a zoomed window is cut (``falconeye_steps.children``):
+            ``"released"`` drops a partial window's remainder, ``"even"`` splits evenly.
     """
 
     env_kinds = ("zoom",)
@@ -100,12 +110,19 @@ class FalconEyePolicy(Policy):
         max_answer_window_s: float | None = 60.0,
         near_threshold_check: bool = True,
         whole_video_first: bool = True,
+        decision_input: str = "batch",
+        zoom_split: str = "released",
     ) -> None:
         super().__init__(llm)
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
         if n_candidates < 1 or offline_candidates < 1 or (max_zoom is not None and max_zoom < 1):
             raise ConfigError("n_candidates, offline_candidates and max_zoom must be >= 1")
+        if decision_input not in DECISION_INPUTS:
+            raise ConfigError(f"decision_input must be one of {DECISION_INPUTS}")
+        if zoom_split not in SPLITS:
+            raise ConfigError(f"zoom_split must be one of {SPLITS}")
+        self.decision_input, self.zoom_split = decision_input, zoom_split
         self.preset, self.n_candidates, self.max_zoom = preset, n_candidates, max_zoom
         self.offline_candidates = offline_candidates
         self.max_answer_window_s = max_answer_window_s
@@ -143,7 +160,7 @@ class FalconEyePolicy(Policy):
         self.batch += done[self.seen :]
         self.seen = len(done)
         budget = int(observation["budget_left"][0]) if "evaluate" in info["legal_actions"] else 0
-        threshold = threshold_for(options)
+        threshold = float(np.float32(threshold_for(options)))  # float32 observations
         if self.caller is not None and not self.summary:
             self.summary = self._summarise(captions, duration)
         context = Context(question, options, captions, done, duration, threshold, budget)
@@ -189,7 +206,7 @@ class FalconEyePolicy(Policy):
             return AnswerAction(top.answer, top.window)
         if self.caller is None:  # offline: at least reject non-answers
             return None if is_non_answer(top.answer) else AnswerAction(top.answer, top.window)
-        decision = self._llm_decision(c, top, allow_answer=True)
+        decision = self._llm_decision(c, top, allow_answer=True, shown=self.batch)
         if decision is not None:
             self.batch = []  # decided upon: no second decision on the same windows
         if decision is None:  # the LLM failed: the offline rule
@@ -217,7 +234,9 @@ class FalconEyePolicy(Policy):
         if self.caller is not None and (zoomable or near):
             if near and best is not None:
                 self.checked.add(window_key(best.window))
-            decision = self._llm_decision(c, best, allow_answer=near, zoomable=zoomable)
+            decision = self._llm_decision(
+                c, best, allow_answer=near, zoomable=zoomable, shown=batch
+            )
             if decision is not None:
                 if decision.kind == "answer" and best is not None:
                     return decision.answer_action(best)
@@ -242,7 +261,9 @@ class FalconEyePolicy(Policy):
             if not self._zoomable(target):
                 continue
             self.zoomed.add(window_key(target))
-            windows += [w for w in children(target) if window_key(w) not in self.explored]
+            windows += [
+                w for w in children(target, self.zoom_split) if window_key(w) not in self.explored
+            ]
         return windows
 
     def _reason(self, c: Context) -> list[Interval]:
@@ -337,9 +358,15 @@ class FalconEyePolicy(Policy):
         *,
         allow_answer: bool,
         zoomable: Sequence[Evaluation] = (),
+        shown: Sequence[Evaluation] = (),
     ) -> Decision | None:
-        """The LLM's decision (answer / zoom / reason), or ``None`` when unusable."""
+        """The LLM's decision (answer / zoom / reason), or ``None`` when unusable.
+
+        It sees ``shown`` (the current batch) by default, every evaluation with
+        ``decision_input="all"``.
+        """
         assert self.caller is not None
+        seen = list(c.done) if self.decision_input == "all" or not shown else list(shown)
         choices = []
         if allow_answer:
             choices.append(
@@ -361,10 +388,10 @@ class FalconEyePolicy(Policy):
                 summary=self.summary or "(none)",
                 question=c.question,
                 options_block=prompts.options_block(c.options),
-                evaluations=format_evaluations(c.done, c.captions),
+                evaluations=format_evaluations(seen, c.captions),
                 zoomable=", ".join(
                     f"[{e.window.start:.0f}, {e.window.end:.0f}]"
-                    for e in (zoomable or [e for e in c.done if self._zoomable(e.window)])
+                    for e in (zoomable or [e for e in seen if self._zoomable(e.window)])
                 )
                 or "none",
                 budget_left=c.budget,

@@ -10,19 +10,41 @@ from typing import Any
 from policies.observations import Caption, Evaluation, format_captions
 from policies.reasoning import window_from
 from video_env.actions import AnswerAction
+from video_env.errors import ConfigError
 from video_env.types import Interval
 
 _TOL = 0.05  # seconds: windows read back from float32 observations
 
 
-def children(window: Interval) -> list[Interval]:
-    """The zoom-in of a window: 20 s pieces of a longer one, 5 s pieces of a 20 s one."""
-    size = 20.0 if window.length > 20.0 + _TOL else 5.0
-    if window.length <= 5.0 + _TOL:
+#: How a zoomed window is cut into pieces (``children``).
+SPLITS = ("released", "even")
+
+
+def children(window: Interval, split: str = "released") -> list[Interval]:
+    """The zoom-in of a window: 60 s pieces over 120 s, 20 s pieces over 20 s, else 5 s.
+
+    ``split="released"`` follows the released ``generate_candidates4captioning``
+    (``compute_smallwindow_span2caption``): ``int(L / span)`` pieces of exactly ``span``
+    seconds from the window's start, so the remainder of a partial window is dropped (a
+    50 s window gives [0, 20] and [20, 40]). ``split="even"`` cuts the whole window into
+    ``max(2, round(L / span))`` equal pieces (the library's earlier rule).
+
+    Raises:
+        ConfigError: For an unknown ``split``.
+    """
+    if split not in SPLITS:
+        raise ConfigError(f"split must be one of {SPLITS}, got {split!r}")
+    length = window.length
+    if length <= 5.0 + _TOL:
         return []
-    n = max(2, round(window.length / size))
-    step = window.length / n
-    return [Interval(window.start + k * step, window.start + (k + 1) * step) for k in range(n)]
+    if split == "even":
+        size = 20.0 if length > 20.0 + _TOL else 5.0
+        n = max(2, round(length / size))
+        step = length / n
+        return [Interval(window.start + k * step, window.start + (k + 1) * step) for k in range(n)]
+    span = 60.0 if length > 120.0 + _TOL else 20.0 if length > 20.0 + _TOL else 5.0
+    n = int((length + _TOL) / span)
+    return [Interval(window.start + k * span, window.start + (k + 1) * span) for k in range(n)]
 
 
 def window_key(window: Interval) -> tuple[int, int]:

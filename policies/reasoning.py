@@ -126,18 +126,27 @@ class JsonCaller:
     Args:
         llm: The model.
         max_tokens: Cap on the reply.
+        reask: Re-ask once after an unusable reply (``False``: one call, as VideoAgent's
+            released ``main.py``, which parses what it gets).
+
+    Attributes:
+        failures: Replies it could not use (after the re-ask, if any).
+        reasks: Re-asks made (each one an extra LLM call).
     """
 
     llm: LLM
     max_tokens: int = 768
+    reask: bool = True
     failures: int = 0
+    reasks: int = 0
     errors: list[str] = field(default_factory=list)
 
     def ask(self, prompt: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
         """The reply as a dict with the ``required`` keys, or ``None`` (failure counted)."""
         messages = [{"role": "user", "content": prompt}]
         problem = ""
-        for attempt in range(2):
+        attempts = 2 if self.reask else 1
+        for attempt in range(attempts):
             text = ""
             try:
                 text = self.llm.chat(messages, json=True, max_tokens=self.max_tokens).text
@@ -152,7 +161,8 @@ class JsonCaller:
                 if not missing:
                     return value
                 problem = f"missing keys {missing}"
-            if attempt == 0:
+            if attempt + 1 < attempts:
+                self.reasks += 1
                 retry = f"Your reply had {problem}. Reply with the JSON object only, as asked."
                 messages += [
                     {"role": "assistant", "content": text},

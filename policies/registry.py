@@ -16,6 +16,11 @@ from functools import partial
 from typing import Any
 
 from policies.base import Policy
+from policies.clip_query_baselines import (
+    DEFAULT_UNIFORM_FRAMES,
+    UniformFramesPolicy,
+    make_uniform_frames,
+)
 from policies.falconeye import FalconEyePolicy
 from policies.importing import ImportSpec, llm_parameter, load_class, parse_import_spec
 from policies.learned_pacing import ALGOS, load_pacing_policy
@@ -203,13 +208,15 @@ for _name, _spec in {
     "uniform": PolicySpec(
         UniformPolicy, False, False, ("zoom",), "one VLM call on the whole video"
     ),
-    "socratic": PolicySpec(SocraticPolicy, False, True, ("zoom",), "clip captions -> answer"),
+    "socratic": PolicySpec(
+        SocraticPolicy, False, True, ("zoom",), "768-token clip captions -> answer"
+    ),
     "socratic-short": PolicySpec(
         lambda llm, **kw: SocraticPolicy(llm, short=True, **kw),
         False,
         True,
         ("zoom",),
-        "the most relevant clip captions -> answer",
+        "64-token (light) clip captions -> answer",
     ),
     "sequential": PolicySpec(SequentialPolicy, False, False, ("zoom",), "VLM on every 60 s clip"),
     "sequential-bp": PolicySpec(
@@ -244,6 +251,13 @@ for _name, _spec in {
         "FALCONEye Flash (10 evals)",
     ),
     "videoagent": PolicySpec(VideoAgentPolicy, False, True, ("clip_query",), "VideoAgent (+OQ)"),
+    f"uniform-{DEFAULT_UNIFORM_FRAMES}": PolicySpec(
+        lambda llm, **kw: UniformFramesPolicy(DEFAULT_UNIFORM_FRAMES, llm, **kw),
+        False,
+        True,
+        ("clip_query",),
+        f"{DEFAULT_UNIFORM_FRAMES} uniformly sampled frames captioned -> answer",
+    ),
 }.items():
     register(_name, _spec)
 
@@ -258,6 +272,16 @@ for _algo in ALGOS:
             f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing)",
         ),
     )
+register_parameterised(
+    "uniform-frames",
+    PolicySpec(
+        make_uniform_frames,
+        False,
+        True,
+        ("clip_query",),
+        "N uniformly sampled frames captioned -> answer: uniform-frames:N",
+    ),
+)
 register_parameterised(
     "videoscout",
     PolicySpec(

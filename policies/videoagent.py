@@ -10,6 +10,16 @@ predict), 7 LLM calls at most. Prompts number frames at 1 fps as the paper does.
 answer's window comes from the frames that support it (the "+OQ" variant of FALCONEye's
 comparison): from the first to the last supporting frame, widened by ``margin_s``.
 
+Unusable LLM replies follow the released ``main.py`` by default (``on_unusable=
+"released"``): an answer that cannot be parsed is ``-1`` (``parse_text_find_number``) and
+becomes a random option when the agent answers, the self-reflection still runs on it, an
+unparsable confidence is 1 (``parse_text_find_confidence``), and a find-frames reply that
+yields no query ends the search with the current prediction (the released ``except``
+branch answers on the same frames); replies are not re-asked (``reask=False``), so the
+7-call bound holds. ``on_unusable="offline"`` hands unusable replies to the offline
+heuristic instead, and ``reask=True`` re-asks once; both are counted (``caller.failures``,
+``caller.reasks``, ``random_answers``).
+
 Without an LLM the agent is reported as ``videoagent[offline]``: the documented heuristic
 reasoner (option-caption matching, a confidence from the match, queries on the segments
 around the most relevant frames), not the paper's agent.
@@ -27,13 +37,17 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import Caption, frame_captions, parse_options, window_of
 from policies.reasoning import JsonCaller, OfflineReasoner, clauses
+from video_env._seeding import stable_seed
 from video_env.actions import AnswerAction, QueryAction, SegmentQuery
 from video_env.backends.llm.base import LLM
 from video_env.envs.clip_query_rules import grid_frames
+from video_env.errors import ConfigError
 from video_env.metrics.answers import normalize_text
-from video_env.types import Interval
+from video_env.types import OPTION_LETTERS, Interval
 
 _BOUND_TOL = 0.05  # seconds: a frame bounds a segment (float32 observations)
+#: What an unusable LLM reply leads to (``on_unusable``).
+ON_UNUSABLE = ("released", "offline")
 _WH = re.compile(r"^(what|which|who|where|when|how)( \w+)?( is| are| does| do)?\s+", re.I)
 
 
@@ -47,6 +61,14 @@ class VideoAgentPolicy(Policy):
         offline_queries: Queries per round of the offline reasoner.
         margin_s: Margin around the supporting frames for the answer's window.
         fps: Frame rate at which prompts number frames (VideoAgent's 1 fps).
+        on_unusable: ``"released"`` (an unparsable answer is -1, a random option at the
+            end; a find-frames reply without a query ends the search) or ``"offline"``
+            (the offline heuristic takes over the step).
+        reask: Re-ask once after an unusable reply (an extra LLM call each).
+        seed: Seed of the random option that replaces an unparsable answer.
+
+    Attributes:
+        random_answers: Answers that were a random option (unparsable to the end).
     """
 
     env_kinds = ("clip_query",)
@@ -58,13 +80,27 @@ class VideoAgentPolicy(Policy):
         offline_queries: int = 2,
         margin_s: float = 5.0,
         fps: float = 1.0,
+        on_unusable: str = "released",
+        reask: bool = False,
+        seed: int = 0,
     ) -> None:
         super().__init__(llm)
+        if on_unusable not in ON_UNUSABLE:
+            raise ConfigError(f"on_unusable must be one of {ON_UNUSABLE}, got {on_unusable!r}")
         self.max_queries, self.offline_queries = max_queries, offline_queries
         self.margin_s, self.fps = margin_s, fps
+        self.on_unusable, self.seed = on_unusable, seed
         self.name = "videoagent" if llm is not None else "videoagent[offline]"
         self.reasoner = OfflineReasoner()
-        self.caller = JsonCaller(llm) if llm is not None else None
+        self.caller = JsonCaller(llm, reask=reask) if llm is not None else None
+        self.random_answers = 0
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Seed this episode's random option (per sample, as :class:`RandomPolicy`)."""
+        self.rng = np.random.default_rng(
+            stable_seed(self.seed, info.get("sample_id"), info.get("episode_seed"))
+        )
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """One round: predict, reflect, then answer or query."""
@@ -83,6 +119,10 @@ class VideoAgentPolicy(Policy):
                 queries = self._queries(question, options, captions, segments, duration, limit)
                 if queries:
                     return QueryAction(tuple(queries))
+        if answer is None:  # released: -1 to the end becomes a random option
+            self.random_answers += 1
+            n = len(options)
+            answer = OPTION_LETTERS[int(self.rng.integers(n))] if n else "unknown"
         return AnswerAction(answer, self._window(captions, support, duration))
 
     def _limit(self, info: dict[str, Any], n_segments: int, frames_left: int) -> int:
@@ -102,8 +142,12 @@ class VideoAgentPolicy(Policy):
 
     def _predict(
         self, question: str, options: list[str], captions: list[Caption], duration: float
-    ) -> tuple[str, list[int], str, int]:
-        """``(answer, supporting frame indices, reasoning, offline confidence 1-3)``."""
+    ) -> tuple[str | None, list[int], str, int]:
+        """``(answer, supporting frame indices, reasoning, offline confidence 1-3)``.
+
+        The answer is ``None`` when the LLM's reply was unusable (``on_unusable=
+        "released"``: the released -1).
+        """
         if self.caller is not None:
             reply = self.caller.ask(
                 prompts.render(
@@ -125,6 +169,8 @@ class VideoAgentPolicy(Policy):
                     str(reply.get("reasoning", "")),
                     1,
                 )
+            if self.on_unusable == "released":
+                return None, [], "(the reply could not be parsed)", 1
         return self._offline_predict(question, options, captions)
 
     def _offline_predict(
@@ -161,7 +207,7 @@ class VideoAgentPolicy(Policy):
         options: list[str],
         captions: list[Caption],
         duration: float,
-        answer: str,
+        answer: str | None,
         reasoning: str,
     ) -> int:
         assert self.caller is not None
@@ -171,7 +217,7 @@ class VideoAgentPolicy(Policy):
                 **self._frames_context(captions, duration),
                 question=question,
                 options_block=prompts.options_block(options),
-                prediction=f"Answer: {answer}\nReasoning: {reasoning or '(none)'}",
+                prediction=f"Answer: {answer or '(none)'}\nReasoning: {reasoning or '(none)'}",
             ),
             ["confidence"],
         )
@@ -203,8 +249,8 @@ class VideoAgentPolicy(Policy):
                 ["frame_descriptions"],
             )
             queries = _llm_queries(reply, len(segments), limit)
-            if queries:
-                return queries
+            if queries or self.on_unusable == "released":
+                return queries  # released: no usable query ends the search
         queries = self._offline_queries(question, options, captions, segments)
         return queries[:limit]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from policies import prompts
 from policies.base import Policy
 from policies.observations import (
@@ -19,43 +21,65 @@ from policies.observations import (
 from policies.reasoning import JsonCaller, OfflineReasoner, window_from
 from video_env.actions import AnswerAction, EvaluateAction
 from video_env.backends.llm.base import LLM
+from video_env.errors import ConfigError
 from video_env.types import Interval
 
 #: Zoom budget large enough for exhaustive baselines (Sequential reads every clip).
 UNLIMITED = {"zoom": {"budget": 100_000}}
 
 
-class SocraticPolicy(Policy):
-    """Captions to answer, without a VLM question (FALCONEye's Socratic baseline).
+#: Caption lengths of FALCONEye's Table 3: Socratic (768 tokens) and Socratic-Short (64).
+SOCRATIC_TOKENS = {"socratic": 768, "socratic-short": 64}
 
-    With an LLM, the captions of every 60 s clip and the question go into one prompt;
-    offline, the documented reasoner matches options (or question) against captions. The
-    ``short`` variant keeps only the ``short_k`` clips most relevant to the question in
-    the prompt (a short context: our reading of Socratic-Short).
+
+class SocraticPolicy(Policy):
+    """Captions to answer, without a VLM question (FALCONEye's Socratic baselines).
+
+    The env captions every 60 s clip with at most ``caption_tokens`` tokens (its caption
+    calls are the episode's perception cost): 768 for *Socratic*, 64 (FALCONEye's light
+    captions) for *Socratic-Short* (``short=True``), as in FALCONEye's Table 3; the
+    released ``socratic_model.py`` sets ``vlm_caption_max_new_tokens`` (64, "Socratic
+    original: 768") with the light-caption prompt. With an LLM the captions and the
+    question go into one prompt; offline, the documented reasoner matches options (or
+    question) against captions.
 
     Args:
         llm: The LLM (``None``: offline reasoner).
-        short: Socratic-Short.
-        short_k: Clips kept by the short variant.
+        short: Socratic-Short (64-token captions).
+        caption_tokens: Caption length (``None``: 768, or 64 when ``short``).
+        top_k: The library's own variant: keep only the ``top_k`` clips most relevant to
+            the question in the prompt (``None``: every clip, as both papers' rows).
     """
 
     env_kinds = ("zoom",)
 
-    def __init__(self, llm: LLM | None = None, short: bool = False, short_k: int = 10) -> None:
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        short: bool = False,
+        caption_tokens: int | None = None,
+        top_k: int | None = None,
+    ) -> None:
         super().__init__(llm)
-        self.short, self.short_k = short, short_k
+        base = "socratic-short" if short else "socratic"
+        self.caption_tokens = caption_tokens or SOCRATIC_TOKENS[base]
+        if self.caption_tokens < 1 or (top_k is not None and top_k < 1):
+            raise ConfigError("caption_tokens and top_k must be >= 1")
+        self.short, self.top_k = short, top_k
+        self.env_kwargs = {"zoom": {"caption_max_tokens": self.caption_tokens}}
         self.reasoner = OfflineReasoner()
         self.caller = JsonCaller(llm) if llm is not None else None
-        base = "socratic-short" if short else "socratic"
+        if top_k is not None:
+            base = f"{base}-top{top_k}"
         self.name = base if llm is not None else f"{base}[offline]"
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Answer from the captions at once."""
         question, options = observation["question"], parse_options(observation["options"])
         captions = clip_captions(observation)
-        if self.short:
+        if self.top_k is not None:
             rel = self.reasoner.relevance(question, options, [c.text for c in captions])
-            keep = sorted(sorted(range(len(captions)), key=lambda i: -rel[i])[: self.short_k])
+            keep = sorted(sorted(range(len(captions)), key=lambda i: -rel[i])[: self.top_k])
             captions = [captions[i] for i in keep]
         if self.caller is None:
             text, _, index = self.reasoner.answer(question, options, [c.text for c in captions])
@@ -81,29 +105,44 @@ class SocraticPolicy(Policy):
 class SequentialPolicy(Policy):
     """The VLM on consecutive 60 s clips from the start (FALCONEye's Sequential).
 
-    ``early_stop`` (SequentialBP) answers as soon as a clip's confidence reaches the
-    threshold (0.8 open / 0.9 MCQ); otherwise every clip is read and the most confident
-    answer wins.
+    ``early_stop`` (SequentialBP) answers as soon as a clip's confidence is strictly
+    above the threshold (0.8 open / 0.9 MCQ), as the released ``sequentialbp_model.py``
+    loops ``while confidence <= conf_thres``; ``stop_at_threshold=True`` also stops at a
+    confidence equal to it. Otherwise every clip is read and the most confident answer
+    wins.
 
     Args:
         early_stop: SequentialBP.
-        batch: Clips evaluated per step.
+        batch: Clips evaluated per step (``None``: 1 with ``early_stop``, one clip at a
+            time as released so no clip past the stopping one is paid for; else 8).
+        stop_at_threshold: SequentialBP stops at ``confidence >= threshold``.
     """
 
     env_kinds = ("zoom",)
     env_kwargs = UNLIMITED
 
-    def __init__(self, early_stop: bool = False, batch: int = 8) -> None:
+    def __init__(
+        self, early_stop: bool = False, batch: int | None = None, stop_at_threshold: bool = False
+    ) -> None:
         super().__init__()
-        self.early_stop, self.batch = early_stop, batch
+        self.early_stop, self.stop_at_threshold = early_stop, stop_at_threshold
+        self.batch = batch if batch is not None else (1 if early_stop else 8)
+        if self.batch < 1:
+            raise ConfigError(f"batch must be >= 1, got {batch}")
         self.name = "sequential-bp" if early_stop else "sequential"
+
+    def _stops(self, confidence: float, threshold: float) -> bool:
+        threshold = float(np.float32(threshold))  # observations carry float32 confidences
+        if self.stop_at_threshold:
+            return confidence >= threshold
+        return confidence > threshold
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Evaluate the next clips, or answer."""
         done = evaluations(observation)
         threshold = threshold_for(parse_options(observation["options"]))
         top = most_confident(done)
-        if self.early_stop and top is not None and top.confidence >= threshold:
+        if self.early_stop and top is not None and self._stops(top.confidence, threshold):
             return AnswerAction(top.answer, top.window)
         clips = [c.window for c in clip_captions(observation)][len(done) :]
         budget = int(observation["budget_left"][0])

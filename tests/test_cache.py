@@ -48,7 +48,7 @@ class CountingBackend:
         self.calls += 1
         return Answer(f"{question}@{frames.times[0]:.1f}", 0.5, (0.5,), 7)
 
-    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+    def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
         self.calls += 1
         return f"clip from {frames.times[0]:.1f} s to {frames.times[-1]:.1f} s"
 

@@ -10,8 +10,10 @@ from policies.training.dapo import (
     dapo_loss,
     fill_batch,
     group_advantages,
+    group_has_mixed_outcomes,
     group_is_informative,
     k3_kl,
+    overlong_penalty,
 )
 from video_env.errors import ConfigError
 
@@ -98,13 +100,64 @@ def test_all_equal_groups_are_dropped_until_the_batch_is_full() -> None:
     assert not group_is_informative([0.0])
     assert group_is_informative([1.3, 0.3])
     draws = iter([[0.0, 0.0], [1.0, 0.0], [1.8, 1.8], [0.3, 1.3], [1.0, 1.0]])
-    batch = fill_batch(lambda: next(draws), lambda g: g, n_groups=2, max_draws=10)
+    batch = fill_batch(lambda: next(draws), group_is_informative, n_groups=2, max_draws=10)
     assert batch.groups == [[1.0, 0.0], [0.3, 1.3]]
     assert (batch.drawn, batch.dropped) == (4, 2)
-    always = fill_batch(lambda: [1.0, 1.0], lambda g: g, n_groups=2, max_draws=5)
+    always = fill_batch(lambda: [1.0, 1.0], group_is_informative, n_groups=2, max_draws=5)
     assert always.groups == [] and always.drawn == 5  # bounded, never an endless loop
     with pytest.raises(ConfigError):
-        fill_batch(lambda: [1.0], lambda g: g, n_groups=3, max_draws=2)
+        fill_batch(lambda: [1.0], group_is_informative, n_groups=3, max_draws=2)
+
+
+def test_groups_all_correct_or_all_wrong_are_dropped_by_default() -> None:
+    from policies.training.rl import DAPOConfig, group_filter
+    from policies.training.rollout import Trajectory
+
+    def group(*outcomes: tuple[bool | None, float]) -> list[Trajectory]:
+        return [Trajectory([], reward, {"correct": ok}) for ok, reward in outcomes]
+
+    # all correct, rewards unequal through the timing term: DAPO's filter keeps it
+    all_correct = group((True, 1.8), (True, 1.55), (True, 1.3))
+    all_wrong = group((False, 0.3), (None, 0.0), (False, 0.3))
+    mixed = group((True, 1.3), (False, 1.3))  # equal rewards, mixed outcomes
+    assert group_has_mixed_outcomes([True, False]) and not group_has_mixed_outcomes([True])
+    keep = group_filter(DAPOConfig())
+    assert not keep(all_correct) and not keep(all_wrong) and keep(mixed)
+    equal = group_filter(DAPOConfig(dynamic_filter="equal-reward"))
+    assert equal(all_correct) and not equal(mixed)
+    draws = iter([all_correct, all_wrong, mixed])
+    batch = fill_batch(lambda: next(draws), keep, n_groups=1, max_draws=3)
+    assert batch.groups == [mixed] and batch.dropped == 2
+
+
+def test_soft_overlong_punishment_and_the_papers_token_cap() -> None:
+    from policies.training.rl import DAPOConfig, shaped
+    from policies.training.rollout import Trajectory
+
+    assert overlong_penalty(3000, 4096, 1024) == 0.0
+    assert overlong_penalty(3584, 4096, 1024) == pytest.approx(-0.5)  # half-way in the ramp
+    assert overlong_penalty(4097, 4096, 1024) == -1.0
+    cfg = DAPOConfig()
+    assert cfg.max_new_tokens == 4096 and cfg.overlong == "soft"
+    long = Trajectory([], 1.3, {"correct": True}, reply_tokens=(200, 3584))
+    assert shaped(long, cfg).reward == pytest.approx(0.8)
+    cut = Trajectory([], 0.3, {}, reply_tokens=(4096,), truncated=True)
+    assert shaped(cut, cfg).reward == pytest.approx(-0.7)
+    assert shaped(long, DAPOConfig(overlong="none")).reward == 1.3
+    with pytest.raises(ConfigError):
+        DAPOConfig(dynamic_filter="rewards")
+
+
+def test_train_rl_cli_defaults_are_the_papers() -> None:
+    from video_env.cli import build_parser
+
+    args = build_parser().parse_args(["train", "rl", "--model", "m", "--out", "o"])
+    assert args.max_new_tokens == 4096
+    assert (args.dynamic_filter, args.overlong, args.overlong_buffer) == (
+        "correctness",
+        "soft",
+        1024,
+    )
 
 
 def test_settings_are_the_papers_by_default() -> None:

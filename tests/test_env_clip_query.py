@@ -350,3 +350,29 @@ def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> N
         if term or trunc:
             assert 0.0 <= info["episode"]["gtou"] <= 1.0
             env.reset()
+
+
+class _StyleRecorder(SimulatedCaptioner):
+    """A simulated captioner that notes the style and length it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, int]] = []
+
+    def caption(self, frames: Any, max_tokens: int = 64, style: str = "light") -> str:
+        self.asked.append((style, max_tokens))
+        return super().caption(frames, max_tokens, style)
+
+
+def test_frames_are_captioned_in_videoagents_detailed_style_by_default() -> None:
+    for kw, expected in (({}, ("detailed", 192)), ({"caption_style": "light"}, ("light", 64))):
+        recorder = _StyleRecorder()
+        env = ClipQueryEnv(
+            "synth-tiny",
+            perception=Perception(None, recorder, SimulatedCLIP(embedder=_EMBEDDER)),
+            **kw,
+        )
+        env.reset(seed=0, options={"index": 0})
+        assert recorder.asked and set(recorder.asked) == {expected}
+    with pytest.raises(ConfigError):
+        ClipQueryEnv("synth-tiny", caption_style="verbose")

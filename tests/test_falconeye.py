@@ -322,3 +322,48 @@ def test_falconeye_with_an_llm_runs_an_episode() -> None:
     assert explored[:2] == [(0.0, 60.0), (60.0, 120.0)]  # the LLM's candidates, one per step
     if len(explored) > 2:
         assert (60.0, 80.0) in explored  # then the zoom into [60, 120] (20 s pieces)
+
+
+# -- issue 26: the released decision input and the released zoom split -------------------
+
+
+@pytest.mark.parametrize(("decision_input", "sees_first_batch"), [("batch", False), ("all", True)])
+def test_the_decision_sees_the_last_batch_as_released(
+    decision_input: str, sees_first_batch: bool
+) -> None:
+    llm = RuleLLM(
+        rule_with(
+            summary={"summary": "s"},
+            reasoning={"candidates": [[60, 120]]},
+            decision={"decision": "reason"},
+        )
+    )
+    policy = FalconEyePolicy(llm, decision_input=decision_input)
+    assert started(policy, observation()) == EvaluateAction((Interval(0, 180),))  # batch 1
+    assert policy.act(observation([(0, 180, "HARBOR", 0.5)]), LEGAL) == EvaluateAction(
+        (Interval(60, 120),)
+    )  # batch 2
+    policy.act(observation([(0, 180, "HARBOR", 0.5), (60, 120, "MAPLE", 0.3)]), LEGAL)
+    decision = next(p for p in llm.prompts if DECISION in p)
+    assert "[60-120s]" in decision
+    assert ("[0-180s]" in decision) is sees_first_batch
+
+
+def test_an_open_answer_at_exactly_the_threshold_does_not_stop() -> None:
+    # float32 observations: 0.8 reads back as 0.80000001, which must not pass 0.8
+    policy = FalconEyePolicy(whole_video_first=False)  # offline: accepts what passes
+    started(policy, observation())
+    assert not isinstance(policy.act(observation([(60, 120, "HARBOR", 0.8)]), LEGAL), AnswerAction)
+    assert isinstance(policy.act(observation([(60, 120, "HARBOR", 0.81)]), LEGAL), AnswerAction)
+
+
+def test_partial_windows_drop_their_remainder_as_released() -> None:
+    assert children(Interval(0, 50)) == [Interval(0, 20), Interval(20, 40)]  # int(50 / 20)
+    assert children(Interval(100, 130)) == [Interval(100, 120)]
+    assert children(Interval(0, 180)) == [Interval(0, 60), Interval(60, 120), Interval(120, 180)]
+    assert children(Interval(0, 12)) == [Interval(0, 5), Interval(5, 10)]
+    # the library's earlier even split stays a setting
+    assert children(Interval(0, 50), "even") == [Interval(0, 25), Interval(25, 50)]
+    assert len(children(Interval(0, 180), "even")) == 9
+    policy = FalconEyePolicy(zoom_split="even")
+    assert policy.zoom_split == "even" and FalconEyePolicy().zoom_split == "released"

@@ -14,23 +14,25 @@ from video_env.types import Interval
 pytest.importorskip("openai")
 from video_env.backends.llm import OpenAICompatibleLLM
 from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply, error_reply
+from video_env.errors import ConfigError
 from video_env.metrics.llm_judge import JudgeError, LLMJudge, judge_prompts, parse_verdict
 
 KEY = "sk-test"
 
 
-def judge_for(server: FakeOpenAIServer, cache: DiskCache | None) -> LLMJudge:
+def judge_for(
+    server: FakeOpenAIServer, cache: DiskCache | None, on_failure: str = "ungraded"
+) -> LLMJudge:
     llm = OpenAICompatibleLLM(
         "judge-model", server.base_url, KEY, timeout_s=2, max_retries=2, backoff_s=(0.01, 0.02)
     )
-    return LLMJudge(llm, cache=cache)
+    return LLMJudge(llm, cache=cache, on_failure=on_failure)
 
 
 def test_verdict_parsing_follows_falcon_bench() -> None:
     assert parse_verdict('{"pred": "yes", "score": 4}') == Grade(True, 4.0)
     assert parse_verdict("{'pred': 'No', 'score': 1}") == Grade(False, 1.0)  # a Python dict
     assert parse_verdict('```json\n{"pred": "yes", "score": 5.0}\n```') == Grade(True, 5.0)
-    assert parse_verdict('{"pred": "yes", "score": 4.8}') == Grade(True, 0.0)  # not an integer
     assert parse_verdict('{"pred": "yes", "score": "3"}') == Grade(True, 3.0)
     assert parse_verdict('{"pred": "yes", "score": 9}') == Grade(True, 5.0)
     assert parse_verdict('{"pred": "no"}') == Grade(False, 0.0)
@@ -38,6 +40,17 @@ def test_verdict_parsing_follows_falcon_bench() -> None:
         parse_verdict('{"pred": "maybe", "score": 3}')
     with pytest.raises(JudgeError, match="not a JSON object"):
         parse_verdict("I think it is right")
+
+
+def test_scores_are_truncated_as_the_released_parse_score() -> None:
+    # released utils.parse_score: int(score); the prompt's own example is 4.8
+    assert parse_verdict('{"pred": "yes", "score": 4.8}') == Grade(True, 4.0)
+    assert parse_verdict('{"pred": "yes", "score": "4.8"}') == Grade(True, 0.0)  # int("4.8")
+    assert parse_verdict('{"score": 3}') == Grade(False, 3.0)  # parse_acc: a missing pred is no
+    # the integer rule, a setting: a non-integral score counts 0, a missing pred is an error
+    assert parse_verdict('{"pred": "yes", "score": 4.8}', "integer") == Grade(True, 0.0)
+    with pytest.raises(JudgeError, match="yes/no"):
+        parse_verdict('{"score": 3}', "integer")
 
 
 def test_prompt_snapshot() -> None:
@@ -78,6 +91,24 @@ def test_failures_raise_judge_error_and_are_not_cached(tmp_path: Path) -> None:
         with pytest.raises(JudgeError):
             judge.grade("q", "a", "b")
         assert judge.failures == 2 and cache.info().by_kind["judge"] == 0
+
+
+def test_a_failed_grading_counts_no_by_default_and_is_still_reported(tmp_path: Path) -> None:
+    sample = next(s for s in load_suite("synth-tiny") if not s.is_mcq)
+    with FakeOpenAIServer(default=chat_reply("no idea")) as server:
+        llm = OpenAICompatibleLLM("judge-model", server.base_url, KEY, max_retries=0)
+        judge = LLMJudge(llm, cache=DiskCache(tmp_path / "c"))  # the released default
+        grade = judge.grade("q", "a", "b")
+        assert grade.correct is False and grade.score == 0.0 and grade.error is not None
+        assert judge.failures == 1
+        env = ZoomEnv([sample], judge=judge)
+        env.reset(seed=0)
+        *_, info = env.step(AnswerAction("something", Interval(0, 10)))
+    record = info["episode"]
+    assert record["correct"] is False and record["score"] == 0.0  # in the denominator
+    assert "not a JSON object" in record["judge_error"] and record["judge_errors"] >= 1
+    with pytest.raises(ConfigError):
+        LLMJudge(llm, on_failure="drop")
 
 
 def test_a_failing_judge_is_recorded_in_the_episode_not_raised(tmp_path: Path) -> None:

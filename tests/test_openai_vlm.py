@@ -126,6 +126,10 @@ def test_caption_chat_and_batch(server: FakeOpenAIServer, sample: VideoQA) -> No
     assert (
         body["max_tokens"] == 16 and "15 words maximum" in body["messages"][1]["content"][0]["text"]
     )
+    server.script(chat_reply("A kitchen with white cabinets; a woman reads a red sign."))
+    vlm.caption(batch, max_tokens=192, style="detailed")  # VideoAgent's frame captions
+    text = server.requests[-1].body["messages"][1]["content"][0]["text"]
+    assert "in detail" in text and "15 words" not in text
     server.script(chat_reply("<action>speed(2x)</action>"))
     reply = vlm.chat(
         [{"role": "system", "content": "Be an agent."}, {"role": "user", "content": ["See", batch]}]
@@ -135,7 +139,7 @@ def test_caption_chat_and_batch(server: FakeOpenAIServer, sample: VideoQA) -> No
     server.script(*[chat_reply(x, logprobs=[-0.1], tokens=[x]) for x in "ABC"])
     answers = vlm.answer_batch([batch, batch, batch], sample.question, sample.options)
     assert sorted(a.text for a in answers) == ["A", "B", "C"]  # three requests in flight
-    assert vlm.usage.caption_calls == 1 and vlm.usage.vlm_calls == 4
+    assert vlm.usage.caption_calls == 2 and vlm.usage.vlm_calls == 4
 
 
 def test_a_429_5xx_storm_is_retried_then_recorded_and_the_benchmark_goes_on(

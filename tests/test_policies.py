@@ -202,3 +202,57 @@ def test_a_failed_reset_counts_as_wrong() -> None:
     record = run_episode(PacingEnv("synth-tiny"), Dawdling(), seed=0, options={"index": 99})
     assert record["error"].startswith("IndexError")
     assert record["correct"] is False
+
+
+# -- issue 26: the baselines as FALCONEye's Table 3 defines them --------------------------
+
+
+def _zoom_obs(confidences: list[float], options: str = "") -> dict[str, object]:
+    import numpy as np
+
+    clips = [(60.0 * k, 60.0 * (k + 1)) for k in range(4)]
+    return {
+        "question": "What is written on the sign?",
+        "options": options,
+        "duration": np.array([240.0], np.float32),
+        "clips": tuple({"window": np.array(w, np.float32), "caption": "c"} for w in clips),
+        "evaluations": tuple(
+            {
+                "window": np.array(clips[k], np.float32),
+                "answer": f"A{k}",
+                "confidence": np.array([c], np.float32),
+            }
+            for k, c in enumerate(confidences)
+        ),
+        "budget_left": np.array([100], np.int64),
+    }
+
+
+def test_sequential_bp_stops_strictly_above_the_threshold_one_clip_at_a_time() -> None:
+    from video_env.actions import AnswerAction, EvaluateAction
+    from video_env.types import Interval
+
+    legal = {"legal_actions": ["evaluate", "answer"]}
+    bp = policies.make("sequential-bp")
+    first = bp.act(_zoom_obs([]), legal)
+    assert first == EvaluateAction((Interval(0, 60),))  # released: one window per inference
+    at = bp.act(_zoom_obs([0.8]), legal)  # open question, threshold 0.8: equal does not stop
+    assert at == EvaluateAction((Interval(60, 120),))
+    above = bp.act(_zoom_obs([0.8, 0.81]), legal)
+    assert above == AnswerAction("A1", Interval(60, 120))
+    old = policies.make("sequential-bp", stop_at_threshold=True, batch=8)
+    assert isinstance(old.act(_zoom_obs([0.8]), legal), AnswerAction)
+    assert policies.make("sequential").act(_zoom_obs([]), legal) == EvaluateAction(
+        tuple(Interval(60.0 * k, 60.0 * (k + 1)) for k in range(4))
+    )
+
+
+def test_socratic_reads_768_token_captions_and_socratic_short_64() -> None:
+    from policies.zoom_baselines import SocraticPolicy
+
+    socratic, short = policies.make("socratic"), policies.make("socratic-short")
+    assert socratic.env_kwargs["zoom"]["caption_max_tokens"] == 768
+    assert short.env_kwargs["zoom"]["caption_max_tokens"] == 64
+    assert isinstance(short, SocraticPolicy) and short.top_k is None  # every clip
+    topk = SocraticPolicy(short=True, top_k=10)
+    assert topk.name == "socratic-short-top10[offline]"  # the library's own variant

@@ -63,7 +63,8 @@ def test_agents_survive_every_malformed_reply(case: dict[str, Any]) -> None:
         ("videoagent", ClipQueryEnv("synth-tiny")),
     ):
         llm = RuleLLM(lambda _: case["reply"])
-        policy = policies.make(name, llm=llm)
+        # the re-ask is FALCONEye's default and a VideoAgent setting (released: none)
+        policy = policies.make(name, llm=llm, **({"reask": True} if name == "videoagent" else {}))
         record = run_episode(env, policy, seed=0, options={"index": 1})
         assert record["error"] is None, record["traceback"]
         assert record["ended_by"] == "answer"
@@ -76,6 +77,88 @@ def test_agents_survive_every_malformed_reply(case: dict[str, Any]) -> None:
         assert record["llm_calls"] == len(llm.prompts)
         if case.get("error"):  # nothing usable: every ask failed, the offline rule took over
             assert reasks == asks
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
+def test_videoagent_survives_malformed_replies_within_seven_calls(case: dict[str, Any]) -> None:
+    llm = RuleLLM(lambda _: case["reply"])
+    policy = policies.make("videoagent", llm=llm)  # released: no re-ask
+    record = run_episode(ClipQueryEnv("synth-tiny"), policy, seed=0, options={"index": 1})
+    assert record["error"] is None and record["ended_by"] == "answer"
+    assert not any(p.startswith("Your reply had") for p in llm.prompts)
+    assert record["llm_calls"] == len(llm.prompts) <= 7
+
+
+def _released_rule(predict: str, confidence: str, find: str) -> RuleLLM:
+    def rule(prompt: str) -> str:
+        if "Please think step-by-step" in prompt:
+            return predict
+        if "Assessment Focus" in prompt:
+            return confidence
+        return find
+
+    return RuleLLM(rule)
+
+
+def test_videoagent_unparsable_answer_is_a_random_option_after_reflecting() -> None:
+    llm = _released_rule("I would say C", '{"confidence": 3}', "{}")
+    policy = policies.make("videoagent", llm=llm)
+    env = ClipQueryEnv("synth-tiny")
+    record = run_episode(env, policy, seed=0, options={"index": 0})
+    sample = env.samples[0]
+    letters = "ABCDE"[: len(sample.options or ())] or None
+    assert record["error"] is None
+    assert llm.count("Assessment Focus") == 1  # reflection ran on the unusable reply
+    assert record["llm_calls"] == 2 and record["caption_calls"] == 5  # confidence 3: answer
+    assert (record["answer"] in letters) if letters else record["answer"] == "unknown"
+    assert policy.random_answers == 1 and record["llm_reply_failures"] == 1  # type: ignore[attr-defined]
+    again = run_episode(
+        ClipQueryEnv("synth-tiny"),
+        policies.make("videoagent", llm=llm),
+        seed=0,
+        options={"index": 0},
+    )
+    assert again["answer"] == record["answer"]  # seeded per sample and episode
+    # the heuristic fallback, a setting: no reflection on the offline answer's confidence
+    offline = _released_rule("I would say C", '{"confidence": 3}', "{}")
+    fallback = policies.make("videoagent", llm=offline, on_unusable="offline", reask=True)
+    run_episode(ClipQueryEnv("synth-tiny"), fallback, seed=0, options={"index": 0})
+    assert offline.count("Your reply had") >= 1  # the re-ask, counted as an LLM call
+
+
+def test_videoagent_unusable_find_frames_reply_ends_the_search() -> None:
+    llm = _released_rule(
+        '{"final_answer": "C", "supporting_frames": []}', '{"confidence": 1}', "no frames"
+    )
+    record = run_episode(
+        ClipQueryEnv("synth-tiny"),
+        policies.make("videoagent", llm=llm),
+        seed=0,
+        options={"index": 0},
+    )
+    assert record["answer"] == "C" and record["caption_calls"] == 5  # nothing retrieved
+    assert record["llm_calls"] == 3  # predict, reflect, find frames
+    old = _released_rule(
+        '{"final_answer": "C", "supporting_frames": []}', '{"confidence": 1}', "no frames"
+    )
+    policy = policies.make("videoagent", llm=old, on_unusable="offline")
+    fallback = run_episode(ClipQueryEnv("synth-tiny"), policy, seed=0, options={"index": 0})
+    assert fallback["caption_calls"] > 5  # the offline queries retrieved frames
+
+
+def test_uniform_n_captions_n_frames_and_answers_at_once() -> None:
+    llm = RuleLLM(lambda p: '{"final_answer": "B", "supporting_frames": [1]}')
+    policy = policies.make("uniform-frames:12", llm=llm)
+    env = ClipQueryEnv("synth-tiny", **policy.env_kwargs["clip_query"])  # as the bench does
+    record = run_episode(env, policy, seed=0, options={"index": 0})
+    assert record["caption_calls"] == 12 and record["llm_calls"] == 1
+    assert record["answer"] == "B" and record["turns"] == 1
+    assert "frame 1:" in llm.prompts[0]  # numbered at 1 fps, the first frame included
+    offline = policies.make("uniform-8")
+    assert offline.name == "uniform-8[offline]"
+    env = ClipQueryEnv("synth-tiny", **offline.env_kwargs["clip_query"])
+    record = run_episode(env, offline, seed=0, options={"index": 0})
+    assert record["caption_calls"] == 8 and record["error"] is None
 
 
 def test_falconeye_with_a_real_openai_client_against_a_fake_server() -> None:

@@ -39,7 +39,7 @@ class RealishVLM:
     ) -> Answer:
         return Answer("A" if options else "a thing", 0.7, (0.7,), 4)
 
-    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+    def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
         return f"frames at {float(frames.times[0]):.0f} s"
 
 

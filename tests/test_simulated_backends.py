@@ -14,6 +14,7 @@ from video_env.backends.simulated import (
     SimulatedVLM,
     SimVLMSettings,
 )
+from video_env.errors import ConfigError
 from video_env.metrics.calibration import calibration_report
 from video_env.synth import SynthVideo, standin_video, suite_videos, video_samples
 
@@ -171,6 +172,23 @@ def test_captions_are_light_and_state_facts_only_with_evidence(world) -> None:  
     assert stated[1280] > stated[224] + trials * 0.2
     assert stated[1280] < trials  # light captions miss facts sometimes
     assert captioners[0].usage.caption_calls == 3 * len(texts)
+
+
+def test_detailed_captions_are_longer_and_miss_fewer_facts(world) -> None:  # type: ignore[no-untyped-def]
+    captioners = [SimulatedCaptioner(seed=k) for k in range(4)]
+    stated = {"light": 0, "detailed": 0}
+    texts = [(v, s) for v, s in world if s.category == "text" and s.meta["form"] == "open"]
+    for video, s in texts:
+        fact = video.needle_for(s.question).fact  # type: ignore[union-attr]
+        for captioner in captioners:
+            batch = FrameBatch.sample(video, evidence(s), 1, 1280)
+            for style in stated:
+                caption = captioner.caption(batch, max_tokens=192, style=style)
+                assert len(caption.split()) <= (15 if style == "light" else 75)
+                stated[style] += fact in caption
+    assert stated["detailed"] > stated["light"]
+    with pytest.raises(ConfigError):
+        captioners[0].caption(batch, style="verbose")
 
 
 def test_clip_retrieves_needle_frames_better_than_chance(world) -> None:  # type: ignore[no-untyped-def]

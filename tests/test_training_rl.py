@@ -59,7 +59,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
     """One turn of the Pacing env; the reward is 1 when the reply is one chosen token."""
-    from policies.training.dapo import DAPOSettings, fill_batch
+    from policies.training.dapo import DAPOSettings, fill_batch, group_is_informative
     from policies.training.rl import dapo_step
     from policies.training.rollout import PolicyChat, Trajectory
     from policies.videoscout import VideoScoutPolicy
@@ -92,7 +92,9 @@ def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
         return [Trajectory([chat.example(messages, r)], float(r == text), {}) for r in replies]
 
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)  # plain steps along the gradient
-    batch = fill_batch(draw, lambda g: [t.reward for t in g], n_groups=1, max_draws=6)
+    batch = fill_batch(
+        draw, lambda g: group_is_informative([t.reward for t in g]), n_groups=1, max_draws=6
+    )
     assert batch.groups, "the chosen token was never sampled"
     stats = dapo_step(model, reference, processor, optimizer, batch.groups, DAPOSettings())
     assert (

@@ -108,6 +108,9 @@ def _rl(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         max_turns=args.max_turns,
         max_new_tokens=args.max_new_tokens,
+        dynamic_filter=args.dynamic_filter,
+        overlong=args.overlong,
+        overlong_buffer=args.overlong_buffer,
         save_every=args.save_every,
         seed=args.seed,
         rules=RULES[args.rules](),
@@ -247,7 +250,16 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--max-draws-per-step", type=int, default=16)
     rl.add_argument("--ppo-epochs", type=int, default=1)
     rl.add_argument("--max-turns", type=int, default=32)
-    rl.add_argument("--max-new-tokens", type=int, default=512)
+    rl.add_argument("--max-new-tokens", type=int, default=4096,
+                    help="tokens per reply at most (the paper's 4,096)")  # fmt: skip
+    rl.add_argument("--dynamic-filter", choices=("correctness", "equal-reward"),
+                    default="correctness",
+                    help="drop groups all correct or all wrong (the paper's), or groups whose "
+                    "rewards are all equal (DAPO's)")  # fmt: skip
+    rl.add_argument("--overlong", choices=("soft", "filter", "none"), default="soft",
+                    help="DAPO soft overlong punishment, overlong filtering, or none")  # fmt: skip
+    rl.add_argument("--overlong-buffer", type=int, default=1024,
+                    help="tokens before the cap over which the soft punishment ramps")  # fmt: skip
     rl.add_argument("--save-every", type=int, default=0)
     rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
     _dataset_args(rl)

@@ -12,8 +12,16 @@ Equation numbers follow the training section as the issue cites it:
   ``exp(ref - logp) - (ref - logp) - 1``, weighted by ``beta`` and subtracted from the
   surrogate.
 
-Dynamic sampling drops groups whose rewards are all equal (their advantages are all zero,
-so they carry no gradient) and keeps sampling until the batch is full.
+Dynamic sampling keeps sampling until the batch is full and drops, by default, the groups
+whose trajectories are *all correct or all incorrect* (VideoScout's rule,
+:func:`group_has_mixed_outcomes`); DAPO's own filter, which drops groups whose *rewards*
+are all equal (:func:`group_is_informative`), is a setting: with the format and timing
+terms an all-correct group has unequal rewards and survives it.
+
+Overlong handling (DAPO §3.4): the soft overlong punishment
+(:func:`overlong_penalty`, DAPO's Eq. 13, ``R_length`` in ``[-1, 0]`` over the last
+``buffer`` tokens before the cap) added to a trajectory's reward, or overlong filtering
+(the loss of a truncated trajectory is masked); see :class:`~policies.training.rl.DAPOConfig`.
 
 Every function takes tensors and returns tensors; nothing here knows about models or envs.
 """
@@ -36,8 +44,10 @@ __all__ = [
     "dapo_loss",
     "fill_batch",
     "group_advantages",
+    "group_has_mixed_outcomes",
     "group_is_informative",
     "k3_kl",
+    "overlong_penalty",
 ]
 
 T = TypeVar("T")
@@ -86,9 +96,37 @@ def group_advantages(rewards: torch.Tensor, std_eps: float = 1e-6) -> torch.Tens
 
 
 def group_is_informative(rewards: Sequence[float] | torch.Tensor) -> bool:
-    """Dynamic sampling's filter: keep a group only if its rewards are not all equal."""
+    """DAPO's equal-reward filter: keep a group only if its rewards are not all equal."""
     values = [float(r) for r in rewards]
     return len(values) > 1 and max(values) > min(values)
+
+
+def group_has_mixed_outcomes(correct: Sequence[bool | None]) -> bool:
+    """VideoScout's filter: keep a group only if it is neither all correct nor all wrong.
+
+    ``None`` (an episode that never answered, or was not graded) counts as incorrect.
+    """
+    outcomes = [bool(c) for c in correct]
+    return any(outcomes) and not all(outcomes)
+
+
+def overlong_penalty(tokens: int, max_tokens: int, buffer: int, factor: float = 1.0) -> float:
+    """DAPO's soft overlong punishment (Eq. 13) of a reply of ``tokens`` tokens.
+
+    ``0`` up to ``max_tokens - buffer``; then linear down to ``-factor`` at ``max_tokens``;
+    ``-factor`` beyond (a reply cut by the cap).
+
+    Raises:
+        ConfigError: Unless ``0 < buffer <= max_tokens`` and ``factor >= 0``.
+    """
+    if not (0 < buffer <= max_tokens) or factor < 0:
+        raise ConfigError("need 0 < buffer <= max_tokens and factor >= 0")
+    free = max_tokens - buffer
+    if tokens <= free:
+        return 0.0
+    if tokens <= max_tokens:
+        return factor * (free - tokens) / buffer
+    return -factor
 
 
 def clipped_surrogate(
@@ -198,13 +236,14 @@ class FilledBatch(Generic[T]):
 
 def fill_batch(
     draw_group: Callable[[], T],
-    rewards_of: Callable[[T], Sequence[float]],
+    keep: Callable[[T], bool],
     n_groups: int,
     max_draws: int,
 ) -> FilledBatch[T]:
-    """Dynamic sampling: draw groups until ``n_groups`` informative ones are kept.
+    """Dynamic sampling: draw groups until ``n_groups`` kept ones fill the batch.
 
-    A group whose rewards are all equal is dropped (:func:`group_is_informative`). Drawing
+    ``keep`` is the filter (:func:`group_has_mixed_outcomes` of the group's correctness
+    by default in training, or :func:`group_is_informative` of its rewards). Drawing
     stops after ``max_draws`` groups even if the batch is not full (a policy that always
     succeeds or always fails would otherwise loop forever); the caller sees how many
     groups it got.
@@ -216,6 +255,6 @@ def fill_batch(
     while len(kept) < n_groups and drawn < max_draws:
         group = draw_group()
         drawn += 1
-        if group_is_informative(rewards_of(group)):
+        if keep(group):
             kept.append(group)
     return FilledBatch(kept, drawn, drawn - len(kept))

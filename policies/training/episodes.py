@@ -34,12 +34,14 @@ class Turn:
         finish_reason: ``"stop"``, ``"length"`` (cut by the token cap) or ``None``.
         chunks_passed: Chunks the env's pointer had passed when the model replied (the
             ``M`` of the timing reward if this turn answers).
+        tokens: Tokens the reply took (the completion's count).
     """
 
     messages: list[VisionMessage]
     reply: str
     finish_reason: str | None
     chunks_passed: int = 0
+    tokens: int = 0
 
 
 class RecordingChat:
@@ -61,7 +63,9 @@ class RecordingChat:
     ) -> Completion:
         """Forward the call and keep ``(messages, reply, finish_reason)``."""
         reply = self.inner.chat(messages, max_new_tokens=max_new_tokens, temperature=temperature)
-        self.turns.append(Turn(list(messages), reply.text, reply.finish_reason))
+        self.turns.append(
+            Turn(list(messages), reply.text, reply.finish_reason, tokens=reply.completion_tokens)
+        )
         self.usage = self.inner.usage
         return reply
 

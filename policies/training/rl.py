@@ -1,7 +1,11 @@
 """DAPO for the VideoScout policy: rollouts in the Pacing env, the loss of :mod:`.dapo`.
 
 One optimisation step: draw groups (G trajectories of one question each) until
-``groups_per_step`` informative ones are kept (dynamic sampling), score every reply token
+``groups_per_step`` kept ones fill the batch (dynamic sampling: by default a group that is
+all correct or all wrong is dropped, as VideoScout; ``dynamic_filter="equal-reward"`` is
+DAPO's rule), shape each trajectory's reward with DAPO's soft overlong punishment of its
+longest reply (``overlong="soft"``; ``"filter"`` masks a truncated trajectory's loss
+instead, ``"none"`` neither), score every reply token
 under the sampling policy (``old``) and the frozen reference, then for ``ppo_epochs``
 passes accumulate the gradient of each group's token-normalised loss (Eqs. (4)–(6)),
 averaged over the groups, and take one optimiser step. Turns are encoded one at a time
@@ -18,11 +22,19 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from policies.training.dapo import DAPOSettings, dapo_loss, fill_batch, group_advantages
+from policies.training.dapo import (
+    DAPOSettings,
+    dapo_loss,
+    fill_batch,
+    group_advantages,
+    group_has_mixed_outcomes,
+    group_is_informative,
+    overlong_penalty,
+)
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -30,7 +42,22 @@ from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
-__all__ = ["DAPOConfig", "StepStats", "dapo_step", "reply_logprobs", "train_rl"]
+__all__ = [
+    "DYNAMIC_FILTERS",
+    "OVERLONG",
+    "DAPOConfig",
+    "StepStats",
+    "dapo_step",
+    "group_filter",
+    "reply_logprobs",
+    "shaped",
+    "train_rl",
+]
+
+#: Dynamic sampling's filters: VideoScout's (correctness) and DAPO's (equal rewards).
+DYNAMIC_FILTERS = ("correctness", "equal-reward")
+#: Overlong handling: DAPO's soft punishment, overlong filtering, or none.
+OVERLONG = ("soft", "filter", "none")
 
 _PURPOSE = "DAPO training of the VideoScout policy"
 
@@ -49,7 +76,15 @@ class DAPOConfig:
         steps: Optimiser steps.
         temperature: Sampling temperature of rollouts (log-probs use the same).
         max_turns: Turns per episode at most.
-        max_new_tokens: Tokens per reply at most.
+        max_new_tokens: Tokens per reply at most (4,096, the paper's).
+        dynamic_filter: ``"correctness"`` (drop groups all correct or all wrong, the
+            paper's) or ``"equal-reward"`` (drop groups whose rewards are all equal, DAPO's).
+        overlong: ``"soft"`` (DAPO's soft overlong punishment of the longest reply added
+            to the reward), ``"filter"`` (a trajectory with a truncated reply gets no
+            loss), or ``"none"``.
+        overlong_buffer: The punishment's ramp, in tokens before ``max_new_tokens`` (at
+            most ``max_new_tokens``).
+        overlong_factor: The punishment at the cap (DAPO's 1.0).
         max_grad_norm: Gradient clipping.
         save_every: Checkpoint every N steps (0: only at the end).
         seed: Seed of the question order and of the env resets.
@@ -67,7 +102,11 @@ class DAPOConfig:
     steps: int = 100
     temperature: float = 1.0
     max_turns: int = 32
-    max_new_tokens: int = 512
+    max_new_tokens: int = 4096
+    dynamic_filter: str = "correctness"
+    overlong: str = "soft"
+    overlong_buffer: int = 1024
+    overlong_factor: float = 1.0
     max_grad_norm: float = 1.0
     save_every: int = 0
     seed: int = 0
@@ -79,6 +118,34 @@ class DAPOConfig:
             raise ConfigError("group_size must be >= 2 (advantages are relative to the group)")
         if self.temperature <= 0:
             raise ConfigError("rollouts must sample: temperature > 0")
+        if self.dynamic_filter not in DYNAMIC_FILTERS or self.overlong not in OVERLONG:
+            raise ConfigError(
+                f"dynamic_filter must be one of {DYNAMIC_FILTERS}, overlong one of {OVERLONG}"
+            )
+        if self.overlong_buffer < 1 or self.max_new_tokens < 1:
+            raise ConfigError("overlong_buffer and max_new_tokens must be >= 1")
+
+
+def group_filter(cfg: DAPOConfig) -> Callable[[Sequence[Trajectory]], bool]:
+    """Dynamic sampling's keep-rule for ``cfg`` (correctness by default)."""
+    if cfg.dynamic_filter == "correctness":
+        return lambda group: group_has_mixed_outcomes([t.correct for t in group])
+    return lambda group: group_is_informative([t.reward for t in group])
+
+
+def shaped(trajectory: Trajectory, cfg: DAPOConfig) -> Trajectory:
+    """The trajectory with the soft overlong punishment of its longest reply in its reward.
+
+    Unchanged unless ``cfg.overlong == "soft"``.
+    """
+    if cfg.overlong != "soft" or not trajectory.reply_tokens:
+        return trajectory
+    longest = max(trajectory.reply_tokens)
+    if trajectory.truncated:
+        longest = max(longest, cfg.max_new_tokens + 1)  # cut by the cap: the full penalty
+    buffer = min(cfg.overlong_buffer, cfg.max_new_tokens)
+    penalty = overlong_penalty(longest, cfg.max_new_tokens, buffer, cfg.overlong_factor)
+    return replace(trajectory, reward=trajectory.reward + penalty)
 
 
 @dataclass(frozen=True)
@@ -126,8 +193,12 @@ def dapo_step(
     temperature: float = 1.0,
     ppo_epochs: int = 1,
     max_grad_norm: float = 1.0,
+    mask_truncated: bool = False,
 ) -> dict[str, float]:
     """One DAPO update on ``groups`` (each: the G trajectories of one question).
+
+    With ``mask_truncated`` (overlong filtering) a trajectory with a reply cut by the token
+    cap keeps its place in the group's advantages but adds no loss and no tokens.
 
     Returns:
         The mean loss over groups (of the last pass), KL, clip fractions and token count.
@@ -141,6 +212,8 @@ def dapo_step(
         turns = []
         with torch.no_grad():
             for i, trajectory in enumerate(group):
+                if mask_truncated and trajectory.truncated:
+                    continue
                 for turn in trajectory.turns:
                     old = reply_logprobs(model, processor, turn, temperature)
                     ref = (
@@ -222,25 +295,27 @@ def train_rl(
         if not queue:
             queue.extend(order.sample(list(samples), len(samples)))
         sample = queue.pop()
-        return rollout_group(
+        group = rollout_group(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature, env_kwargs=env_kwargs,
         )  # fmt: skip
+        return [shaped(t, cfg) for t in group]
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     history: list[StepStats] = []
     for step in range(1, cfg.steps + 1):
         started = time.perf_counter()
-        batch = fill_batch(draw, lambda g: [t.reward for t in g], cfg.groups_per_step,
+        batch = fill_batch(draw, group_filter(cfg), cfg.groups_per_step,
                            cfg.max_draws_per_step)  # fmt: skip
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         if batch.groups:
             model.train()
             totals = dapo_step(model, reference, processor, optimizer, batch.groups, cfg.loss,
                                temperature=cfg.temperature, ppo_epochs=cfg.ppo_epochs,
-                               max_grad_norm=cfg.max_grad_norm)  # fmt: skip
+                               max_grad_norm=cfg.max_grad_norm,
+                               mask_truncated=cfg.overlong == "filter")  # fmt: skip
         rewards = [t.reward for g in batch.groups for t in g]
         stats = StepStats(
             step=step,
@@ -270,9 +345,7 @@ def train_rl(
 
 def _describe(s: StepStats) -> str:
     if not s.groups:
-        return (
-            f"step {s.step}: no informative group in {s.drawn} draws (all rewards equal); skipped"
-        )
+        return f"step {s.step}: no group kept in {s.drawn} draws (dynamic sampling); skipped"
     return (
         f"step {s.step}: {s.groups} groups ({s.dropped} dropped of {s.drawn}), reward "
         f"{s.mean_reward:.3f}, loss {s.loss:.4f}, kl {s.kl:.4f}, clipped "

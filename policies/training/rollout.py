@@ -31,11 +31,26 @@ __all__ = ["PolicyChat", "Trajectory", "rollout_group", "trajectory_from_run"]
 
 @dataclass(frozen=True)
 class Trajectory:
-    """One sampled trajectory: its turns (prompt + reply each) and its reward."""
+    """One sampled trajectory: its turns (prompt + reply each) and its reward.
+
+    Attributes:
+        turns: The turns to train on.
+        reward: The env's composite reward (0 without an answer).
+        record: The episode record (``correct`` is the answer's correctness).
+        reply_tokens: Tokens of each reply.
+        truncated: Whether some reply was cut by the token cap.
+    """
 
     turns: list[TurnExample]
     reward: float
     record: dict[str, Any]
+    reply_tokens: tuple[int, ...] = ()
+    truncated: bool = False
+
+    @property
+    def correct(self) -> bool:
+        """Whether the episode answered correctly (no answer, or ungraded: no)."""
+        return bool(self.record.get("correct"))
 
 
 class PolicyChat:
@@ -111,7 +126,13 @@ class PolicyChat:
 def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
     """The turns of an episode as training examples, with the env's reward."""
     turns = [chat.example(t.messages, t.reply) for t in run.turns]
-    return Trajectory(turns, run.reward, run.record)
+    return Trajectory(
+        turns,
+        run.reward,
+        run.record,
+        reply_tokens=tuple(t.tokens for t in run.turns),
+        truncated=any(t.finish_reason == "length" for t in run.turns),
+    )
 
 
 def rollout_group(

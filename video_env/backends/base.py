@@ -95,6 +95,10 @@ class VLM(Protocol):
         ...
 
 
+#: Caption styles a :class:`Captioner` knows: FALCONEye's light captions, VideoAgent's.
+CAPTION_STYLES = ("light", "detailed")
+
+
 @runtime_checkable
 class Captioner(Protocol):
     """Describes frames in a short caption."""
@@ -103,8 +107,12 @@ class Captioner(Protocol):
     simulated: bool
     usage: Cost
 
-    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
-        """A light caption of ``frames`` (at most ``max_tokens`` tokens)."""
+    def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
+        """A caption of ``frames`` (at most ``max_tokens`` tokens).
+
+        ``style`` is ``"light"`` (FALCONEye's short clip caption, "15 words maximum") or
+        ``"detailed"`` (VideoAgent's detailed frame caption); see :data:`CAPTION_STYLES`.
+        """
         ...
 
 

@@ -188,11 +188,13 @@ class OpenAIVLM:
 
     # -- Captioner ---------------------------------------------------------------------
 
-    def caption(self, frames: FrameBatch, max_tokens: int = prompts.CAPTION_MAX_TOKENS) -> str:
-        """FALCONEye's light caption of ``frames`` (at most ``max_tokens`` new tokens)."""
+    def caption(
+        self, frames: FrameBatch, max_tokens: int = prompts.CAPTION_MAX_TOKENS, style: str = "light"
+    ) -> str:
+        """A caption of ``frames`` in ``style`` (at most ``max_tokens`` new tokens)."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
-        text = prompts.caption_prompt()
+        text = prompts.caption_prompt(style)
         params = self._params([prompts.system_message(), self._user([text, frames])], max_tokens)
         response, prompt_tokens, completion_tokens = self._call(params, [text])
         visual = max(0, prompt_tokens - estimate_tokens(prompts.SYSTEM_PROMPT + text))

@@ -171,20 +171,26 @@ class TransformersVLM:
 
     # -- Captioner ---------------------------------------------------------------------
 
-    def caption(self, frames: FrameBatch, max_tokens: int = prompts.CAPTION_MAX_TOKENS) -> str:
-        """FALCONEye's light caption of ``frames`` (at most ``max_tokens`` new tokens)."""
-        return self.caption_batch([frames], max_tokens)[0]
+    def caption(
+        self, frames: FrameBatch, max_tokens: int = prompts.CAPTION_MAX_TOKENS, style: str = "light"
+    ) -> str:
+        """A caption of ``frames`` in ``style`` (at most ``max_tokens`` new tokens)."""
+        return self.caption_batch([frames], max_tokens, style)[0]
 
     def caption_batch(
-        self, batches: Sequence[FrameBatch], max_tokens: int = prompts.CAPTION_MAX_TOKENS
+        self,
+        batches: Sequence[FrameBatch],
+        max_tokens: int = prompts.CAPTION_MAX_TOKENS,
+        style: str = "light",
     ) -> list[str]:
-        """Light captions of several clips, ``max_batch`` per forward pass."""
+        """Captions of several clips in ``style``, ``max_batch`` per forward pass."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        prompt = prompts.caption_prompt(style)
         texts: list[Generated] = []
         for start in range(0, len(batches), self.max_batch):
             chunk = batches[start : start + self.max_batch]
-            conversations = [self._conversation([prompts.caption_prompt(), b]) for b in chunk]
+            conversations = [self._conversation([prompt, b]) for b in chunk]
             texts.extend(self._generate(conversations, max_tokens, 0.0))
         captions = [g.text.strip() for g in texts]
         self._add_usage(Cost(caption_calls=len(batches)), batches, None, texts)

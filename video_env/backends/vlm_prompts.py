@@ -7,7 +7,10 @@ Templates are package data (``video_env/backends/prompts/*.txt``, ``str.format``
   based on the provided frames.", options as ``"A. text"`` lines, and for MCQs the
   post-prompt "Answer with the option's letter from the given choices directly").
 * ``caption.txt``: FALCONEye's ``vlm_caption_prompt`` ("15 words maximum"), generated
-  with at most 64 new tokens (``vlm_caption_max_new_tokens``).
+  with at most 64 new tokens (``vlm_caption_max_new_tokens``): the ``"light"`` style.
+* ``caption_detailed.txt``: the ``"detailed"`` style, for VideoAgent's frame captions
+  (its released captions average about 74 words; the prompt that made them is not in
+  ``wxh1996/VideoAgent``, so the wording is ours).
 
 The reference generates VQA answers with at most 64 new tokens for MCQs and 128 for open
 questions (the task YAMLs' ``max_new_tokens``); see :data:`ANSWER_MAX_TOKENS`.
@@ -21,6 +24,7 @@ from functools import cache
 from importlib import resources
 
 from video_env.backends.confidence import option_letters
+from video_env.errors import ConfigError
 
 __all__ = [
     "ANSWER_MAX_TOKENS",
@@ -58,9 +62,17 @@ def question_prompt(question: str, options: Sequence[str] | None = None) -> str:
     return template("vqa_open").format(question=question)
 
 
-def caption_prompt() -> str:
-    """FALCONEye's light-caption prompt."""
-    return template("caption")
+def caption_prompt(style: str = "light") -> str:
+    """The caption prompt of ``style``: FALCONEye's light caption, or a detailed one.
+
+    Raises:
+        ConfigError: For an unknown style.
+    """
+    if style == "light":
+        return template("caption")
+    if style == "detailed":
+        return template("caption_detailed")
+    raise ConfigError(f"caption style must be 'light' or 'detailed', got {style!r}")
 
 
 def system_message() -> dict[str, str]:
@@ -70,5 +82,6 @@ def system_message() -> dict[str, str]:
 
 def prompts_digest() -> str:
     """A short hash of every prompt text (for backend configs and cache keys)."""
-    texts = [SYSTEM_PROMPT, *(template(n) for n in ("vqa_mcq", "vqa_open", "caption"))]
+    names = ("vqa_mcq", "vqa_open", "caption", "caption_detailed")
+    texts = [SYSTEM_PROMPT, *(template(n) for n in names)]
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]

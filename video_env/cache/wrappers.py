@@ -162,13 +162,15 @@ class CachedCaptioner(_Cached):
 
     backend: Captioner
 
-    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
+    def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
         """The backend's caption, from the cache when it was computed before."""
         parts = {**frames_key(frames), "backend": self.config, "max_tokens": max_tokens}
+        if style != "light":  # light captions keep their earlier keys
+            parts["style"] = style
         key = cache_key("caption", parts)
         text = self._lookup(key)
         if not isinstance(text, str):
-            text = self.backend.caption(frames, max_tokens)
+            text = self.backend.caption(frames, max_tokens, style)
             self._store(key, text)
         self._count(Cost(caption_calls=1, frames=len(frames)))
         return text

@@ -11,7 +11,14 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
-from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
+from video_env.backends.base import (
+    CAPTION_STYLES,
+    CLIP,
+    VLM,
+    Captioner,
+    FrameBatch,
+    similarities,
+)
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
@@ -39,7 +46,10 @@ from video_env.metrics.judges import Judge
 from video_env.types import Interval, VideoQA
 from video_env.video.sampling import frame_size, uniform_times
 
-_TEXT, _ERROR, _CAPTION, _QUERY = 2048, 512, 512, 256
+_TEXT, _ERROR, _CAPTION, _QUERY = 2048, 512, 1024, 256
+#: Default caption length per style: detailed (VideoAgent's ~74-word captions; our cap) or
+#: light (FALCONEye's ``vlm_caption_max_new_tokens``).
+CAPTION_TOKENS = {"detailed": 192, "light": 64}
 
 
 class ClipQueryEnv(VideoQAEnv):
@@ -118,11 +128,14 @@ class ClipQueryEnv(VideoQAEnv):
     ``max_queries_per_round`` (``None``: the number of segments shown), ``max_segments``
     (bound of the segment action, 64), ``candidate_fps`` (retrieval grid, 1 fps as
     VideoAgent), ``caption_resolution`` (448: frames fit inside 448 x 448 for captions),
-    ``caption_max_tokens`` (64),
+    ``caption_style`` (``"detailed"``: VideoAgent's detailed frame captions;
+    ``"light"``: FALCONEye's 15-word light captions), ``caption_max_tokens`` (``None``:
+    192 for detailed captions, 64 for light ones),
     ``gtou_weight`` (0.5), ``call_cost`` (0.0).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; captions default to VideoAgent's detailed style (issue 26;
+      earlier: FALCONEye's light captions, now ``caption_style="light"``).
     """
 
     def __init__(
@@ -142,7 +155,8 @@ class ClipQueryEnv(VideoQAEnv):
         max_segments: int = 64,
         candidate_fps: float = 1.0,
         caption_resolution: int = 448,
-        caption_max_tokens: int = 64,
+        caption_style: str = "detailed",
+        caption_max_tokens: int | None = None,
         gtou_weight: float = 0.5,
         call_cost: float = 0.0,
         max_invalid_actions: int = 3,
@@ -163,6 +177,10 @@ class ClipQueryEnv(VideoQAEnv):
             render_mode=render_mode,
         )
         _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
+        if caption_style not in CAPTION_STYLES:
+            raise ConfigError(f"caption_style must be one of {CAPTION_STYLES}")
+        if caption_max_tokens is None:
+            caption_max_tokens = CAPTION_TOKENS[caption_style]
         if not candidate_fps > 0 or caption_resolution < 1 or caption_max_tokens < 1:
             raise ConfigError("candidate_fps, caption_resolution, caption_max_tokens must be > 0")
         if initial_placement not in INITIAL_PLACEMENTS:
@@ -178,6 +196,7 @@ class ClipQueryEnv(VideoQAEnv):
         self.max_segments = max_segments
         self.candidate_fps = candidate_fps
         self.caption_resolution = caption_resolution
+        self.caption_style = caption_style
         self.caption_max_tokens = caption_max_tokens
         self.gtou_weight = gtou_weight
         self.call_cost = call_cost
@@ -255,7 +274,9 @@ class ClipQueryEnv(VideoQAEnv):
     def _see(self, t: float) -> None:
         """Caption the frame at ``t`` and insert it among the seen frames."""
         batch = FrameBatch(self.video, np.array([t]), self.caption_size)
-        caption = self._captioner().caption(batch, max_tokens=self.caption_max_tokens)
+        caption = self._captioner().caption(
+            batch, max_tokens=self.caption_max_tokens, style=self.caption_style
+        )
         self.caption_calls += 1
         i = bisect.bisect(self.times, t)
         self.times.insert(i, t)

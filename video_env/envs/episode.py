@@ -76,16 +76,20 @@ class EpisodeTracker:
     def grade(self, answer: str | None, judge: Judge | None) -> Grade | None:
         """Grade an answer; a judge that fails is recorded (``judge_errors``), not raised.
 
-        Returns ``None`` for a sample without a known answer or a failed judgement (the
-        episode is then ungraded).
+        Returns ``None`` for a sample without a known answer or a judgement that raised
+        (the episode is then ungraded); a judge that counts a failure as wrong returns
+        its grade, and its error is recorded too.
         """
         from video_env.metrics.llm_judge import JudgeError
 
         try:
-            return grade_answer(self.sample, answer, judge)
+            grade = grade_answer(self.sample, answer, judge)
         except JudgeError as exc:
             self.judge_errors.append(str(exc))
             return None
+        if grade is not None and grade.error is not None:  # counted as wrong, still recorded
+            self.judge_errors.append(grade.error)
+        return grade
 
     def step_cost(self) -> Cost:
         """Perception cost since the previous call."""
@@ -148,7 +152,7 @@ class EpisodeTracker:
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps],
         }
-        if self.judge_errors:  # the answer stays ungraded (correct None), the run goes on
+        if self.judge_errors:  # ungraded (correct None) or counted wrong; the run goes on
             record["judge_error"] = self.judge_errors[-1]
             record["judge_errors"] = len(self.judge_errors)
         return record

@@ -49,6 +49,9 @@ class Grade:
     Args:
         correct: Whether the answer counts as correct.
         score: Graded quality in ``[0, 5]``.
+        error: Why grading failed, when a failed grading was counted as wrong (the
+            released FALCON-Bench rule, :class:`~video_env.metrics.llm_judge.LLMJudge`);
+            the episode records it as a judge error either way.
 
     Raises:
         ConfigError: If ``score`` is not a finite number in ``[0, 5]``.
@@ -56,6 +59,7 @@ class Grade:
 
     correct: bool
     score: float
+    error: str | None = None
 
     def __post_init__(self) -> None:
         score = float(self.score)

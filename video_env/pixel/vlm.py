@@ -358,8 +358,12 @@ class PixelRealCaptioner:
             "max_frames": CAPTION_MAX_FRAMES,
         }
 
-    def caption(self, frames: FrameBatch, max_tokens: int = 64) -> str:
-        """The best-matching scene and each detected carrier with its best fact."""
+    def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
+        """The best-matching scene and each detected carrier with its best fact.
+
+        Both styles give the same text (the tiny model names what it detects; it has no
+        longer description to give), cut to ``max_tokens`` words.
+        """
         features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
         tokens = len(features) * self.scorer.tokens_per_tile
         self.usage = self.usage + Cost(caption_calls=1, frames=len(frames), visual_tokens=tokens)
