@@ -66,7 +66,7 @@ _FIXED = (
     "falconeye", "falconeye-flash", "sequential", "sequential-bp", "iterative-sampling",
     "socratic", "socratic-short", "uniform", "blind-llm", "random", "pacing-1x",
     "pacing-2x@0.8", "pacing-4x", "pacing-maskable-ppo", "pacing-ppo", "pacing-dqn",
-    "videoscout", "videoagent", "uniform-8", "socratic-topk",
+    "videoscout", "videoagent", "uniform-8", "uniform-frames",
 )  # fmt: skip
 
 
@@ -74,7 +74,7 @@ def base_name(policy: str) -> str:
     """The policy's name without ``[offline]``, a fallback note or a family's argument."""
     name = policy.split(" (")[0].split("[")[0]
     family, colon, _ = name.partition(":")
-    return family if colon and family.startswith(("pacing-", "videoscout")) else name
+    return family if colon and family.startswith(("pacing-", "videoscout", "uniform-")) else name
 
 
 def policy_colour(policy: str) -> tuple[float, ...]:
