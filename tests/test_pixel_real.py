@@ -50,12 +50,12 @@ def test_shipped_weights_are_small_and_load_with_openclip() -> None:
 def test_the_docs_table_is_the_shipped_weights_evaluation() -> None:
     import json
 
-    from benchmarks.pixel_real_table import BEGIN, DOCS, END, markdown_table
+    from benchmarks.studies.pixel_real_table import BEGIN, DOCS, END, markdown_table
 
     meta = json.loads((WEIGHTS_DIR / "pixel_real.json").read_text(encoding="utf-8"))
     block = DOCS.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
     assert block.strip() == markdown_table(meta).strip(), (
-        "docs/pixel_real.md is stale: python -m benchmarks.pixel_real_table --update-docs"
+        "docs/pixel_real.md is stale: python -m benchmarks.studies.pixel_real_table --update-docs"
     )
 
 
