@@ -209,7 +209,7 @@ def test_single_view_mcq_scores_one_crop_and_one_tile_per_needle(scorer: PixelSc
 
 
 def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> None:
-    from video_env.pixel.evaluate import fit_calibration, option_scores
+    from video_env.pixel.calibration import fit_calibration, option_scores
 
     rng = np.random.default_rng(0)
     rows: list[dict[str, object]] = []
@@ -232,7 +232,7 @@ def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> 
 
 
 def test_without_the_needle_the_not_in_view_answer_takes_the_mass() -> None:
-    from video_env.pixel.evaluate import answer_logits, fit_calibration
+    from video_env.pixel.calibration import answer_logits, fit_calibration
 
     rng = np.random.default_rng(2)
     rows: list[dict[str, object]] = []
