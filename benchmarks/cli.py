@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
-    bar = _progress(args.quiet, workers)
+    bar = _progress(args.quiet, 1 if executor == "serial" else workers)
     try:
         with _warnings_as_lines():
             result = run_benchmark(

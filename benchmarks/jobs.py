@@ -10,6 +10,7 @@ import gymnasium as gym
 import policies
 from benchmarks.config import BenchConfig
 from policies.importing import defined_in_main
+from policies.registry import canonical_name, registered_at_runtime
 from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
@@ -87,6 +88,15 @@ def policy_names(config: BenchConfig) -> list[str]:
         return policies.available(offline=True if config.llm is None else None)
     for name in config.policies:
         policies.spec(name)  # raises UnknownNameError with the known names
+    seen: dict[str, str] = {}
+    for name in config.policies:
+        canonical = canonical_name(name)
+        if canonical in seen:
+            raise ConfigError(
+                f"--policies names one policy twice: {seen[canonical]!r} and {name!r} are both "
+                f"{canonical!r}, whose episodes would share one table row"
+            )
+        seen[canonical] = name
     return list(config.policies)
 
 
@@ -145,10 +155,17 @@ def check_workers_can_build(config: BenchConfig, executor: str) -> None:
     if executor not in ("process", "ray"):
         return
     for name in policy_names(config):
-        if defined_in_main(policies.spec(name).build):
+        where = (
+            "is defined in __main__, which"
+            if defined_in_main(policies.spec(name).build)
+            else "was registered by this process, which"
+            if registered_at_runtime(name)
+            else None
+        )
+        if where:
             raise ConfigError(
-                f"policy {name!r} is defined in __main__, which the {executor} executor's "
-                "worker processes cannot import: run it with --executor serial or thread, "
+                f"policy {name!r} {where} the {executor} executor's worker processes cannot "
+                "know (they import policies afresh): run it with --executor serial or thread, "
                 "or put the class in a module or a .py file and name it MODULE:CLASS or "
                 "path/to/file.py:CLASS"
             )

@@ -95,17 +95,31 @@ def pixel_real_weights(config: BenchConfig) -> dict[str, str]:
 
 
 def user_policy_code(config: BenchConfig) -> dict[str, str]:
-    """A digest of the source file of each policy the config names by import path."""
-    from policies.importing import load_class, parse_import_spec
+    """A digest of the code of each policy the config names that is not the library's.
+
+    Policies named by import path digest their class's source file; classes registered by
+    the running process (``register_class``) their class's source. ``"unknown"`` where
+    the source cannot be read.
+    """
+    import policies
+    from policies.importing import load_class
+    from policies.registry import import_spec_of, registered_at_runtime
 
     out = {}
     for name in config.policies:
-        spec = parse_import_spec(name)
-        if spec is None:
+        spec = import_spec_of(name)
+        if spec is not None:
+            source = inspect.getsourcefile(load_class(spec))
+            data = Path(source).read_bytes() if source else None
+        elif registered_at_runtime(name):
+            cls = getattr(policies.spec(name).build, "policy_class", policies.spec(name).build)
+            try:
+                data = inspect.getsource(cls).encode()
+            except (OSError, TypeError):
+                data = None
+        else:
             continue
-        source = inspect.getsourcefile(load_class(spec))
-        data = Path(source).read_bytes() if source else b""
-        out[name] = hashlib.blake2b(data, digest_size=8).hexdigest()
+        out[name] = hashlib.blake2b(data, digest_size=8).hexdigest() if data else "unknown"
     return out
 
 

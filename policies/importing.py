@@ -21,6 +21,8 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,10 +80,14 @@ def _kwargs(query: str, name: str) -> tuple[tuple[str, Any], ...]:
         key = key.strip()
         if not sep or not key.isidentifier():
             raise ConfigError(f"policy {name!r}: option {item!r} is not KEY=VALUE")
+        if any(key == k for k, _ in pairs):
+            raise ConfigError(f"policy {name!r}: option {key!r} is given twice")
         try:
             value: Any = json.loads(text)
         except ValueError:
             value = text
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"policy {name!r}: option {key}={text} is not a finite number")
         pairs.append((key, value))
     return tuple(pairs)
 
@@ -113,6 +119,8 @@ def _import(module_name: str) -> ModuleType:
             "a policy class in __main__ cannot be named: put it in an importable module or "
             "a .py file and name it MODULE:CLASS or path/to/file.py:CLASS"
         )
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())  # as `python -m` would: a module beside the user's run
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:
@@ -126,8 +134,10 @@ def _load_file(path: str) -> ModuleType:
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise ConfigError(f"policy file {path!r} does not exist")
-    # One module per file, named after its path, loaded once per process.
-    digest = hashlib.blake2b(str(file).encode(), digest_size=8).hexdigest()
+    # One module per file and content, so an edited file is loaded afresh (and the run's
+    # provenance, which digests the file, describes the code that runs).
+    content = str(file).encode() + b"\0" + file.read_bytes()
+    digest = hashlib.blake2b(content, digest_size=8).hexdigest()
     module_name = f"video_env_user_policy_{file.stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
@@ -142,7 +152,7 @@ def _load_file(path: str) -> ModuleType:
         del sys.modules[module_name]
         raise ConfigError(
             f"policy file {path!r} failed to load: {type(exc).__name__}: {exc}"
-        ) from None
+        ) from exc
     return module
 
 

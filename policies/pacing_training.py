@@ -155,17 +155,30 @@ def _rewatched(record: dict[str, Any]) -> bool:
     )
 
 
+#: Environment steps per env between DQN updates (SB3's ``train_freq`` default).
+DQN_TRAIN_FREQ = 4
+
+
 def rollout_length(config: TrainConfig) -> int:
-    """Steps per env of one PPO rollout: ``n_steps``, or fewer when ``steps`` is shorter."""
-    return max(1, min(config.n_steps, math.ceil(config.steps / config.n_envs)))
+    """Steps per env of one PPO rollout: at most ``n_steps``, as few as fit ``steps``.
+
+    With ``k`` rollouts of ``n_steps`` needed to cover ``steps``, the rollout is shortened
+    to the least length for which ``k`` rollouts still cover it (a run of 512 steps on 4
+    envs: 128, not 256; 100,000 steps keep 256).
+    """
+    per_env = math.ceil(config.steps / config.n_envs)
+    rollouts = math.ceil(per_env / config.n_steps)
+    return max(1, math.ceil(per_env / rollouts))
 
 
 def planned_steps(config: TrainConfig) -> int:
-    """The environment steps a run takes: ``steps`` rounded up to whole rollouts (PPO)."""
-    if config.algo == "dqn":
-        return config.steps
-    rollout = rollout_length(config) * config.n_envs
-    return math.ceil(config.steps / rollout) * rollout
+    """The environment steps a run takes: ``steps`` rounded up to whole collections.
+
+    PPO collects whole rollouts of ``n_envs × rollout_length``; DQN collects
+    ``n_envs × DQN_TRAIN_FREQ`` steps between updates.
+    """
+    per_call = config.n_envs * (DQN_TRAIN_FREQ if config.algo == "dqn" else rollout_length(config))
+    return math.ceil(config.steps / per_call) * per_call
 
 
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> Any:
@@ -184,7 +197,10 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> A
         "tensorboard_log": tensorboard_log,
     }
     if config.algo == "dqn":
-        return cls("MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3, **common)
+        return cls(
+            "MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3,
+            train_freq=DQN_TRAIN_FREQ, **common,
+        )  # fmt: skip
     return cls("MlpPolicy", env, n_steps=n_steps, ent_coef=config.ent_coef, n_epochs=4, **common)
 
 

@@ -96,6 +96,8 @@ def spec(name: str) -> PolicySpec:
     """
     if name in _REGISTRY:
         return _REGISTRY[name]
+    if name.endswith(OFFLINE_SUFFIX) and name[: -len(OFFLINE_SUFFIX)] in _REGISTRY:
+        return _REGISTRY[name[: -len(OFFLINE_SUFFIX)]]  # the name a table prints
     prefix, colon, arg = name.partition(":")
     if colon and prefix in _PARAMETERISED:
         family = _PARAMETERISED[prefix]
@@ -103,11 +105,50 @@ def spec(name: str) -> PolicySpec:
     schedule = _schedule_spec(name)
     if schedule is not None:
         return schedule
-    imported = parse_import_spec(name)
+    imported = import_spec_of(name)
     if imported is not None:
         return _imported_spec(name, imported)
     known = [*_REGISTRY, *parameterised(), "MODULE:CLASS", "FILE.py:CLASS"]
     raise UnknownNameError("policy", name, known) from None
+
+
+#: What a table adds to the name of a policy that runs its offline reasoner.
+OFFLINE_SUFFIX = "[offline]"
+
+
+def import_spec_of(name: str) -> ImportSpec | None:
+    """The import spec ``name`` is, when it is no registered name, family or schedule."""
+    if name in _REGISTRY or _schedule_spec(name) is not None:
+        return None
+    prefix, colon, _ = name.partition(":")
+    if colon and prefix in _PARAMETERISED:
+        return None
+    return parse_import_spec(name)
+
+
+def canonical_name(name: str) -> str:
+    """The name a run files ``name``'s episodes under (aliases and spellings of one policy).
+
+    ``pacing-threshold`` and ``pacing-2x@0.80`` are ``pacing-2x@0.8``; ``falconeye[offline]``
+    is ``falconeye``; other names are themselves.
+    """
+    base = _ALIASES.get(name, name)
+    match = _SCHEDULE.match(base)
+    if match is not None:
+        threshold = f"@{float(match['threshold']):g}" if match["threshold"] else ""
+        return f"pacing-{match['speed']}x{threshold}"
+    if name.endswith(OFFLINE_SUFFIX) and name[: -len(OFFLINE_SUFFIX)] in _REGISTRY:
+        return name[: -len(OFFLINE_SUFFIX)]
+    return name
+
+
+def registered_at_runtime(name: str) -> bool:
+    """Whether ``name`` was registered after ``policies`` was imported (a user's script).
+
+    Worker processes of the process and Ray executors import ``policies`` afresh, so they
+    know only the names registered at import.
+    """
+    return name in _REGISTRY and name not in _AT_IMPORT
 
 
 #: ``pacing-<speed>x`` and ``pacing-<speed>x@<threshold>``: the names the schedules print.
@@ -145,19 +186,23 @@ def spec_from_class(cls: type[Policy], name: str, **kwargs: Any) -> PolicySpec:
     that keep the base class's name are named ``name``, the name the run uses.
     """
     uses_llm, needs_llm = llm_parameter(cls)
-    own_name = cls.name if "name" in vars(cls) else None
+    # A class's own name names its table rows unless arguments tell two runs of it apart.
+    own_name = cls.name if "name" in vars(cls) and not kwargs else None
 
     def build(*args: Any, **settings: Any) -> Policy:
         llm = {"llm": args[0]} if uses_llm and args else {}
+        arguments = {**kwargs, **settings, **llm}
         try:
-            policy = cls(**kwargs, **settings, **llm)
-        except TypeError as exc:
+            inspect.signature(cls).bind(**arguments)
+        except TypeError as exc:  # the arguments do not fit the constructor
             raise ConfigError(f"policy {name!r}: {exc}") from None
-        if own_name is None and policy.name == Policy.name:
+        policy = cls(**arguments)  # an error inside the user's constructor keeps its traceback
+        if own_name is None:
             policy.name = name  # the table's name is the name the run was given
         return policy
 
     build.__module__ = cls.__module__  # where workers must import it from
+    build.policy_class = cls  # type: ignore[attr-defined]  # for the run's provenance
     doc = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
     return PolicySpec(build, needs_llm, uses_llm, tuple(cls.env_kinds), doc)
 
@@ -178,7 +223,7 @@ def register_class(
     Raises:
         ConfigError: If the name is taken and ``overwrite`` is false.
     """
-    chosen = name or cls.name
+    chosen = name or vars(cls).get("name") or cls.__name__
     register(chosen, spec_from_class(cls, chosen, **kwargs), overwrite=overwrite)
     return chosen
 
@@ -292,3 +337,6 @@ register_parameterised(
         "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH",
     ),
 )
+
+#: The names registered when ``policies`` is imported (what every worker process knows).
+_AT_IMPORT = frozenset(_REGISTRY)

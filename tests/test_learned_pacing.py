@@ -151,6 +151,9 @@ def test_steps_are_the_steps_trained(tmp_path: Path) -> None:
     assert (rollout_length(short), planned_steps(short)) == (128, 512)
     long = TrainConfig(suite="synth-tiny", steps=400_000)
     assert (rollout_length(long), planned_steps(long)) == (256, 400_384)  # whole rollouts
+    middle = TrainConfig(suite="synth-tiny", steps=1500)  # 2 rollouts of 188, not of 256
+    assert (rollout_length(middle), planned_steps(middle)) == (188, 1504)
+    assert planned_steps(TrainConfig(suite="synth-tiny", algo="dqn", steps=1000)) == 1008
     config = TrainConfig(
         suite="synth-tiny", steps=96, n_envs=2, n_steps=64, batch_size=64,
         eval_every=0, checkpoint_every=0,

@@ -140,6 +140,7 @@ def test_editing_the_policy_file_is_a_new_set_up(policy_file: Path, tmp_path: Pa
     policy_file.write_text(POLICY_SOURCE.replace('tag="x"', 'tag="y"'))
     with pytest.raises(ConfigError, match="user_policy_code"):
         run_benchmark(config, out, plots=False)
+    assert policies.make(name).tag == "y"  # type: ignore[attr-defined]  # the edited code runs
 
 
 def test_register_class_derives_the_entry_and_the_process_executor_refuses_main(
@@ -185,3 +186,59 @@ def test_an_llm_parameter_makes_an_llm_policy(tmp_path: Path) -> None:
         policies.make(f"{path}:Asks")
     sentinel = object()
     assert policies.make(f"{path}:Asks?pick=3", llm=sentinel).llm is sentinel  # type: ignore[arg-type,attr-defined]
+
+
+def test_a_class_registered_by_the_run_is_refused_by_the_process_executor(tmp_path: Path) -> None:
+    from policies.simple import RandomPolicy
+
+    class Registered(RandomPolicy):  # importable module, but registered here at run time
+        pass
+
+    Registered.__module__ = "policies.simple"
+    name = policies.register_class(Registered, "registered-here", overwrite=True)
+    config = BenchConfig(suite="synth-tiny", envs=("zoom",), policies=(name,), limit=1)
+    with pytest.raises(ConfigError, match="registered by this process"):
+        run_benchmark(config, tmp_path / "p", executor="process", plots=False)
+    assert run_benchmark(config, tmp_path / "s", executor="serial", plots=False).new_episodes == 1
+
+
+def test_one_policy_named_twice_is_refused() -> None:
+    from benchmarks.jobs import policy_names
+
+    for names in (("pacing-threshold", "pacing-2x@0.8"), ("pacing-2x@0.80", "pacing-2x@0.8"),
+                  ("falconeye", "falconeye[offline]")):  # fmt: skip
+        with pytest.raises(ConfigError, match="names one policy twice"):
+            policy_names(BenchConfig(suite="synth-tiny", policies=names))
+
+
+def test_arguments_tell_two_runs_of_a_named_class_apart(policy_file: Path) -> None:
+    source = POLICY_SOURCE.replace(
+        'env_kinds = ("zoom", "clip_query")',
+        'name = "always"\n    env_kinds = ("zoom", "clip_query")',
+    )
+    policy_file.write_text(source)
+    assert policies.make(f"{policy_file}:AlwaysOption").name == "always"
+    with_args = f"{policy_file}:AlwaysOption?tag=B"
+    assert policies.make(with_args).name == with_args
+
+
+def test_bad_options_and_a_registered_colon_name(policy_file: Path) -> None:
+    from benchmarks.provenance import user_policy_code
+    from policies.simple import RandomPolicy
+
+    with pytest.raises(ConfigError, match="given twice"):
+        policies.spec(f"{policy_file}:AlwaysOption?tag=A&tag=B")
+    with pytest.raises(ConfigError, match="finite"):
+        policies.spec(f"{policy_file}:AlwaysOption?pick=NaN")
+    policies.register("team:rand", policies.PolicySpec(RandomPolicy, False, False, ("zoom",), "x"),
+                      overwrite=True)  # fmt: skip
+    code = user_policy_code(BenchConfig(suite="synth-tiny", policies=("team:rand",)))
+    assert set(code) == {"team:rand"}  # registered here: its class source is digested
+
+
+def test_an_error_inside_the_constructor_keeps_its_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "raises.py"
+    path.write_text(POLICY_SOURCE + "\n\nclass Raises(AlwaysOption):\n    def __init__(self):\n"
+                    "        raise TypeError('inside')\n")  # fmt: skip
+    with pytest.raises(TypeError, match="inside"):
+        policies.make(f"{path}:Raises")
