@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import os
 import sys
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
 from benchmarks.jobs import validate
+from benchmarks.progress import ProgressBar
 from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
-    bar = _progress(args.quiet)
+    bar = _progress(args.quiet, 1 if executor == "serial" else workers)
     try:
         with _warnings_as_lines():
             result = run_benchmark(
@@ -101,13 +101,23 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
         perception = ", ".join(
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
         )
+    envs = running_envs(config)
     return (
-        f"video-env bench: {source} | envs {' '.join(config.envs)} | policies "
+        f"video-env bench: {source} | envs {' '.join(envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"
         f"  perception {perception} | text embedder {config.text_embedder} | LLM "
         f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
         f"worker{'s' if workers > 1 else ''} | results -> {out}"
     )
+
+
+def running_envs(config: BenchConfig) -> list[str]:
+    """The config's envs on which at least one of the run's policies acts, in order."""
+    import policies
+    from benchmarks.jobs import policy_names
+
+    kinds = {k for name in policy_names(config) for k in policies.spec(name).env_kinds}
+    return [env for env in config.envs if env in kinds]
 
 
 def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
@@ -124,12 +134,6 @@ def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
             f"fingerprint {fingerprint}; --fresh starts over); results in {out}"
         )
     return f"{new} episodes run; results in {out}"
-
-
-#: Episodes that must finish before the bar shows a time estimate: the first ones include
-#: worker start-up, and an estimate from them can be hours off.
-ESTIMATE_AFTER = 10
-_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
 
 
 def _llm_spec(args: argparse.Namespace) -> str | None:
@@ -156,54 +160,10 @@ def _warn_llm_failures(rows: list[dict[str, Any]]) -> None:
         )
 
 
-class _Bar:
-    """A tqdm progress bar showing the live accuracy and the time left.
-
-    The time left appears once :data:`ESTIMATE_AFTER` episodes (or a tenth of the run)
-    have finished, at the rate measured since then.
-    """
-
-    def __init__(self, tqdm: Any) -> None:
-        self.tqdm = tqdm
-        self.bar = tqdm(desc="episodes", unit="ep", dynamic_ncols=True, bar_format=_FORMAT)
-        self.graded = self.correct = self.failed = 0
-        self.estimate_after = ESTIMATE_AFTER
-        self.warm: tuple[int, float] | None = None  # (episodes, time) when warm
-
-    def plan(self, to_run: int, done: int) -> None:
-        self.bar.total = to_run
-        self.estimate_after = max(1, min(ESTIMATE_AFTER, to_run // 10))
-        self.bar.refresh()
-
-    def left(self) -> str:
-        """The time left, or ``estimating`` before enough episodes have finished."""
-        n, now = self.bar.n, time.monotonic()
-        if self.warm is None and n >= self.estimate_after:
-            self.warm = (n, now)
-        if self.warm is None or n == self.warm[0] or now <= self.warm[1] or not self.bar.total:
-            return "estimating"
-        rate = (n - self.warm[0]) / (now - self.warm[1])
-        return f"~{self.tqdm.format_interval((self.bar.total - n) / rate)} left"
-
-    def update(self, record: dict[str, Any]) -> None:
-        if record.get("correct") is not None:
-            self.graded += 1
-            self.correct += bool(record["correct"])
-        self.failed += bool(record.get("error"))
-        acc = self.correct / self.graded if self.graded else 0.0
-        self.bar.update(1)
-        self.bar.set_postfix_str(
-            f"{self.left()}, acc={acc:.3f}, failed={self.failed}", refresh=False
-        )
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def _progress(quiet: bool) -> _Bar | None:
+def _progress(quiet: bool, workers: int) -> ProgressBar | None:
     if quiet:
         return None
-    return _Bar(require("tqdm", "core", "progress bars").tqdm)
+    return ProgressBar(require("tqdm", "core", "progress bars").tqdm, workers)
 
 
 @contextlib.contextmanager
@@ -261,7 +221,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--policies", nargs="+", default=["all"],
         help="names, or all (every offline policy); trained and model-driven policies take "
         "an argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH, "
-        "videoscout:qwen2.5-vl:PATH_OR_ID",
+        "videoscout:qwen2.5-vl:PATH_OR_ID; your own class: my_module:MyPolicy or "
+        "path/to/file.py:MyPolicy, with constructor arguments after ?: ...:MyPolicy?k=v&k2=v2",
     )  # fmt: skip
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip

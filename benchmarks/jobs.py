@@ -9,6 +9,8 @@ import gymnasium as gym
 
 import policies
 from benchmarks.config import BenchConfig
+from policies.importing import defined_in_main
+from policies.registry import canonical_name, registered_at_runtime
 from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
@@ -86,6 +88,15 @@ def policy_names(config: BenchConfig) -> list[str]:
         return policies.available(offline=True if config.llm is None else None)
     for name in config.policies:
         policies.spec(name)  # raises UnknownNameError with the known names
+    seen: dict[str, str] = {}
+    for name in config.policies:
+        canonical = canonical_name(name)
+        if canonical in seen:
+            raise ConfigError(
+                f"--policies names one policy twice: {seen[canonical]!r} and {name!r} are both "
+                f"{canonical!r}, whose episodes would share one table row"
+            )
+        seen[canonical] = name
     return list(config.policies)
 
 
@@ -129,6 +140,35 @@ def validate(config: BenchConfig) -> None:
         from video_env import data
 
         data.get_loader(config.dataset)
+
+
+def check_workers_can_build(config: BenchConfig, executor: str) -> None:
+    """Refuse policies that only this process can build, before a pool starts.
+
+    The process and Ray executors build each policy in fresh worker processes, which
+    cannot import a class defined in ``__main__`` (a script or notebook that registered
+    it); without this check the workers re-run the script or fail to find the name.
+
+    Raises:
+        ConfigError: Naming the policy, why, and the two ways out.
+    """
+    if executor not in ("process", "ray"):
+        return
+    for name in policy_names(config):
+        where = (
+            "is defined in __main__, which"
+            if defined_in_main(policies.spec(name).build)
+            else "was registered by this process, which"
+            if registered_at_runtime(name)
+            else None
+        )
+        if where:
+            raise ConfigError(
+                f"policy {name!r} {where} the {executor} executor's worker processes cannot "
+                "know (they import policies afresh): run it with --executor serial or thread, "
+                "or put the class in a module or a .py file and name it MODULE:CLASS or "
+                "path/to/file.py:CLASS"
+            )
 
 
 def _check_envs(config: BenchConfig, names: list[str]) -> None:

@@ -1,13 +1,19 @@
 """Plots of a run (PNG, matplotlib).
 
 The cost-accuracy frontier (accuracy against the unified cost, model tokens, and against
-VLM calls), heat-maps of accuracy (with CIs) and GToU per category, an exploration
-timeline, and the reliability of the VLM confidences seen.
+VLM calls, with each env's Pareto front), heat-maps of accuracy (with CIs) and GToU per
+category, an exploration timeline, and the reliability of the VLM confidences seen.
+
+Each policy keeps one colour in every plot of every run (:func:`policy_colour`: the
+built-in policies have fixed colours, other names a colour derived from the name); the
+marker is the env, and keys list the policies grouped by env.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import hashlib
+import textwrap
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,9 +45,10 @@ def plot_all(
 ) -> list[str]:
     """Write every plot into ``folder``; return the file names."""
     simulated = any(r.get("simulated") for r in records)
+    suites = sorted({str(r["source"]) for r in records if r.get("source")})
     written = [
         frontier(folder / "frontier.png", rows, simulated),
-        per_category(folder / "categories.png", categories, simulated),
+        per_category(folder / "categories.png", categories, simulated, ", ".join(suites)),
         timeline(folder / "timeline.png", records, simulated),
         reliability(folder / "reliability.png", records, simulated),
     ]
@@ -49,31 +56,88 @@ def plot_all(
 
 
 _MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^"}
+_ENV_ORDER = ("zoom", "pacing", "clip_query")
+#: Line colour of each env's Pareto front.
+_FRONT_COLOURS = {"zoom": "#34495e", "pacing": "#d35400", "clip_query": "#16a085"}
+
+#: The built-in policies' colours (tab20's order), fixed so that a policy looks the same in
+#: every run and plot; the env shows in the marker.
+_FIXED = (
+    "falconeye", "falconeye-flash", "sequential", "sequential-bp", "iterative-sampling",
+    "socratic", "socratic-short", "uniform", "blind-llm", "random", "pacing-1x",
+    "pacing-2x@0.8", "pacing-4x", "pacing-maskable-ppo", "pacing-ppo", "pacing-dqn",
+    "videoscout", "videoagent", "uniform-8", "uniform-frames",
+)  # fmt: skip
+
+
+def base_name(policy: str) -> str:
+    """The policy's name without ``[offline]``, a fallback note or a family's argument."""
+    name = policy.split(" (")[0].split("[")[0]
+    family, colon, _ = name.partition(":")
+    return family if colon and family.startswith(("pacing-", "videoscout", "uniform-")) else name
+
+
+def policy_colour(policy: str) -> tuple[float, ...]:
+    """The policy's colour: fixed for the built-in ones, from a hash of the name otherwise."""
+    plt = _pyplot()
+    name = base_name(policy)
+    if name in _FIXED:
+        return tuple(plt.get_cmap("tab20").colors[_FIXED.index(name) % 20])
+    digest = int(hashlib.blake2b(name.encode(), digest_size=4).hexdigest(), 16)
+    return tuple(plt.get_cmap("tab20b").colors[digest % 20])
+
+
+def _env_rank(env: str) -> int:
+    return _ENV_ORDER.index(env) if env in _ENV_ORDER else len(_ENV_ORDER)
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both cost (lower) and accuracy (higher), by cost."""
+    front: list[tuple[float, float]] = []
+    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not front or y > front[-1][1]:
+            front.append((x, y))
+    return front
 
 
 def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str:
     """Accuracy against the unified cost (model tokens) and against VLM calls.
 
-    One point per (env, policy) with its 95 % CI; colours name the policies and marker
-    shapes the envs, in a key beside the plots (no labels on the points, so none overlap).
+    One point per (env, policy) with its 95 % CI, a step line through each env's Pareto
+    front; colours name the policies and marker shapes the envs, in a key beside the
+    plots grouped by env (no labels on the points, so none overlap).
     """
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
-    colours = plt.get_cmap("tab20").colors
+    ordered = sorted(rows, key=lambda r: (_env_rank(r["env"]), r["policy"]))
     views = (
         ("mean_model_tokens", "model tokens per episode (visual tokens of VLM, captioner and "
          "CLIP + LLM tokens; log)", "log"),
         ("mean_vlm_calls", "VLM calls per episode (symlog)", "symlog"),
     )  # fmt: skip
     ticker = require("matplotlib.ticker", "bench", "benchmark plots")
+    handles: dict[str, list[Any]] = defaultdict(list)
     for ax, (key, label, scale) in zip(axes, views, strict=True):
-        for k, row in enumerate(rows):
+        for row in ordered:
             x, y = row[key], row["accuracy"]
-            ax.errorbar(
+            if x is None or y is None or x != x or y != y:
+                continue
+            line = ax.errorbar(
                 x, y, yerr=[[max(0.0, y - row["acc_ci_low"])], [max(0.0, row["acc_ci_high"] - y)]],
                 marker=_MARKERS.get(row["env"], "o"), markersize=7, capsize=3, linestyle="none",
-                color=colours[k % len(colours)], label=f"{row['policy']} ({row['env']})",
+                color=policy_colour(row["policy"]), label=row["policy"],
             )  # fmt: skip
+            if ax is axes[0]:
+                handles[row["env"]].append(line)
+        for env in sorted({r["env"] for r in ordered}, key=_env_rank):
+            points = [(float(r[key]), float(r["accuracy"])) for r in ordered
+                      if r["env"] == env and r[key] is not None and r["accuracy"] is not None
+                      and r[key] == r[key] and r["accuracy"] == r["accuracy"]]  # fmt: skip
+            front = pareto_front(points)
+            if len(front) > 1:
+                xs, ys = zip(*front, strict=True)
+                ax.step(xs, ys, where="post", color=_FRONT_COLOURS.get(env, "#777"),
+                        linewidth=1, alpha=0.6, zorder=0)  # fmt: skip
         if scale == "log":
             ax.set_xscale("log")
         else:
@@ -87,13 +151,16 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy (95 % CI, bootstrap over videos)")
-    axes[0].set_title("Accuracy vs unified cost (model tokens)")
-    axes[1].set_title("Accuracy vs VLM calls (captioner and CLIP not counted)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    shapes = [plt.Line2D([], [], marker=m, color="#555", linestyle="none", label=f"env: {e}")
-              for e, m in _MARKERS.items() if any(r["env"] == e for r in rows)]  # fmt: skip
-    fig.legend(handles + shapes, labels + [h.get_label() for h in shapes], fontsize=7,
-               loc="center left", bbox_to_anchor=(0.80, 0.5), frameon=False)  # fmt: skip
+    axes[0].set_title("Accuracy vs unified cost (model tokens)", fontsize=10)
+    axes[1].set_title("Accuracy vs VLM calls (captioner and CLIP not counted)", fontsize=10)
+    keys: list[Any] = []
+    for env in sorted(handles, key=_env_rank):
+        heading = plt.Line2D([], [], marker=_MARKERS.get(env, "o"), linestyle="-", linewidth=1,
+                             color=_FRONT_COLOURS.get(env, "#555"),
+                             label=f"{env} (line: Pareto front)")  # fmt: skip
+        keys += [heading, *handles[env]]
+    fig.legend(keys, [k.get_label() for k in keys], fontsize=7.5, loc="center left",
+               bbox_to_anchor=(0.80, 0.5), frameon=False)  # fmt: skip
     _note(fig, simulated)
     fig.tight_layout(rect=(0, 0.02, 0.80, 1))
     fig.savefig(path, dpi=120)
@@ -101,17 +168,27 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
     return path.name
 
 
-def per_category(path: Path, categories: Sequence[dict[str, Any]], simulated: bool) -> str:
-    """Heat-maps of accuracy (with its 95 % CI) and GToU: (env, policy) x category."""
+def per_category(
+    path: Path, categories: Sequence[dict[str, Any]], simulated: bool, suite: str = ""
+) -> str:
+    """Heat-maps of accuracy (with its 95 % CI) and GToU: (env, policy) x category.
+
+    Rows are grouped by env; each column says how many episodes a cell holds (``n``; a
+    cell with another count says its own); text is 8 pt or larger.
+    """
     plt = _pyplot()
     names = sorted({c["category"] for c in categories})
-    runs = sorted({(c["env"], c["policy"]) for c in categories})
+    runs = sorted({(c["env"], c["policy"]) for c in categories},
+                  key=lambda r: (_env_rank(r[0]), r[1]))  # fmt: skip
     table = {(c["env"], c["policy"], c["category"]): c for c in categories}
+    counts = {n: Counter(int(c["episodes"]) for c in categories if c["category"] == n)
+              for n in names}  # fmt: skip
+    usual = {n: counts[n].most_common(1)[0][0] for n in names}
     fig, axes = plt.subplots(
-        1, 2, figsize=(4 + 1.9 * len(names), 1.2 + 0.42 * len(runs)), sharey=True
+        1, 2, figsize=(4.5 + 2.3 * len(names), 1.6 + 0.62 * len(runs)), sharey=True
     )
     for ax, metric in zip(axes, ("accuracy", "mean_gtou"), strict=True):
-        grid = np.array([[table.get((*r, n), {}).get(metric, np.nan) for n in names]
+        grid = np.array([[_number(table.get((*r, n), {}).get(metric)) for n in names]
                          for r in runs], dtype=float)  # fmt: skip
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
         for i, run in enumerate(runs):
@@ -120,19 +197,34 @@ def per_category(path: Path, categories: Sequence[dict[str, Any]], simulated: bo
                 if cell is None or grid[i, j] != grid[i, j]:
                     continue
                 text = f"{grid[i, j]:.2f}"
-                if metric == "accuracy" and "acc_ci_low" in cell:
+                if metric == "accuracy" and not np.isnan(_number(cell.get("acc_ci_low"))):
                     text += f"\n({cell['acc_ci_low']:.2f}–{cell['acc_ci_high']:.2f})"
-                ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                if int(cell["episodes"]) != usual[name]:
+                    text += f"\nn={int(cell['episodes'])}"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
                         color="white" if grid[i, j] < 0.6 else "black")  # fmt: skip
-        ax.set_xticks(range(len(names)), names, fontsize=8)
-        ax.set_yticks(range(len(runs)), [f"{p} ({e})" for e, p in runs], fontsize=7)
-        ax.set_title("accuracy (95 % CI)" if metric == "accuracy" else "mean GToU", fontsize=9)
+        ax.set_xticks(range(len(names)), [f"{n}\n(n={usual[n]})" for n in names], fontsize=9)
+        ax.set_yticks(range(len(runs)), [f"{p} ({e})" for e, p in runs], fontsize=9)
+        for k in range(1, len(runs)):
+            if runs[k][0] != runs[k - 1][0]:
+                ax.axhline(k - 0.5, color="white", linewidth=2)
+        ax.set_title("accuracy (95 % CI)" if metric == "accuracy" else "mean GToU", fontsize=10)
         fig.colorbar(image, ax=ax, fraction=0.04)
+    if suite:
+        fig.suptitle(f"Per category on {suite} (n: episodes per cell)", fontsize=11)
     _note(fig, simulated)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path.name
+
+
+def _number(value: Any) -> float:
+    """A table value as a float (NaN for a missing or empty one)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def timeline(
@@ -182,11 +274,16 @@ def timeline(
     return path.name
 
 
+#: Bins with fewer answers than this are drawn hatched: their accuracy is noisy.
+SPARSE_BIN = 30
+
+
 def reliability(path: Path, records: Sequence[dict[str, Any]], simulated: bool) -> str:
     """Reliability diagram of every graded VLM confidence seen in the run.
 
-    Pooled over the policies that called the VLM (the title says how many); per-bin
-    counts above the bars, the expected calibration error (ECE) in the title.
+    Pooled over the (env, policy) pairs that called the VLM (named under the plot); per-bin
+    counts above the bars, bins with fewer than :data:`SPARSE_BIN` answers hatched, the
+    expected calibration error (ECE) in the title.
     """
     pairs = [(c, ok) for r in records for c, ok in r.get("vlm_readings") or [] if ok is not None]
     if not pairs:
@@ -195,22 +292,29 @@ def reliability(path: Path, records: Sequence[dict[str, Any]], simulated: bool) 
     conf = np.array([c for c, _ in pairs])
     correct = np.array([ok for _, ok in pairs], dtype=float)
     bins = [b for b in reliability_bins(conf, correct) if b.count]
-    pooled = sorted({r["policy"] for r in records if r.get("vlm_readings")})
-    fig, ax = plt.subplots(figsize=(5.2, 4.8))
+    pooled = sorted({(r["env"], r["policy"]) for r in records if r.get("vlm_readings")},
+                    key=lambda p: (_env_rank(p[0]), p[1]))  # fmt: skip
+    fig, ax = plt.subplots(figsize=(6.0, 5.6))
     ax.plot([0, 1], [0, 1], color="#999", linestyle="--", linewidth=1)
-    ax.bar([b.lo for b in bins], [b.accuracy for b in bins], width=[b.hi - b.lo for b in bins],
-           align="edge", edgecolor="#333", alpha=0.7)  # fmt: skip
     for b in bins:
+        sparse = b.count < SPARSE_BIN
+        ax.bar(b.lo, b.accuracy, width=b.hi - b.lo, align="edge", edgecolor="#333",
+               color="#9ecae1" if sparse else "#3182bd", hatch="//" if sparse else None,
+               alpha=0.9)  # fmt: skip
         ax.text((b.lo + b.hi) / 2, min(b.accuracy, 0.93) + 0.02, f"n={b.count}", ha="center",
-                fontsize=6)  # fmt: skip
+                fontsize=8)  # fmt: skip
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("VLM confidence")
+    ax.set_xlabel("VLM confidence (10 bins)")
     ax.set_ylabel("accuracy")
-    ax.set_title(f"Reliability of {len(pairs)} VLM answers, ECE {ece(conf, correct):.3f}\n"
-                 f"pooled over {len(pooled)} policies", fontsize=9)  # fmt: skip
+    ax.set_title(f"Reliability of {len(pairs)} graded VLM answers, ECE {ece(conf, correct):.3f}"
+                 f"\nhatched: bins of fewer than {SPARSE_BIN} answers", fontsize=10)  # fmt: skip
+    names = ", ".join(f"{p} ({e})" for e, p in pooled)
+    wrapped = textwrap.fill(f"pooled over {len(pooled)} env × policy pairs: {names}", 95)
+    fig.text(0.01, 0.035, wrapped, fontsize=7, va="bottom")
     _note(fig, simulated)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    lines = wrapped.count("\n") + 1
+    fig.tight_layout(rect=(0, 0.05 + 0.022 * lines, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path.name

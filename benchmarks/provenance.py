@@ -7,12 +7,15 @@ and ``benchmarks`` packages: a change to the README or a new commit that leaves 
 alone does not invalidate a results folder) and a digest of the samples (questions,
 options, answers, evidence windows). A run with pixel-real perception adds a digest of its
 weights folder's files (the code digest does not read weights), so new weights in the same
-folder are a new set-up. Two runs with equal fingerprints would write the same records.
+folder are a new set-up; one naming a policy by import path (``my_module:MyPolicy``) adds a
+digest of that class's source file, so an edited policy is a new set-up. Two runs with
+equal fingerprints would write the same records.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import subprocess
 from collections.abc import Sequence
@@ -59,6 +62,9 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
     weights = pixel_real_weights(config)
     if weights:  # absent otherwise, so other runs' fingerprints are unchanged
         record["pixel_real_weights"] = weights
+    user_code = user_policy_code(config)
+    if user_code:  # likewise
+        record["user_policy_code"] = user_code
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
     return normalised
 
@@ -85,6 +91,35 @@ def pixel_real_weights(config: BenchConfig) -> dict[str, str]:
             if path.is_file():
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
         out[name] = digest.hexdigest()
+    return out
+
+
+def user_policy_code(config: BenchConfig) -> dict[str, str]:
+    """A digest of the code of each policy the config names that is not the library's.
+
+    Policies named by import path digest their class's source file; classes registered by
+    the running process (``register_class``) their class's source. ``"unknown"`` where
+    the source cannot be read.
+    """
+    import policies
+    from policies.importing import load_class
+    from policies.registry import import_spec_of, registered_at_runtime
+
+    out = {}
+    for name in config.policies:
+        spec = import_spec_of(name)
+        if spec is not None:
+            source = inspect.getsourcefile(load_class(spec))
+            data = Path(source).read_bytes() if source else None
+        elif registered_at_runtime(name):
+            cls = getattr(policies.spec(name).build, "policy_class", policies.spec(name).build)
+            try:
+                data = inspect.getsource(cls).encode()
+            except (OSError, TypeError):
+                data = None
+        else:
+            continue
+        out[name] = hashlib.blake2b(data, digest_size=8).hexdigest() if data else "unknown"
     return out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import plan, samples_for, validate
+from benchmarks.jobs import Job, check_workers_can_build, plan, samples_for, validate
 from benchmarks.provenance import differences, fingerprint, git_commit, provenance
 from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
@@ -59,11 +59,11 @@ def run_benchmark(
     plots: bool = True,
     fresh: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
-    on_plan: Callable[[int, int], None] | None = None,
+    on_plan: Callable[[list[Job], int], None] | None = None,
 ) -> RunResult:
     """Run (or resume) a benchmark into ``out`` and write its tables and plots.
 
-    ``on_plan(to_run, already_done)`` is called once the jobs are known; ``progress`` with
+    ``on_plan(jobs_to_run, already_done)`` is called once the jobs are known; ``progress`` with
     each new record.
 
     Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes,
@@ -76,6 +76,7 @@ def run_benchmark(
             each difference), or the config names nothing to run.
     """
     validate(config)  # before anything is created
+    check_workers_can_build(config, executor)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder):
@@ -93,7 +94,7 @@ def _run_locked(
     ray_address: str | None,
     plots: bool,
     progress: Callable[[dict[str, Any]], None] | None,
-    on_plan: Callable[[int, int], None] | None,
+    on_plan: Callable[[list[Job], int], None] | None,
 ) -> RunResult:
     samples = samples_for(config)
     origin = provenance(config, samples)
@@ -103,7 +104,7 @@ def _run_locked(
     _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
-        on_plan(len(jobs), len(done))
+        on_plan(jobs, len(done))
     meta = _run_meta(config, origin, fp, executor, workers, len(jobs) + len(done))
     write_json(folder / RUN_JSON, meta)
     started = time.perf_counter()

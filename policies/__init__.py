@@ -7,7 +7,7 @@ Example:
 """
 
 from policies.base import Policy, env_kind
-from policies.registry import PolicySpec, available, make, register, spec
+from policies.registry import PolicySpec, available, make, register, register_class, spec
 from policies.runner import run_episode
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "env_kind",
     "make",
     "register",
+    "register_class",
     "run_episode",
     "spec",
 ]

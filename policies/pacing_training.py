@@ -11,6 +11,7 @@ test set, beside the fixed schedules on the same episodes.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -42,7 +43,9 @@ class TrainConfig:
         algo: ``maskable-ppo``, ``ppo`` or ``dqn``.
         suite: Synthetic suite whose kind of videos to train on; its own videos are the
             test set, never seen in training.
-        steps: Environment steps of training.
+        steps: Environment steps of training. PPO learns from whole rollouts
+            (``n_envs × n_steps``): a run shorter than one rollout shortens the rollout to
+            fit; a longer one is rounded up to whole rollouts (:func:`planned_steps`).
         seed: Seed of the model, the envs and the training videos.
         train_videos: Training videos generated (default: the suite's count x 4).
         n_envs: Vectorised envs.
@@ -152,23 +155,53 @@ def _rewatched(record: dict[str, Any]) -> bool:
     )
 
 
+#: Environment steps per env between DQN updates (SB3's ``train_freq`` default).
+DQN_TRAIN_FREQ = 4
+
+
+def rollout_length(config: TrainConfig) -> int:
+    """Steps per env of one PPO rollout: at most ``n_steps``, as few as fit ``steps``.
+
+    With ``k`` rollouts of ``n_steps`` needed to cover ``steps``, the rollout is shortened
+    to the least length for which ``k`` rollouts still cover it (a run of 512 steps on 4
+    envs: 128, not 256; 100,000 steps keep 256).
+    """
+    per_env = math.ceil(config.steps / config.n_envs)
+    rollouts = math.ceil(per_env / config.n_steps)
+    return max(1, math.ceil(per_env / rollouts))
+
+
+def planned_steps(config: TrainConfig) -> int:
+    """The environment steps a run takes: ``steps`` rounded up to whole collections.
+
+    PPO collects whole rollouts of ``n_envs × rollout_length``; DQN collects
+    ``n_envs × DQN_TRAIN_FREQ`` steps between updates.
+    """
+    per_call = config.n_envs * (DQN_TRAIN_FREQ if config.algo == "dqn" else rollout_length(config))
+    return math.ceil(config.steps / per_call) * per_call
+
+
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> Any:
     """A fresh model of ``config.algo`` on ``env``."""
     cls = algo_class(config.algo)
+    n_steps = rollout_length(config)
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         "gamma": config.gamma,
-        "batch_size": config.batch_size,
+        "batch_size": min(config.batch_size, n_steps * config.n_envs)
+        if config.algo != "dqn"
+        else config.batch_size,
         "seed": config.seed,
         "device": "cpu",
         "verbose": 0,
         "tensorboard_log": tensorboard_log,
     }
     if config.algo == "dqn":
-        return cls("MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3, **common)
-    return cls(
-        "MlpPolicy", env, n_steps=config.n_steps, ent_coef=config.ent_coef, n_epochs=4, **common
-    )
+        return cls(
+            "MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3,
+            train_freq=DQN_TRAIN_FREQ, **common,
+        )  # fmt: skip
+    return cls("MlpPolicy", env, n_steps=n_steps, ent_coef=config.ent_coef, n_epochs=4, **common)
 
 
 @dataclass
@@ -213,6 +246,12 @@ def train(
     if config.torch_threads > 0:
         require("torch", "rl").set_num_threads(config.torch_threads)
     model = build_model(config, env, tb_dir)
+    planned = planned_steps(config)
+    if planned != config.steps:
+        log(
+            f"training {planned} environment steps: {config.steps} rounded up to whole "
+            f"rollouts of {config.n_envs} envs x {rollout_length(config)} steps"
+        )
     meta = {
         **asdict(config),
         "train_samples": len(train_samples),
@@ -241,6 +280,7 @@ def train(
     meta.update(
         train_seconds=round(seconds, 1),
         train_cpu_seconds=round(cpu_seconds, 1),
+        requested_steps=config.steps,
         env_steps=int(model.num_timesteps),
     )
     save_policy(model, folder, meta)

@@ -2,10 +2,14 @@
 
 A name may carry an argument after a colon, for policies registered with
 :func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy.
+A name that is neither may point at a class: ``my_module:MyPolicy``,
+``path/to/file.py:MyPolicy?k=v`` (:mod:`policies.importing`).
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -18,6 +22,7 @@ from policies.clip_query_baselines import (
     make_uniform_frames,
 )
 from policies.falconeye import FalconEyePolicy
+from policies.importing import ImportSpec, llm_parameter, load_class, parse_import_spec
 from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
@@ -91,12 +96,136 @@ def spec(name: str) -> PolicySpec:
     """
     if name in _REGISTRY:
         return _REGISTRY[name]
+    if name.endswith(OFFLINE_SUFFIX) and name[: -len(OFFLINE_SUFFIX)] in _REGISTRY:
+        return _REGISTRY[name[: -len(OFFLINE_SUFFIX)]]  # the name a table prints
     prefix, colon, arg = name.partition(":")
     if colon and prefix in _PARAMETERISED:
         family = _PARAMETERISED[prefix]
         return replace(family, build=partial(family.build, arg))
-    known = [*_REGISTRY, *parameterised()]
+    schedule = _schedule_spec(name)
+    if schedule is not None:
+        return schedule
+    imported = import_spec_of(name)
+    if imported is not None:
+        return _imported_spec(name, imported)
+    known = [*_REGISTRY, *parameterised(), "MODULE:CLASS", "FILE.py:CLASS"]
     raise UnknownNameError("policy", name, known) from None
+
+
+#: What a table adds to the name of a policy that runs its offline reasoner.
+OFFLINE_SUFFIX = "[offline]"
+
+
+def import_spec_of(name: str) -> ImportSpec | None:
+    """The import spec ``name`` is, when it is no registered name, family or schedule."""
+    if name in _REGISTRY or _schedule_spec(name) is not None:
+        return None
+    prefix, colon, _ = name.partition(":")
+    if colon and prefix in _PARAMETERISED:
+        return None
+    return parse_import_spec(name)
+
+
+def canonical_name(name: str) -> str:
+    """The name a run files ``name``'s episodes under (aliases and spellings of one policy).
+
+    ``pacing-threshold`` and ``pacing-2x@0.80`` are ``pacing-2x@0.8``; ``falconeye[offline]``
+    is ``falconeye``; other names are themselves.
+    """
+    base = _ALIASES.get(name, name)
+    match = _SCHEDULE.match(base)
+    if match is not None:
+        threshold = f"@{float(match['threshold']):g}" if match["threshold"] else ""
+        return f"pacing-{match['speed']}x{threshold}"
+    if name.endswith(OFFLINE_SUFFIX) and name[: -len(OFFLINE_SUFFIX)] in _REGISTRY:
+        return name[: -len(OFFLINE_SUFFIX)]
+    return name
+
+
+def registered_at_runtime(name: str) -> bool:
+    """Whether ``name`` was registered after ``policies`` was imported (a user's script).
+
+    Worker processes of the process and Ray executors import ``policies`` afresh, so they
+    know only the names registered at import.
+    """
+    return name in _REGISTRY and name not in _AT_IMPORT
+
+
+#: ``pacing-<speed>x`` and ``pacing-<speed>x@<threshold>``: the names the schedules print.
+_SCHEDULE = re.compile(r"^pacing-(?P<speed>[124])x(?:@(?P<threshold>\d+(?:\.\d+)?))?$")
+#: Old names still accepted (not listed by :func:`available`).
+_ALIASES = {"pacing-threshold": "pacing-2x@0.8"}
+
+
+def _schedule_spec(name: str) -> PolicySpec | None:
+    """The fixed schedule a ``pacing-Nx[@T]`` name (or an old alias) reads as, if any."""
+    match = _SCHEDULE.match(_ALIASES.get(name, name))
+    if match is None:
+        return None
+    speed = int(match["speed"])
+    threshold = float(match["threshold"]) if match["threshold"] else None
+    if threshold is not None and not 0 < threshold <= 1:
+        raise ConfigError(f"policy {name!r}: the threshold must be in (0, 1]")
+    until = f" until the sensor's confidence passes {threshold:g}" if threshold else ""
+    return PolicySpec(
+        partial(FixedSpeedPolicy, speed, threshold), False, False, ("pacing",),
+        f"{speed}x{until or ' to the end'}",
+    )  # fmt: skip
+
+
+def _imported_spec(name: str, imported: ImportSpec) -> PolicySpec:
+    """The entry of a ``MODULE:CLASS`` / ``FILE.py:CLASS`` name (loads the class)."""
+    return spec_from_class(load_class(imported), name, **dict(imported.kwargs))
+
+
+def spec_from_class(cls: type[Policy], name: str, **kwargs: Any) -> PolicySpec:
+    """A registry entry that builds ``cls(**kwargs)`` (see :func:`register_class`).
+
+    The entry's envs are the class's ``env_kinds``; a constructor with an ``llm``
+    parameter is given the run's LLM (needed when it has no default). Built policies
+    that keep the base class's name are named ``name``, the name the run uses.
+    """
+    uses_llm, needs_llm = llm_parameter(cls)
+    # A class's own name names its table rows unless arguments tell two runs of it apart.
+    own_name = cls.name if "name" in vars(cls) and not kwargs else None
+
+    def build(*args: Any, **settings: Any) -> Policy:
+        llm = {"llm": args[0]} if uses_llm and args else {}
+        arguments = {**kwargs, **settings, **llm}
+        try:
+            inspect.signature(cls).bind(**arguments)
+        except TypeError as exc:  # the arguments do not fit the constructor
+            raise ConfigError(f"policy {name!r}: {exc}") from None
+        policy = cls(**arguments)  # an error inside the user's constructor keeps its traceback
+        if own_name is None:
+            policy.name = name  # the table's name is the name the run was given
+        return policy
+
+    build.__module__ = cls.__module__  # where workers must import it from
+    build.policy_class = cls  # type: ignore[attr-defined]  # for the run's provenance
+    doc = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
+    return PolicySpec(build, needs_llm, uses_llm, tuple(cls.env_kinds), doc)
+
+
+def register_class(
+    cls: type[Policy], name: str | None = None, *, overwrite: bool = False, **kwargs: Any
+) -> str:
+    """Register a policy class under ``name`` (default: its ``name`` attribute).
+
+    The benchmark runner then finds it by name (``BenchConfig(policies=(name, ...))``).
+    A class defined in a script or notebook (``__main__``) runs under the serial and
+    thread executors only; for the process and Ray executors put it in a module and name
+    it ``MODULE:CLASS`` instead.
+
+    Returns:
+        The registered name.
+
+    Raises:
+        ConfigError: If the name is taken and ``overwrite`` is false.
+    """
+    chosen = name or vars(cls).get("name") or cls.__name__
+    register(chosen, spec_from_class(cls, chosen, **kwargs), overwrite=overwrite)
+    return chosen
 
 
 def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
@@ -151,12 +280,12 @@ for _name, _spec in {
     "pacing-4x": PolicySpec(
         lambda **kw: FixedSpeedPolicy(4, **kw), False, False, ("pacing",), "read everything at 4x"
     ),
-    "pacing-threshold": PolicySpec(
+    "pacing-2x@0.8": PolicySpec(
         lambda **kw: FixedSpeedPolicy(2, threshold=kw.pop("threshold", 0.8), **kw),
         False,
         False,
         ("pacing",),
-        "2x until the sensor's confidence passes 0.8",
+        "2x until the sensor's confidence passes 0.8 (any pacing-Nx@T runs)",
     ),
     "falconeye": PolicySpec(FalconEyePolicy, False, True, ("zoom",), "FALCONEye Pro (45 evals)"),
     "falconeye-flash": PolicySpec(
@@ -208,3 +337,6 @@ register_parameterised(
         "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH",
     ),
 )
+
+#: The names registered when ``policies`` is imported (what every worker process knows).
+_AT_IMPORT = frozenset(_REGISTRY)

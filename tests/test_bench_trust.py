@@ -277,27 +277,53 @@ def test_cli_help_describes_report_and_compare(capsys: pytest.CaptureFixture[str
     assert "all local cores" not in capsys.readouterr().out
 
 
-def test_the_progress_bar_gives_no_estimate_before_episodes_finish() -> None:
+def _silent_bar() -> Any:
     import io
-    import time
 
     tqdm = pytest.importorskip("tqdm")
-    from benchmarks.cli import ESTIMATE_AFTER, _Bar
+    from benchmarks.progress import ProgressBar
 
     class Silent(tqdm.tqdm):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, file=io.StringIO(), **kwargs)
 
-    bar = _Bar(Silent)
-    bar.plan(720, 0)
-    time.sleep(0.05)  # a slow first episode (worker start-up) must not set the estimate
+    return ProgressBar(Silent)
+
+
+def _jobs(policy: str, n: int) -> list[Any]:
+    from benchmarks.jobs import Job
+
+    return [Job("zoom", policy, i, f"s{i}", 0) for i in range(n)]
+
+
+def _record(policy: str, wall_s: float, correct: bool | None = True) -> dict[str, Any]:
+    return {"job": f"zoom|{policy}|s|0", "wall_s": wall_s, "correct": correct}
+
+
+def test_the_progress_bar_gives_no_estimate_before_episodes_finish() -> None:
+    from benchmarks.progress import ESTIMATE_AFTER
+
+    bar = _silent_bar()
+    bar.plan(_jobs("random", 720), 0)
     for _ in range(ESTIMATE_AFTER - 1):
-        bar.update({"correct": True})
+        bar.update(_record("random", 0.01))
         assert bar.left() == "estimating"
     for _ in range(3):
-        bar.update({"correct": True})
-        time.sleep(0.001)
+        bar.update(_record("random", 0.01))
     assert bar.left().endswith(" left")
+    bar.close()
+
+
+def test_the_time_left_counts_each_policy_at_its_own_pace() -> None:
+    bar = _silent_bar()
+    bar.plan(_jobs("random", 20) + _jobs("slow", 10), 0)
+    for _ in range(20):  # the quick policy finishes first, as jobs run grouped by policy
+        bar.update(_record("random", 0.001))
+    bar.update(_record("slow", 30.0))  # one slow episode seen: 9 more to go, ~30 s each
+    assert bar.left() == "~04:30 left"
+    assert "slow" in bar.bar.postfix and "acc=1.000" in bar.bar.postfix
+    bar.update(_record("slow", 30.0, correct=False))
+    assert "zoom/slow acc=0.500" in bar.bar.postfix  # the pair's own accuracy, not pooled
     bar.close()
 
 

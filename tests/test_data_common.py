@@ -20,7 +20,8 @@ from video_env.data import (
     save_jsonl,
     strip_option_letters,
 )
-from video_env.data._common import RecordContext, answer_letter
+from video_env.data._answers import answer_letter
+from video_env.data._common import RecordContext
 from video_env.errors import ConfigError, DatasetError, UnknownNameError
 from video_env.types import Interval, VideoQA
 

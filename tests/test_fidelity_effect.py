@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fidelity_effect import (
+from benchmarks.studies.fidelity_effect import (
     BEGIN,
     END,
     QUICK_BEGIN,

@@ -142,3 +142,24 @@ def test_every_algorithm_trains_saves_and_runs_by_name(algo: str, tmp_path: Path
     assert policy.name == f"pacing-{algo}:{tmp_path}"
     record = run_episode(PacingEnv("synth-tiny"), policy, 0, options={"index": 0})
     assert record["error"] is None and record["vlm_calls"] >= 1
+
+
+def test_steps_are_the_steps_trained(tmp_path: Path) -> None:
+    from policies.pacing_training import planned_steps, rollout_length
+
+    short = TrainConfig(suite="synth-tiny", steps=512)  # 4 envs x 256 would be 1,024
+    assert (rollout_length(short), planned_steps(short)) == (128, 512)
+    long = TrainConfig(suite="synth-tiny", steps=400_000)
+    assert (rollout_length(long), planned_steps(long)) == (256, 400_384)  # whole rollouts
+    middle = TrainConfig(suite="synth-tiny", steps=1500)  # 2 rollouts of 188, not of 256
+    assert (rollout_length(middle), planned_steps(middle)) == (188, 1504)
+    assert planned_steps(TrainConfig(suite="synth-tiny", algo="dqn", steps=1000)) == 1008
+    config = TrainConfig(
+        suite="synth-tiny", steps=96, n_envs=2, n_steps=64, batch_size=64,
+        eval_every=0, checkpoint_every=0,
+    )  # fmt: skip
+    lines: list[str] = []
+    result = train(config, tmp_path, tensorboard=False, log=lines.append)
+    assert result.env_steps == 96
+    assert read_meta(tmp_path)["requested_steps"] == 96
+    assert not any("rounded up" in line for line in lines)

@@ -61,7 +61,7 @@ def test_missing_extra_error_names_the_extra() -> None:
 def test_info_json_reports_backends(capsys: object) -> None:
     assert main(["info", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
-    assert info["decoder"] in ("decord", "pyav")
+    assert info["decoder"] in ("torchcodec", "decord", "pyav")
     assert info["backends"]["pyav"]["installed"] is True
     assert info["backends"]["torch"]["extra"] == "models"
     assert info["backends"]["diskcache"]["extra"] == "models, llm"  # the model-output cache

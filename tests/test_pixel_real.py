@@ -50,12 +50,12 @@ def test_shipped_weights_are_small_and_load_with_openclip() -> None:
 def test_the_docs_table_is_the_shipped_weights_evaluation() -> None:
     import json
 
-    from benchmarks.pixel_real_table import BEGIN, DOCS, END, markdown_table
+    from benchmarks.studies.pixel_real_table import BEGIN, DOCS, END, markdown_table
 
     meta = json.loads((WEIGHTS_DIR / "pixel_real.json").read_text(encoding="utf-8"))
     block = DOCS.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
     assert block.strip() == markdown_table(meta).strip(), (
-        "docs/pixel_real.md is stale: python -m benchmarks.pixel_real_table --update-docs"
+        "docs/pixel_real.md is stale: python -m benchmarks.studies.pixel_real_table --update-docs"
     )
 
 
@@ -209,7 +209,7 @@ def test_single_view_mcq_scores_one_crop_and_one_tile_per_needle(scorer: PixelSc
 
 
 def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> None:
-    from video_env.pixel.evaluate import fit_calibration, option_scores
+    from video_env.pixel.calibration import fit_calibration, option_scores
 
     rng = np.random.default_rng(0)
     rows: list[dict[str, object]] = []
@@ -232,7 +232,7 @@ def test_the_calibration_fits_the_prior_weight_that_removes_an_option_bias() -> 
 
 
 def test_without_the_needle_the_not_in_view_answer_takes_the_mass() -> None:
-    from video_env.pixel.evaluate import answer_logits, fit_calibration
+    from video_env.pixel.calibration import answer_logits, fit_calibration
 
     rng = np.random.default_rng(2)
     rows: list[dict[str, object]] = []

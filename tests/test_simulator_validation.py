@@ -10,9 +10,9 @@ import pytest
 
 from benchmarks.config import BenchConfig
 from benchmarks.jobs import load_samples
-from benchmarks.simulator_validation import BEGIN, END, configs, update_docs
-from benchmarks.validation_report import diagnose, markdown
-from benchmarks.validation_stats import (
+from benchmarks.studies.simulator_validation import BEGIN, END, configs, update_docs
+from benchmarks.studies.validation_report import diagnose, markdown
+from benchmarks.studies.validation_stats import (
     falconeye_vs_uniform,
     policy_table,
     ranks,
@@ -105,7 +105,7 @@ def test_the_two_configs_differ_only_in_perception(tmp_path: Path) -> None:
 def _report() -> dict[str, Any]:
     point = {"value": 5.0, "frames": 10, "size": "1456x812", "simulated": 0.9, "pixel_real": 0.5}
     return {
-        "command": "python -m benchmarks.simulator_validation --out X",
+        "command": "python -m benchmarks.studies.simulator_validation --out X",
         "weights": {"folder": "shipped", "steps": 640, "batch_size": 48, "temperature": 109.0},
         "suite": "synth-quick",
         "categories": ["visual", "object"],
@@ -172,7 +172,7 @@ def test_markdown_block_and_docs_update(tmp_path: Path) -> None:
 
 def test_the_figure_is_written(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from benchmarks.validation_report import plot
+    from benchmarks.studies.validation_report import plot
 
     path = plot(tmp_path / "v.png", _report())
     assert path.stat().st_size > 10_000
@@ -181,7 +181,7 @@ def test_the_figure_is_written(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_zoom_curves_from_pixels_and_the_simulator() -> None:
     pytest.importorskip("open_clip")
-    from benchmarks.zoom_effect import needle_mcqs, resolution_curve, window_curve
+    from benchmarks.studies.zoom_effect import needle_mcqs, resolution_curve, window_curve
     from video_env.pixel.vlm import PixelRealVLM, PixelScorer
     from video_env.synth import load_suite
 

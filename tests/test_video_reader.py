@@ -22,7 +22,38 @@ def frame_time(i: int) -> float:
 
 
 def test_both_decoders_are_installed_here() -> None:
-    assert DECODERS == ["decord", "pyav"]
+    assert DECODERS[-2:] == ["decord", "pyav"]  # torchcodec leads where FFmpeg's libraries are
+
+
+_HIDE_TORCHCODEC = """
+import sys
+
+class _Hide:  # a machine without TorchCodec (or without FFmpeg's libraries)
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torchcodec":
+            raise ModuleNotFoundError(name)
+        return None
+
+sys.meta_path.insert(0, _Hide())
+"""
+
+
+def test_without_torchcodec_decord_is_the_default(tmp_path: os.PathLike[str]) -> None:
+    import subprocess
+    import sys
+
+    hide = os.path.join(tmp_path, "hide")
+    os.mkdir(hide)
+    with open(os.path.join(hide, "sitecustomize.py"), "w") as handle:
+        handle.write(_HIDE_TORCHCODEC)
+    env = {**os.environ, "PYTHONPATH": hide}
+    env.pop("VIDEO_ENV_DECODER", None)
+    probe = (
+        "from video_env.video import available_decoders as a, default_decoder as d; print(a(), d())"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()  # fmt: skip
+    assert out == "['decord', 'pyav'] decord"
 
 
 def test_metadata(coded_video: str, decoder: str) -> None:

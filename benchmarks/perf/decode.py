@@ -11,7 +11,8 @@ Two test videos are written once (cached in the work dir): 60 minutes at 1 fps a
   raw decord, which decodes again).
 
 Each row prints the median seconds of both and the ratio library/raw. Targets: cold
-ratios <= 1.10, cache hits >= 20x faster than the raw read.
+ratios <= 1.10, cache hits >= 20x faster than the raw read. The library's three readers
+(TorchCodec, decord, PyAV) against each other: ``python -m benchmarks.perf.decoders``.
 """
 
 from __future__ import annotations

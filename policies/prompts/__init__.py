@@ -1,4 +1,4 @@
-"""Prompt templates of the LLM-prompted policies (package data, see README.md)."""
+"""Prompt templates of the LLM-prompted policies (package data, see docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ attempt`, the one place where a malformed record is either fatal (``strict=True`
 skipped and reported as a :class:`RecordIssue` (the default). Harmless defects (an empty
 option, two options with the same text) keep the record and are reported too
 (:meth:`RecordContext.flag`). Video paths taken from annotations go through
-:class:`VideoRoot`, which refuses any that leave the video root. The samples then go to
+:class:`~video_env.data._video_paths.VideoRoot`, which refuses any that leave the video
+root; MCQ answers through :func:`~video_env.data._answers.answer_letter`. The samples then go to
 :func:`video_env.data._report.finalize`, which applies the common filters and the
 missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
 """
@@ -15,7 +16,6 @@ missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
 from __future__ import annotations
 
 import math
-import os
 import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,13 +24,12 @@ from typing import Any, Literal, TypeAlias
 
 from video_env.data._files import PathLike, UnreadableRecord
 from video_env.data._parsing import (
-    OPTION_PREFIX,
     letter_of,
     parse_timestamp,
     strip_option_letters,
 )
 from video_env.errors import DatasetError
-from video_env.types import OPTION_LETTERS, Interval, SampleError, VideoQA
+from video_env.types import Interval, SampleError, VideoQA
 
 __all__ = ["PathLike", "letter_of", "parse_timestamp", "strip_option_letters"]
 
@@ -326,113 +325,3 @@ class RecordContext:
             return VideoQA(**fields)
         except SampleError as exc:
             raise self.error(str(exc), index) from None
-
-
-@dataclass(frozen=True)
-class VideoRoot:
-    """Turns video paths from annotations into paths inside the video root.
-
-    A path is checked lexically (after :func:`os.path.normpath`, symbolic links are not
-    followed: a link the user put inside the root is theirs to trust): one that climbs out
-    of the root with ``..`` is refused, and so is an absolute one unless
-    ``allow_absolute``. Without a root, paths stay relative (to the working directory) and
-    the same rules apply.
-
-    Args:
-        root: The folder of the videos, or ``None``.
-        allow_absolute: Use absolute paths from the annotations as they are.
-    """
-
-    root: PathLike | None
-    allow_absolute: bool = False
-
-    def path(self, ctx: RecordContext, relative: Any, index: int) -> str:
-        """``root / relative`` for a record's video path.
-
-        Raises:
-            DatasetError: If ``relative`` is not a non-empty string.
-            VideoPathError: If it is absolute (without ``allow_absolute``), leaves the root,
-                or names the root itself.
-        """
-        if not isinstance(relative, str) or not relative.strip():
-            raise ctx.error(
-                f"a video path must be a non-empty string, got {brief(relative)}", index
-            )
-        if "\0" in relative:
-            raise VideoPathError(ctx.path, f"video path {brief(relative)} holds a NUL byte", index)
-        if os.path.isabs(relative):
-            if self.allow_absolute:
-                return os.path.normpath(relative)
-            raise VideoPathError(
-                ctx.path,
-                f"video path {brief(relative)} is absolute; refused unless absolute paths "
-                "are allowed (allow_absolute=True, --allow-absolute-paths)",
-                index,
-            )
-        normal = os.path.normpath(relative)
-        if normal in (os.curdir, os.pardir) or normal.startswith(os.pardir + os.sep):
-            root = "the working directory" if self.root is None else os.fspath(self.root)
-            raise VideoPathError(
-                ctx.path, f"video path {brief(relative)} is not a file inside {root}", index
-            )
-        return normal if self.root is None else os.path.join(os.fspath(self.root), normal)
-
-
-def answer_letter(
-    ctx: RecordContext,
-    options: Sequence[str],
-    answer: Any,
-    index: int,
-    kind: Literal["letter", "index", "text"] = "letter",
-) -> str:
-    """Normalise an MCQ answer to its option letter.
-
-    Args:
-        ctx: The file being parsed (for errors).
-        options: The option texts.
-        answer: The raw answer.
-        index: Record index (for errors).
-        kind: How the benchmark gives the answer: an option letter (``"B"``, ``"(B)"``),
-            a zero-based index (``1``, ``"1"``) or the option text (matched exactly
-            after stripping, then case-insensitively, then without an ``"A. "`` prefix;
-            the first match wins).
-
-    Raises:
-        DatasetError: If the answer does not name one of the options, or names an empty
-            one (:data:`EMPTY_OPTION`): a question whose right answer has no text cannot
-            be asked.
-    """
-    letter = _find_answer(options, answer, kind)
-    if letter is None:
-        raise ctx.error(
-            f"answer {brief(answer)} is not an option {kind} of {brief(list(options))}", index
-        )
-    if options[OPTION_LETTERS.index(letter)] == EMPTY_OPTION:
-        raise ctx.error(f"the correct option {letter} is empty", index)
-    return letter
-
-
-def _find_answer(
-    options: Sequence[str], answer: Any, kind: Literal["letter", "index", "text"]
-) -> str | None:
-    n = len(options)
-    if kind == "letter" and isinstance(answer, str):
-        letter = answer.strip().strip("()").rstrip(".").upper()
-        if len(letter) == 1 and letter in OPTION_LETTERS[:n]:
-            return letter
-    elif kind == "index":
-        if isinstance(answer, str) and answer.strip().isdigit():
-            answer = int(answer)
-        if isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < n:
-            return letter_of(answer)
-    elif kind == "text" and isinstance(answer, (str, int, float)):
-        stripped = [o.strip() for o in options]
-        lowered = [o.lower() for o in stripped]
-        key = str(answer).strip()
-        prefix = OPTION_PREFIX.match(key)
-        for text in (key, key[prefix.end() :].strip() if prefix else key):
-            if text in stripped:
-                return letter_of(stripped.index(text))
-            if text.lower() in lowered:
-                return letter_of(lowered.index(text.lower()))
-    return None

@@ -6,16 +6,12 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from video_env.data._common import (
-    MissingPolicy,
-    PathLike,
-    RecordContext,
-    VideoRoot,
-    answer_letter,
-)
+from video_env.data._answers import answer_letter
+from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import find_file, read_json, read_records
 from video_env.data._parsing import parse_form
 from video_env.data._report import Filters, SampleList, finalize
+from video_env.data._video_paths import VideoRoot
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
 

@@ -8,9 +8,10 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, VideoRoot
+from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import read_records
 from video_env.data._report import Filters, SampleList, finalize
+from video_env.data._video_paths import VideoRoot
 from video_env.errors import DatasetError
 from video_env.types import SampleError, VideoQA
 

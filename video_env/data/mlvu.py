@@ -8,15 +8,11 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from video_env.data._common import (
-    MissingPolicy,
-    PathLike,
-    RecordContext,
-    VideoRoot,
-    answer_letter,
-)
+from video_env.data._answers import answer_letter
+from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import read_records
 from video_env.data._report import Filters, SampleList, finalize
+from video_env.data._video_paths import VideoRoot
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
 

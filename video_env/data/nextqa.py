@@ -6,16 +6,11 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from video_env.data._common import (
-    MissingPolicy,
-    PathLike,
-    RecordContext,
-    VideoRoot,
-    answer_letter,
-    brief,
-)
+from video_env.data._answers import answer_letter
+from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_csv, read_json
 from video_env.data._report import Filters, SampleList, finalize
+from video_env.data._video_paths import VideoRoot
 from video_env.errors import DatasetError
 from video_env.types import Interval, VideoQA
 

@@ -5,16 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from video_env.data._common import (
-    MissingPolicy,
-    PathLike,
-    RecordContext,
-    VideoRoot,
-    answer_letter,
-    brief,
-)
+from video_env.data._answers import answer_letter
+from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
 from video_env.data._report import Filters, SampleList, finalize
+from video_env.data._video_paths import VideoRoot
 from video_env.types import VideoQA
 
 NAME = "video-mme"

@@ -25,11 +25,9 @@ gives the table:
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,13 +36,12 @@ from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.metrics.calibration import ace, reliability_bins
+from video_env.pixel.calibration import NO_EVIDENCE, answer_logits, fit_calibration, option_scores
 from video_env.pixel.data import crop_box, cut_tile, needle_kind, split_videos, tile_boxes
 from video_env.pixel.vlm import (
     SCENE_DESCRIPTIONS,
     PixelScorer,
     carrier_for,
-    logits_with_null,
-    prior_corrected,
     softmax,
     spread_null,
 )
@@ -63,9 +60,6 @@ CONDITIONS: dict[str, Size | None] = {
     "none": None,
     "other": Size(1280, 720),
 }
-#: Conditions whose frames do not show the asked needle (the calibration's target there is
-#: the "not in view" answer).
-NO_EVIDENCE = frozenset({"none", "other"})
 #: Conditions whose accuracies the table shows with their interval.
 INTERVAL_CONDITIONS = ("720p", "none", "other")
 #: Frames per MCQ.
@@ -226,76 +220,6 @@ def needle_counts(videos: list[SynthVideo]) -> dict[str, int]:
         for needle in video.needles:
             counts[needle_kind(needle)] += 1
     return dict(sorted(counts.items()))
-
-
-#: Prior weights the calibration chooses among (0: the best tile's similarity alone).
-PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-def option_scores(row: dict[str, object], prior_weight: float, pool: bool = False) -> Any:
-    """A row's option (or, with ``pool``, fact-pool) scores for ``prior_weight``."""
-    prefix = "pool_" if pool else ""
-    best = np.asarray(row[f"{prefix}best"], np.float64)
-    mean = np.asarray(row[f"{prefix}mean"], np.float64)
-    return prior_corrected(best, mean, prior_weight)
-
-
-#: "Not in view" margins the calibration chooses among (similarity units).
-NULL_MARGINS = tuple(round(float(m), 2) for m in np.arange(-0.1, 0.61, 0.05))
-
-
-def answer_logits(
-    row: dict[str, object], prior_weight: float, null_margin: float, scale: float
-) -> npt.NDArray[np.float64]:
-    """A row's option scores and, last, the "not in view" answer's (as ``PixelScorer``)."""
-    return logits_with_null(
-        np.asarray(row["best"], np.float64),
-        np.asarray(row["mean"], np.float64),
-        float(row["scene_best"]),  # type: ignore[arg-type]
-        prior_weight,
-        null_margin * scale,
-    )
-
-
-def _nll(
-    logits: npt.NDArray[np.float64], targets: npt.NDArray[np.int_], grid: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """Summed NLL of ``targets`` under ``softmax(logits / t)`` for every ``t`` of ``grid``."""
-    z = logits[None, :, :] / grid[:, None, None]
-    top = z.max(axis=2, keepdims=True)
-    log_norm = np.log(np.exp(z - top).sum(axis=2)) + top[..., 0]
-    picked = np.take_along_axis(z, targets[None, :, None].repeat(len(grid), 0), 2)[..., 0]
-    total: npt.NDArray[np.float64] = (log_norm - picked).sum(axis=1)
-    return total
-
-
-def fit_calibration(
-    rows: list[dict[str, object]],
-    scale: float,
-    prior_weights: tuple[float, ...] = PRIOR_WEIGHTS,
-    null_margins: tuple[float, ...] = NULL_MARGINS,
-) -> tuple[float, float, float]:
-    """``(prior_weight, null_margin, temperature)`` minimising the NLL on ``rows``.
-
-    The target is the true option where the frames show the needle and the "not in view"
-    answer where they do not (:data:`NO_EVIDENCE`).
-    """
-    grid = np.exp(np.linspace(math.log(0.05), math.log(200.0), 300))
-    targets = np.array(
-        [
-            len(np.asarray(r["best"])) if r["condition"] in NO_EVIDENCE else int(r["truth"])  # type: ignore[call-overload]
-            for r in rows
-        ]
-    )
-    best: tuple[float, float, float, float] = (math.inf, 0.0, 0.0, 1.0)
-    for weight in prior_weights:
-        for margin in null_margins:
-            logits = np.stack([answer_logits(r, weight, margin, scale) for r in rows])
-            losses = _nll(logits, targets, grid)
-            k = int(np.argmin(losses))
-            if losses[k] < best[0]:
-                best = (losses[k], weight, margin, float(grid[k]))
-    return best[1], best[2], best[3]
 
 
 def retrieval(scorer: PixelScorer, videos: list[SynthVideo]) -> dict[str, dict[str, float]]:

@@ -1,4 +1,4 @@
-"""Video reading: decord first, PyAV as fallback, a byte-bounded frame cache, a writer.
+"""Video reading: TorchCodec, decord or PyAV (the first installed), a frame cache, a writer.
 
 Example:
     >>> from video_env.video import open_video          # doctest: +SKIP

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,61 @@ from video_env.video.base import FrameArray, Size
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
 from video_env.video.probe import check_file
+
+
+@dataclass(frozen=True)
+class FrameIndex:
+    """Every frame's presentation time, from the packets alone (nothing decoded).
+
+    Attributes:
+        pts: Presentation times in stream time-base units, sorted.
+        keyframes: Indices (into ``pts``) of the keyframes.
+        starts: Seconds from the first frame.
+        duration: End of the last frame, seconds.
+        fps: Average frame rate.
+        size: Native frame size.
+        stream: The PyAV video stream.
+    """
+
+    pts: npt.NDArray[np.int64]
+    keyframes: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.float64]
+    duration: float
+    fps: float
+    size: Size
+    stream: Any
+
+
+def demux_index(container: Any, path: str) -> FrameIndex:
+    """The frame index of ``container``'s first video stream (demuxed, not decoded).
+
+    Raises:
+        VideoDecodeError: If there is no video stream or it has no frames.
+    """
+    if not container.streams.video:
+        raise VideoDecodeError(path, "no video stream")
+    stream = container.streams.video[0]
+    stream.thread_type = "AUTO"
+    pts, keys = [], []
+    for packet in container.demux(stream):
+        if packet.pts is not None and packet.size > 0:
+            pts.append(packet.pts)
+            keys.append(packet.is_keyframe)
+    if not pts:
+        raise VideoDecodeError(path, "the video stream has no frames")
+    order = np.argsort(pts, kind="stable")
+    sorted_pts = np.asarray(pts, dtype=np.int64)[order]
+    base = float(stream.time_base)
+    rate = stream.average_rate or stream.guessed_rate
+    fps = (
+        float(rate) if rate else (len(pts) - 1) / max((sorted_pts[-1] - sorted_pts[0]) * base, 1e-9)
+    )
+    starts = (sorted_pts - sorted_pts[0]).astype(np.float64) * base
+    size = Size(int(stream.codec_context.width), int(stream.codec_context.height))
+    keyframes = np.flatnonzero(np.asarray(keys)[order]).astype(np.int64)
+    return FrameIndex(
+        sorted_pts, keyframes, starts, float(starts[-1] + 1.0 / fps), fps, size, stream
+    )
 
 
 class PyAVReader(IndexedVideoReader):
@@ -48,31 +104,10 @@ class PyAVReader(IndexedVideoReader):
 
     def _open(self) -> None:
         self._container = self._av.open(self._path)
-        if not self._container.streams.video:
-            raise VideoDecodeError(self._path, "no video stream")
-        stream = self._container.streams.video[0]
-        stream.thread_type = "AUTO"
-        pts, keys = [], []
-        for packet in self._container.demux(stream):
-            if packet.pts is not None and packet.size > 0:
-                pts.append(packet.pts)
-                keys.append(packet.is_keyframe)
-        if not pts:
-            raise VideoDecodeError(self._path, "the video stream has no frames")
-        order = np.argsort(pts, kind="stable")
-        self._pts = np.asarray(pts, dtype=np.int64)[order]
-        self._keyframes = np.flatnonzero(np.asarray(keys)[order])
-        base = float(stream.time_base)
-        rate = stream.average_rate or stream.guessed_rate
-        self._fps = (
-            float(rate)
-            if rate
-            else (len(pts) - 1) / max((self._pts[-1] - self._pts[0]) * base, 1e-9)
-        )
-        self._starts = (self._pts - self._pts[0]).astype(np.float64) * base
-        self._duration = float(self._starts[-1] + 1.0 / self._fps)
-        self._size = Size(int(stream.codec_context.width), int(stream.codec_context.height))
-        self._stream = stream
+        index = demux_index(self._container, self._path)
+        self._pts, self._keyframes, self._stream = index.pts, index.keyframes, index.stream
+        self._starts, self._duration, self._fps = index.starts, index.duration, index.fps
+        self._size = index.size
         self._frames_iter = None
 
     def _seek(self, index: int) -> None:

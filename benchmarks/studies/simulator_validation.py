@@ -1,6 +1,7 @@
 """Simulator validation: do policies rank the same under simulated and pixel-real perception?
 
-Run: ``python -m benchmarks.simulator_validation [--weights DIR] [--out DIR] [--update-docs]``
+Run: ``python -m benchmarks.studies.simulator_validation [--weights DIR] [--out DIR]
+[--update-docs]``
 
 1. Two ``video-env bench`` runs (:func:`benchmarks.run.run_benchmark`, resumable folders
    ``OUT/simulated`` and ``OUT/pixel-real``) of the same policies on the same questions
@@ -9,7 +10,7 @@ Run: ``python -m benchmarks.simulator_validation [--weights DIR] [--out DIR] [--
 2. Per (env, policy): accuracy, GToU, VLM calls and model tokens under both; the Spearman
    rank correlation of the accuracies (target >= 0.8); FALCONEye against uniform sampling
    under pixel-real perception (paired by question, bootstrap CI over videos).
-3. The zoom-in effect from pixels (:mod:`benchmarks.zoom_effect`): the pixel-real VLM's
+3. The zoom-in effect from pixels (:mod:`benchmarks.studies.zoom_effect`): the pixel-real VLM's
    accuracy against window length and frame width, beside the simulator's expected curve.
 4. ``OUT/validation.json``, ``OUT/validation.md`` (the markdown block between
    :data:`BEGIN` and :data:`END`, also printed) and ``OUT/simulator_validation.png``;
@@ -32,18 +33,18 @@ from typing import Any
 from benchmarks.config import ENV_KINDS, BenchConfig
 from benchmarks.doc_blocks import replace_block
 from benchmarks.run import run_benchmark
-from benchmarks.validation_stats import (
+from benchmarks.studies.validation_stats import (
     falconeye_vs_uniform,
     policy_table,
     readings_summary,
     spearman,
 )
-from benchmarks.zoom_effect import needle_mcqs, resolution_curve, window_curve
+from benchmarks.studies.zoom_effect import needle_mcqs, resolution_curve, window_curve
 
 #: Markers of the generated block in docs/simulator.md.
 BEGIN = "<!-- simulator-validation -->"
 END = "<!-- /simulator-validation -->"
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 FIGURE = "simulator_validation.png"
 
 
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     widths = resolution_curve(zoom_samples, vlm)
     walls["zoom_study"] = round(time.monotonic() - start, 1)
     return {
-        "command": "python -m benchmarks.simulator_validation "
+        "command": "python -m benchmarks.studies.simulator_validation "
         + " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--update-docs"),
         "weights": _weights_info(args.weights),
         "suite": args.suite,
@@ -152,7 +153,7 @@ def _weights_info(weights: str | None) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.simulator_validation", description=__doc__.split("\n")[0]
+        prog="python -m benchmarks.studies.simulator_validation", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--weights", help="pixel-real weights folder (default: the shipped)")
     parser.add_argument("--out", default="runs/simulator-validation", help="results folder")
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.executor = args.executor or ("process" if args.workers > 1 else "serial")
     report = run(args)
     out = Path(args.out)
-    from benchmarks.validation_report import markdown, plot
+    from benchmarks.studies.validation_report import markdown, plot
 
     figure = plot(out / FIGURE, report)
     block = markdown(report, FIGURE)

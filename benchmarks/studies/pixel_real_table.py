@@ -1,6 +1,6 @@
 """The held-out evaluation table of the pixel-real weights, as Markdown for the docs.
 
-Run: ``python -m benchmarks.pixel_real_table [--weights DIR] [--update-docs]``
+Run: ``python -m benchmarks.studies.pixel_real_table [--weights DIR] [--update-docs]``
 
 Reads the evaluation that ``video-env train perception`` (or ``--evaluate-only``) stored in
 the weights' ``pixel_real.json`` and prints it as the table of ``docs/pixel_real.md``;
@@ -20,7 +20,7 @@ from benchmarks.doc_blocks import replace_block
 from video_env.pixel import WEIGHTS_DIR
 from video_env.pixel.evaluate import INTERVAL_CONDITIONS
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "pixel_real.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "pixel_real.md"
 BEGIN = "<!-- pixel-real-table -->"
 END = "<!-- /pixel-real-table -->"
 CATEGORIES = ("colour", "material", "object", "text", "time")

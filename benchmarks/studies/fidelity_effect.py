@@ -1,6 +1,6 @@
 """The "measured effect" blocks of ``docs/fidelity.md`` and ``docs/learned-pacing.md``.
 
-Run: ``python -m benchmarks.fidelity_effect [--out DIR] [--fresh] [--run-pixel-real]
+Run: ``python -m benchmarks.studies.fidelity_effect [--out DIR] [--fresh] [--run-pixel-real]
 [--update-docs]``
 
 1. The Zoom and ClipQuery policies (the papers' agents and baselines, offline reasoners)
@@ -8,7 +8,7 @@ Run: ``python -m benchmarks.fidelity_effect [--out DIR] [--fresh] [--run-pixel-r
    needles) under SIMULATED and pixel-real perception: accuracy, GToU and VLM calls side
    by side, and FALCONEye against Sequential under each perception. By default both
    columns are read from the simulator validation's committed output (the generated block
-   of ``docs/simulator.md``, :data:`benchmarks.simulator_validation.BEGIN`: a pixel-real
+   of ``docs/simulator.md``, :data:`benchmarks.studies.simulator_validation.BEGIN`: a pixel-real
    bench of every policy takes over ten minutes here), and today's code is run with
    SIMULATED perception on the same questions (``OUT/simulated``) beside it.
    ``--run-pixel-real`` runs the pixel-real bench too (``OUT/pixel-real``, slow) and uses
@@ -35,12 +35,12 @@ from typing import Any
 from benchmarks.config import BenchConfig
 from benchmarks.doc_blocks import replace_block
 from benchmarks.run import run_benchmark
-from benchmarks.simulator_validation import BEGIN as VALIDATION_BEGIN
-from benchmarks.simulator_validation import END as VALIDATION_END
-from benchmarks.simulator_validation import configs
-from benchmarks.validation_stats import COMPARED, policy_table
+from benchmarks.studies.simulator_validation import BEGIN as VALIDATION_BEGIN
+from benchmarks.studies.simulator_validation import END as VALIDATION_END
+from benchmarks.studies.simulator_validation import configs
+from benchmarks.studies.validation_stats import COMPARED, policy_table
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 BEGIN, END = "<!-- fidelity-effect -->", "<!-- /fidelity-effect -->"
 QUICK_BEGIN, QUICK_END = "<!-- falconeye-quick -->", "<!-- /falconeye-quick -->"
 #: The Zoom and ClipQuery policies the fidelity table covers (offline reasoners).
@@ -57,7 +57,9 @@ POLICIES = (
     "uniform-8",
     "random",
 )
-COMMAND = "python -m benchmarks.fidelity_effect --out runs/fidelity-effect --fresh --update-docs"
+COMMAND = (
+    "python -m benchmarks.studies.fidelity_effect --out runs/fidelity-effect --fresh --update-docs"
+)
 #: Column names of the validation table, per measure of :data:`COMPARED`.
 _VALIDATION_COLUMNS = {
     "accuracy": ("accuracy sim", "accuracy pixel-real"),
@@ -187,7 +189,7 @@ def fidelity_block(
     source = (
         "the *simulated* and *pixel-real* columns are the simulator validation's committed "
         "output (the generated table of `docs/simulator.md`, made by `python -m "
-        "benchmarks.simulator_validation` on the code before issue 26; not re-run here: it "
+        "benchmarks.studies.simulator_validation` on the code before issue 26; not re-run here: it "
         "takes over ten minutes), the *today* columns this command's simulated run of "
         "today's code on the same questions"
         if today
@@ -251,7 +253,7 @@ def run(args: argparse.Namespace) -> tuple[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.fidelity_effect", description=__doc__.split("\n")[0]
+        prog="python -m benchmarks.studies.fidelity_effect", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--out", default="runs/fidelity-effect", help="results folder")
     parser.add_argument("--workers", type=int, default=1, help="bench processes (default 1)")
