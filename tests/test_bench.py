@@ -124,7 +124,7 @@ def test_compare_and_cli_errors(
     serial_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["bench", "compare", str(serial_run), str(serial_run)]) == 0
-    assert "+0.000" in capsys.readouterr().out
+    assert "| 0 (0 to 0) | 0 | 0 | 0 | 0 |" in capsys.readouterr().out  # rounded zeros
     assert main(["bench", "report", str(tmp_path)]) == 2
     assert "holds no episode records" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="different set-up"):
