@@ -45,7 +45,7 @@ def model_tokens(record: dict[str, Any]) -> int:
     )
 
 
-#: Suffix of the policy name of episodes in which no LLM call succeeded although the
+#: Suffix of the policy name of episodes in which no LLM reply was used although the
 #: policy asked (their decisions all came from the policy's offline fallback).
 FALLBACK_SUFFIX = " (offline fallback)"
 
@@ -53,14 +53,18 @@ FALLBACK_SUFFIX = " (offline fallback)"
 def policy_label(record: dict[str, Any]) -> str:
     """The policy name a record is shown under.
 
-    An LLM policy whose every LLM call in the episode failed (``llm_reply_failures`` but no
-    successful ``llm_calls``) ran on its offline fallback: its result is not the LLM
-    policy's and is shown as ``"<policy> (offline fallback)"``.
+    An LLM policy that used no LLM reply in the episode (``llm_reply_failures`` but no
+    ``llm_replies_used``) ran on its offline fallback: its result is not the LLM policy's
+    and is shown as ``"<policy> (offline fallback)"``. A call that succeeded but whose
+    reply was rejected (null content, wrong types, a 10 MB reply) is no used reply.
+    Records written before ``llm_replies_used`` existed fall back on ``llm_calls``.
     """
     policy = str(record["policy"])
-    if _count(record.get("llm_reply_failures")) and not _count(record.get("llm_calls")):
-        return policy + FALLBACK_SUFFIX
-    return policy
+    if not _count(record.get("llm_reply_failures")):
+        return policy
+    used = record.get("llm_replies_used")
+    none_used = not _count(used) if used is not None else not _count(record.get("llm_calls"))
+    return policy + FALLBACK_SUFFIX if none_used else policy
 
 
 def _count(value: Any) -> int:

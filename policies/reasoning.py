@@ -121,16 +121,21 @@ def is_non_answer(text: str) -> bool:
 
 @dataclass
 class JsonCaller:
-    """Asks an LLM for a JSON object; re-asks once; counts replies it could not use.
+    """Asks an LLM for a JSON object; re-asks once; counts replies it could and could not use.
 
     Args:
         llm: The model.
         max_tokens: Cap on the reply.
+
+    Attributes:
+        failures: Questions that got no usable reply (the caller fell back).
+        used: Questions that got a usable reply (a JSON object with the required keys).
     """
 
     llm: LLM
     max_tokens: int = 768
     failures: int = 0
+    used: int = 0
     errors: list[str] = field(default_factory=list)
 
     def ask(self, prompt: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
@@ -150,6 +155,7 @@ class JsonCaller:
             else:
                 missing = [k for k in required if k not in value]
                 if not missing:
+                    self.used += 1
                     return value
                 problem = f"missing keys {missing}"
             if attempt == 0:
