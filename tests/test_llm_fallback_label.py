@@ -55,6 +55,4 @@ def test_policy_label_counts_used_replies_not_calls() -> None:
     record = {"policy": "falconeye", "llm_calls": 4, "llm_reply_failures": 2}
     assert policy_label({**record, "llm_replies_used": 0}) == "falconeye" + FALLBACK_SUFFIX
     assert policy_label({**record, "llm_replies_used": 1}) == "falconeye"
-    assert policy_label({**record, "llm_reply_failures": 0, "llm_replies_used": 0}) == (
-        "falconeye"
-    )
+    assert policy_label({**record, "llm_reply_failures": 0, "llm_replies_used": 0}) == ("falconeye")
