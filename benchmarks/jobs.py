@@ -111,10 +111,14 @@ def validate(config: BenchConfig) -> None:
         llm = make_llm(config.llm)  # a missing key or extra fails here, not in every worker
         if llm is not None:
             check_llm_answers(llm)
-    from video_env.backends.registry import make_judge, validate_spec
+    from video_env.backends.registry import check_vlm_server, make_judge, validate_spec
 
+    checked: set[str] = set()
     for role, spec in config.perception_specs().items():
         validate_spec(role, spec)  # a missing extra or uncached weights fail here
+        if role in ("vlm", "captioner") and spec not in checked:
+            checked.add(spec)
+            check_vlm_server(role, spec)  # a VLM server that is down fails here
     if config.judge not in (None, "exact", "embedding") and not config.judge.startswith("local:"):
         make_judge(config.judge)  # a missing key fails here
     if config.dataset is None:
@@ -151,14 +155,22 @@ SETTINGS_STATUSES = (401, 403, 404)
 
 
 def check_llm_answers(llm: LLM) -> None:
-    """Fail fast when the LLM server refuses the settings (one request of a few tokens).
+    """Fail fast when the LLM server is unreachable or refuses the settings.
 
-    Without this, a wrong key gives a whole run of offline-fallback episodes. Other
-    failures (timeouts, 5xx) are left to the run, which records them per episode.
+    One request of a few tokens, not retried. Without this, a wrong key or a server that
+    is down gives a whole run of offline-fallback episodes. Other failures (timeouts, 5xx)
+    are left to the run, which records them per episode.
 
     Raises:
-        ConfigError: On HTTP 401, 403 or 404.
+        ConfigError: On a refused connection or HTTP 401, 403 or 404.
     """
+    check_server = getattr(llm, "check_server", None)
+    if callable(check_server):  # OpenAI-compatible: no retries, a refused connection too
+        try:
+            check_server()
+        except ConfigError as exc:
+            raise ConfigError(f"--llm: {exc}") from None
+        return
     try:
         llm.chat([{"role": "user", "content": "Reply with the word OK."}], max_tokens=2)
     except LLMCallError as exc:

@@ -77,7 +77,9 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (env, policy) with the columns of :data:`COLUMNS`.
 
     Accuracy is over episodes whose answer is known (``correct`` not None); failed
-    episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
+    episodes count as wrong and are also counted in ``failures``. A row whose every
+    episode failed measured nothing: its accuracy, score, GToU, IoU and reward are NaN
+    (empty in CSV, ``–`` in Markdown), not 0. ``mean_reward`` is the
     mean episode return (every step's reward, invalid-action penalties included); ``score``
     is the judge's 0-5 score; ``mean_model_tokens`` the unified cost of
     :func:`model_tokens`. ``llm_reply_failures`` sums the LLM replies the policy
@@ -117,7 +119,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
             "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),
         })  # fmt: skip
+        if all(r.get("error") for r in rs):  # nothing was measured: n/a, not 0.000
+            rows[-1].update(dict.fromkeys(NOT_MEASURED, float("nan")))
     return rows
+
+
+#: Columns left empty (n/a) for a row whose every episode failed.
+NOT_MEASURED = ("accuracy", "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "mean_iou",
+                "mean_reward")  # fmt: skip
 
 
 def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

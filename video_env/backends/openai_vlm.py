@@ -113,6 +113,7 @@ class OpenAIVLM:
             max_retries=max_retries,
             backoff_s=backoff_s,
             prices=prices,
+            role="VLM",
         )
         self.model = model
         self.jpeg_quality = jpeg_quality
@@ -142,6 +143,14 @@ class OpenAIVLM:
             "generation": {"temperature": 0.0, "answer_max_tokens": self._caps()},
             "prompts": prompts.prompts_digest(),
         }
+
+    def check_server(self) -> None:
+        """Fail fast when the VLM server is unreachable or refuses the settings.
+
+        Raises:
+            ConfigError: See :meth:`OpenAICompatibleLLM.check_server`.
+        """
+        self._llm.check_server()
 
     # -- VLM ---------------------------------------------------------------------------
 

@@ -271,6 +271,25 @@ def validate_spec(role: str, spec: str | None) -> None:
         require("openai", "llm", "the OpenAI-compatible VLM backend")
 
 
+def check_vlm_server(role: str, spec: str | None) -> None:
+    """For an ``openai:MODEL`` spec, check its server answers (one request, no retries).
+
+    Raises:
+        ConfigError: If nothing answers at ``$VIDEO_ENV_VLM_BASE_URL`` (connection refused
+            included) or the server refuses the settings (HTTP 401/403/404).
+    """
+    if spec is None:
+        return
+    parsed = parse_spec(role, spec)
+    if parsed.kind != "openai":
+        return
+    factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
+    try:
+        factory(parsed.target, base_url=os.environ.get(VLM_BASE_URL_ENV)).check_server()
+    except ConfigError as exc:
+        raise ConfigError(f"--{role} {spec}: {exc} (the server is ${VLM_BASE_URL_ENV})") from None
+
+
 def make_judge(spec: str | None) -> Any:
     """The judge ``spec`` names: ``exact``, ``embedding`` or an LLM spec (None: exact).
 
