@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
+from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
 
 _ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
@@ -78,6 +80,23 @@ def samples_for(config: BenchConfig) -> list[VideoQA]:
     if key not in _SAMPLES:
         _SAMPLES[key] = load_samples(config)
     return _SAMPLES[key]
+
+
+def standin_samples(config: BenchConfig) -> int:
+    """Samples of the run whose perception will be simulated on a stand-in of their video.
+
+    With simulated perception every sample of a dataset (not a synthetic suite) runs on a
+    stand-in; with real backends only those whose file is missing, under
+    ``standin_missing_videos``.
+    """
+    if config.dataset is None:
+        return 0
+    samples = samples_for(config)
+    if len(config.simulated_roles()) == len(config.perception_specs()):
+        return sum(1 for s in samples if not isinstance(s.video, SynthVideo))
+    if config.standin_missing_videos:
+        return sum(1 for s in samples if s.video_path and not os.path.exists(s.video_path))
+    return 0
 
 
 def policy_names(config: BenchConfig) -> list[str]:

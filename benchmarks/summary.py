@@ -177,6 +177,18 @@ def _fmt(value: Any, csv_mode: bool = False) -> str:
     return str(value)
 
 
+#: What run.json, the summary and the CLI say of episodes on stand-ins.
+STANDIN_NOTE = (
+    "ran on simulated stand-ins of the dataset's videos: their perception is simulated "
+    "from the annotations (intervals, answer, options), not read from the video"
+)
+
+
+def standin_count(records: Sequence[dict[str, Any]]) -> int:
+    """Episodes whose perception was simulated from a real sample's annotations."""
+    return sum(1 for r in records if r.get("standin") is True)
+
+
 #: Columns of the compact table printed after a run.
 BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
          "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
@@ -184,7 +196,14 @@ BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc
 
 
 def perception_label(records: Sequence[dict[str, Any]]) -> str:
-    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``."""
+    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``.
+
+    Episodes that ran on simulated stand-ins of real videos (``standin``) are counted:
+    ``simulated (3 of 12 on stand-ins)``.
+    """
+    standins = standin_count(records)
+    if standins:
+        return f"simulated ({standins} of {len(records)} on stand-ins)"
     if any(r.get("simulated") for r in records):
         return "simulated"
     return "pixel-real" if any(r.get("pixel_real") for r in records) else "real"

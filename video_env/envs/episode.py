@@ -148,6 +148,7 @@ class EpisodeTracker:
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
             "simulated": self.simulated,
+            "standin": self.standin,
             "pixel_real": not self.simulated and self.perception.is_pixel_real,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
