@@ -72,3 +72,24 @@ def test_a_bench_on_real_files_says_how_many_ran_on_standins(
     assert "3 of 3 episodes ran on simulated stand-ins" in (out / "summary.md").read_text()
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert [r["standin"] for r in records] == [True] * 3
+
+
+def test_a_corrupt_file_is_recorded_with_the_decoders_reason_and_the_others_run(
+    clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    broken = clip.parent / "broken.mp4"
+    broken.write_bytes(clip.read_bytes()[:300])  # truncated: the header only
+    samples = [sample(clip, 0), sample(broken, 1), sample(clip, 2)]
+    annotations = save_jsonl(samples, tmp_path / "qa.jsonl", video_root=clip.parent)
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
+            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
+            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    records = {r["sample_id"]: r for r in map(json.loads, (out / "episodes.jsonl").open())}
+    assert (
+        records["q1"]["error"].startswith("VideoDecodeError")
+        and "broken.mp4" in (records["q1"]["error"])
+    )
+    assert records["q0"]["error"] is None and records["q2"]["error"] is None
