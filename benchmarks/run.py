@@ -101,7 +101,8 @@ def _run_locked(
     origin = provenance(config, samples)
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
-    done = {r["job"] for r in log.load(repair=True)}
+    # a job whose worker died (a ``lost`` record) is rerun: resuming completes the run
+    done = {r["job"] for r in dedupe(log.load(repair=True)) if not r.get("lost")}
     _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
