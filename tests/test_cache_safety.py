@@ -153,3 +153,34 @@ def test_a_database_damaged_in_use_turns_the_cache_off(tmp_path: Path) -> None:
         assert cache.get(key) is None
     assert cache.broken is not None
     assert sum(issubclass(w.category, CacheWarning) for w in caught) == 1
+
+
+def test_a_read_only_database_changes_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from video_env.cache import CachedVLM
+
+    class Counting:
+        name, simulated, usage = "counting", False, Cost()
+        config: dict[str, object] = {"backend": "counting"}  # noqa: RUF012
+
+        def answer(self, frames: FrameBatch, question: str, options: Any = None) -> Answer:
+            return Answer(f"{question}@{frames.times[0]:.1f}", 0.5, (0.5,), 7)
+
+    video = load_suite("synth-tiny")[0].video
+    batches = [FrameBatch.sample(video, Interval(t, t + 4), 2, (32, 32)) for t in (0, 8, 0)]
+    plain = [CachedVLM(Counting(), None).answer(b, "q?") for b in batches]
+    cache = DiskCache(tmp_path / "cache")
+
+    def read_only(*_: Any, **__: Any) -> None:  # what SQLite says of a read-only folder
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(cache._cache, "set", read_only)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cached = [CachedVLM(Counting(), cache).answer(b, "q?") for b in batches]
+    assert cached == plain
+    assert cache.broken and "readonly" in cache.broken
+    assert sum(issubclass(w.category, CacheWarning) for w in caught) == 1
