@@ -16,7 +16,14 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import Job, check_workers_can_build, plan, samples_for, standin_samples, validate
+from benchmarks.jobs import (
+    Job,
+    check_workers_can_build,
+    plan,
+    samples_for,
+    standin_samples,
+    validate,
+)
 from benchmarks.provenance import differences, fingerprint, git_commit, provenance
 from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
