@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
-from benchmarks.jobs import validate
+from benchmarks.jobs import standin_samples, validate
 from benchmarks.progress import ProgressBar
-from benchmarks.summary import BRIEF, to_markdown
+from benchmarks.summary import BRIEF, STANDIN_NOTE, standin_count, to_markdown
 from video_env._optional import require
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
@@ -57,6 +57,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
+    if standins := standin_samples(config):
+        print(f"  stand-ins: {standins} sample(s) {STANDIN_NOTE}", flush=True)
     bar = _progress(args.quiet, 1 if executor == "serial" else workers)
     try:
         with _warnings_as_lines():
@@ -70,6 +72,9 @@ def _run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
+    standins = standin_count(result.records)
+    if standins:
+        print(f"stand-ins: {standins} of {len(result.records)} episodes {STANDIN_NOTE}")
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
     elif any(r.get("pixel_real") for r in result.records):

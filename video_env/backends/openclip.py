@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from video_env._offline import local_files_only
 from video_env._optional import require
 from video_env.backends.base import normalize_rows
 from video_env.backends.simulated.clip import clip_visual_tokens
@@ -60,10 +61,11 @@ def _create(
     open_clip = require("open_clip", "models", "the OpenCLIP backend")
     name = f"local-dir:{model}" if os.path.isdir(model) else model
     try:
-        net, _, preprocess = open_clip.create_model_and_transforms(
-            name, pretrained=pretrained, device=device, precision=precision
-        )
-        tokenizer = open_clip.get_tokenizer(name)
+        with local_files_only():  # open_clip would download a missing checkpoint
+            net, _, preprocess = open_clip.create_model_and_transforms(
+                name, pretrained=pretrained, device=device, precision=precision
+            )
+            tokenizer = open_clip.get_tokenizer(name)
     except (RuntimeError, OSError, ValueError) as exc:
         raise BackendError(_load_error(model, pretrained, exc)) from exc
     net.eval()
@@ -78,12 +80,7 @@ def _load_error(model: str, pretrained: str | None, exc: Exception) -> str:
             "lists the built-in names)"
         )
     what = f"open_clip model {model!r}" + (f" with pretrained={pretrained!r}" if pretrained else "")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0")
-    hint = (
-        "its weights are not in the local cache and HF_HUB_OFFLINE is set; "
-        if offline
-        else "the weights could not be loaded or downloaded; "
-    )
+    hint = "its weights are not in the local cache (video-env never downloads); "
     return (
         f"cannot load {what}: {exc}. If {hint}download them on a machine with internet "
         "(they land in the Hugging Face cache) or point at local files: "

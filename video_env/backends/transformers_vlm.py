@@ -15,9 +15,9 @@ outside ``[min_pixels, max_pixels]`` when those budgets are set, is resized with
 Several windows of one step go through :meth:`~TransformersVLM.answer_batch` in one
 left-padded batched ``generate``.
 
-Weights are never downloaded here: an id is looked up in the local Hugging Face cache
-first; with ``HF_HUB_OFFLINE=1`` a miss is an immediate :class:`BackendError` that says
-how to point at a local directory.
+Weights are never downloaded: an id is looked up in the local Hugging Face cache only
+(``local_files_only=True``, with or without ``HF_HUB_OFFLINE``); a miss is an immediate
+:class:`BackendError` that says how to point at a local directory.
 """
 
 from __future__ import annotations

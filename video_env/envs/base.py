@@ -10,7 +10,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from video_env.actions.types import Action, AnswerAction, InvalidAction, describe_action
+from video_env.actions.types import (
+    Action,
+    AnswerAction,
+    InvalidAction,
+    check_action,
+    describe_action,
+    rejected_summary,
+)
+from video_env.actions.validation import MAX_DESCRIPTION_CHARS, dict_text
 from video_env.backends.base import CLIP, VLM, Captioner
 from video_env.backends.registry import make_judge
 from video_env.envs.episode import EpisodeTracker
@@ -151,10 +159,14 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         parts: dict[str, float] = {}
         answer: AnswerAction | None = None
         parsed: Action | None = None
+        summary = ""
         try:
+            check_action(action)  # sizes and field types, before anything is described
             parsed = action if isinstance(action, InvalidAction) else self._coerce_any(action)
+            check_action(parsed)  # a dict's action too
+            summary = describe_action(parsed)
             if isinstance(parsed, InvalidAction):
-                raise InvalidActionError(parsed.reason)
+                raise InvalidActionError(parsed.reason or "invalid action (no reason given)")
             if isinstance(parsed, AnswerAction):
                 answer = self._check_answer(parsed)
                 parts = self._answer_reward(answer)
@@ -163,12 +175,18 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 reward = self._act(parsed)
                 parts = {"step": reward} if reward else {}
         except InvalidActionError as exc:
-            self._last_error = str(exc)
+            self._last_error = _bounded(str(exc))
             episode.invalid_actions += 1
             parts = {"invalid": -self.invalid_action_penalty}
             truncated = episode.invalid_actions > self.max_invalid_actions
+        if not summary:  # refused before it could be described
+            refused = parsed if parsed is not None else action
+            summary = (
+                "(malformed action)"
+                if isinstance(refused, Mapping)
+                else (rejected_summary(refused))
+            )
         reward = float(sum(parts.values()))
-        summary = describe_action(parsed) if parsed is not None else "(malformed action)"
         episode.record(summary, reward, self._last_error, episode.step_cost())
         record = None
         if terminated or truncated:
@@ -188,17 +206,18 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         """:meth:`_coerce`, with a malformed ``action_space`` dict made an invalid action.
 
         A dict comes from outside (a learned policy, a fuzzer, a JSON file): a missing key,
-        a non-numeric string, NaN, infinity or a wrong shape is the agent's mistake, not a
-        crash. A value of the wrong Python type still raises ``TypeError`` (a caller bug).
+        a non-numeric string, NaN, infinity, a wrong shape, a value of the wrong type or a
+        list nested thousands deep is the agent's mistake, not a crash. An object that is
+        neither an action nor a dict raises ``TypeError`` (a caller bug).
         """
         if not isinstance(action, Mapping):
             return self._coerce(action)
         try:
             return self._coerce(action)
         except KeyError as exc:
-            raise InvalidActionError(f"malformed action: missing key {exc}") from exc
-        except (ValueError, OverflowError, IndexError) as exc:
-            raise InvalidActionError(f"malformed action: {exc}") from exc
+            raise InvalidActionError(_bounded(f"malformed action: missing key {exc}")) from None
+        except (ValueError, OverflowError, IndexError, TypeError, RecursionError) as exc:
+            raise InvalidActionError(_bounded(f"malformed action: {exc}")) from None
 
     def render(self) -> Any:
         """An RGB picture (frames + timeline) or a text summary, per ``render_mode``."""
@@ -265,7 +284,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         window = None
         if int(action.get("has_window", 0)):
             window = fraction_to_window(action["window"], self.video.duration)
-        return AnswerAction(str(action["answer"]), window, memory)
+        return AnswerAction(dict_text(action, "answer"), window, memory)
 
     def _search_reward(
         self, action: AnswerAction, gtou_weight: float, cost: float
@@ -351,6 +370,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     def _ansi_lines(self) -> list[str]:
         """Extra lines of the ``ansi`` rendering."""
         return []
+
+
+def _bounded(message: str) -> str:
+    """An error message cut to :data:`MAX_DESCRIPTION_CHARS` (it may quote the action)."""
+    if len(message) <= MAX_DESCRIPTION_CHARS:
+        return message
+    return message[: MAX_DESCRIPTION_CHARS - 3] + "..."
 
 
 def _checked_index(index: object, n_samples: int) -> int:

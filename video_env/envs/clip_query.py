@@ -207,6 +207,7 @@ class ClipQueryEnv(VideoQAEnv):
 
     def _make_action_space(self) -> spaces.Dict:
         q = self.max_queries_per_round or max(1, self.max_frames - self.initial_frames)
+        self._dict_queries = q
         return spaces.Dict(
             {
                 "kind": spaces.Discrete(2),
@@ -329,8 +330,9 @@ class ClipQueryEnv(VideoQAEnv):
         texts = action["texts"]
         if not isinstance(texts, (tuple, list)) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts must be a tuple of str")
-        if not 0 <= n <= min(len(segments), len(texts)):
-            raise InvalidActionError(f"n_queries must be between 1 and {len(texts)}, got {n}")
+        most = min(len(segments), len(texts), self._dict_queries)
+        if not 0 <= n <= most:  # bounded by the space, not by the arrays sent
+            raise InvalidActionError(f"n_queries must be between 1 and {most}, got {n}")
         return QueryAction(tuple(SegmentQuery(int(segments[i]), texts[i]) for i in range(n)))
 
     def _act(self, action: Action) -> float:

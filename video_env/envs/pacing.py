@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
+from video_env.actions.validation import dict_text
 from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
@@ -261,7 +262,7 @@ class PacingEnv(VideoQAEnv):
                 f"Pacing actions are SpeedAction, RewatchAction, AnswerAction or an "
                 f"action_space dict, got {type(action).__name__}"
             )
-        memory = str(action.get("memory", "")) or None
+        memory = dict_text(action, "memory", "") or None
         kind = int(action["kind"])
         if kind == 0:
             speed = int(action["speed"])

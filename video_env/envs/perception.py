@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from dataclasses import dataclass
 
 from video_env.backends.base import CLIP, VLM, Captioner
@@ -141,14 +143,11 @@ class Perception:
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
-        if self.simulated:
-            return standin_video(sample)
+        if self.simulated:  # the file's duration when it exists (its pixels are not read)
+            return standin_video(sample, duration=file_duration(sample))
         path = sample.video_path
-        if standin_missing and path is not None:
-            import os
-
-            if not os.path.exists(path):
-                return standin_video(sample)
+        if standin_missing and path is not None and not os.path.exists(path):
+            return standin_video(sample)
         return open_video(sample.video)
 
 
@@ -186,3 +185,24 @@ def resolve_perception(
         make_captioner(captioner) if captioner is not None else perception.captioner,
         make_clip(clip) if clip is not None else perception.clip,
     )
+
+
+def file_duration(sample: VideoQA) -> float | None:
+    """The duration of ``sample``'s video file when it exists and the sample has none.
+
+    A stand-in of a real file must last as long as the file (a 5.3 s clip must not become
+    a 65 s synthetic one). Read once per file and modification time.
+
+    Raises:
+        VideoDecodeError: If the file exists but cannot be decoded (the episode records it).
+    """
+    path = sample.video_path
+    if sample.duration is not None or path is None or not os.path.isfile(path):
+        return None
+    return _duration_of(os.path.abspath(path), os.stat(path).st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _duration_of(path: str, mtime_ns: int) -> float:
+    with open_video(path) as reader:
+        return float(reader.duration)

@@ -267,8 +267,9 @@ class ZoomEnv(VideoQAEnv):
         """The first ``n_windows`` rows of ``windows`` (fractions of the duration)."""
         rows = _rows(action["windows"])
         n = int(action["n_windows"])
-        if not 1 <= n <= len(rows):
-            raise InvalidActionError(f"n_windows must be between 1 and {len(rows)}, got {n}")
+        most = min(len(rows), self.max_windows_per_step)  # the space's, not the array's
+        if not 1 <= n <= most:
+            raise InvalidActionError(f"n_windows must be between 1 and {most}, got {n}")
         duration = self.video.duration
         return EvaluateAction(tuple(fraction_to_window(row, duration) for row in rows[:n]))
 
