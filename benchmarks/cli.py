@@ -16,6 +16,7 @@ from benchmarks.jobs import standin_samples, validate
 from benchmarks.progress import ProgressBar
 from benchmarks.summary import BRIEF, STANDIN_NOTE, standin_count, to_markdown
 from video_env._optional import require
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
 
@@ -107,13 +108,20 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
         )
     envs = running_envs(config)
-    return (
+    text = (
         f"video-env bench: {source} | envs {' '.join(envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"
         f"  perception {perception} | text embedder {config.text_embedder} | LLM "
         f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
         f"worker{'s' if workers > 1 else ''} | results -> {out}"
     )
+    random = config.random_weight_sources()
+    if random:
+        text += (
+            f"\n  {RANDOM_LABEL.upper()}: {', '.join(random)} loaded a checkpoint the tiny "
+            "test builders made; the results test the plumbing, not a model"
+        )
+    return text
 
 
 def running_envs(config: BenchConfig) -> list[str]:

@@ -37,6 +37,7 @@ from benchmarks.summary import (
     to_csv,
     to_markdown,
 )
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.errors import BackendNotInstalled, ConfigError
 
 RUN_JSON = "run.json"
@@ -191,6 +192,12 @@ def _markdown(
             "see docs/simulator.md). These numbers measure exploration strategies in the "
             "simulator, not any model.\n\n"
         )
+    random = meta.get("random_weights") or (
+        ["perception"] if any(r.get("random_weights") for r in records) else []
+    )
+    if random:
+        head += f"> **{RANDOM_LABEL.upper()}**: {', '.join(random)} loaded a checkpoint the "
+        head += "tiny test builders made; these numbers test the plumbing, not a model.\n\n"
     if standin_count(records):
         head += f"> {standin_count(records)} of {len(records)} episodes {STANDIN_NOTE}.\n\n"
     elif any(r.get("pixel_real") for r in records):
@@ -291,6 +298,7 @@ def _run_meta(
         "episodes": episodes,
         "started": _now(),
         "perception": config.perception_label,
+        "random_weights": config.random_weight_sources(),
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),
         "text_embedder": config.text_embedder,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
 COLUMNS = (
@@ -199,11 +200,15 @@ def perception_label(records: Sequence[dict[str, Any]]) -> str:
     """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``.
 
     Episodes that ran on simulated stand-ins of real videos (``standin``) are counted:
-    ``simulated (3 of 12 on stand-ins)``.
+    ``simulated (3 of 12 on stand-ins)``; models loaded from the tiny test builders'
+    folders add ``, random weights (plumbing test)``.
     """
     standins = standin_count(records)
     if standins:
         return f"simulated ({standins} of {len(records)} on stand-ins)"
     if any(r.get("simulated") for r in records):
         return "simulated"
-    return "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
+    label = "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
+    if any(r.get("random_weights") for r in records):
+        label += f", {RANDOM_LABEL}"
+    return label

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from video_env._offline import local_files_only
 from video_env._optional import require
 from video_env.backends.base import normalize_rows
+from video_env.backends.random_weights import has_random_weights
 from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.fingerprint import video_fingerprint
 from video_env.cache.store import CacheArg, DiskCache, cache_key, resolve_cache
@@ -146,6 +147,8 @@ class OpenCLIP:
         self.patch_size = _patch_size(self._net)
         self.cache: DiskCache | None = resolve_cache(cache)
         self.name = f"open_clip:{model}" + (f":{pretrained}" if pretrained else "")
+        #: Loaded from a tiny test builder's folder: its features mean nothing.
+        self.random_weights = has_random_weights(model) if os.path.isdir(model) else False
         self.usage = Cost()
         self.computed_frames = 0
         self._texts: dict[str, npt.NDArray[np.float32]] = {}

@@ -40,6 +40,7 @@ from video_env.backends.confidence import (
 )
 from video_env.backends.hf_generation import Generated, VisionCall, generate, load_vlm
 from video_env.backends.llm.base import Completion
+from video_env.backends.random_weights import has_random_weights
 from video_env.backends.vlm_frames import check_pixel_budgets, fed_frames, message_parts
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
@@ -106,6 +107,8 @@ class TransformersVLM:
         self.dtype = loaded.dtype
         self.revision = loaded.revision
         self.name = f"transformers:{self.model_id}"
+        #: Loaded from a tiny test builder's folder: its answers mean nothing.
+        self.random_weights = has_random_weights(self.model_id)
         self.usage = Cost()
         self.last_call: VisionCall | None = None
         self._usage_lock = threading.Lock()

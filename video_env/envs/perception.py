@@ -114,6 +114,11 @@ class Perception:
         return any(getattr(b, "simulated", False) for b in self.backends)
 
     @property
+    def random_weights(self) -> bool:
+        """Whether a backend was loaded from a random-weights test checkpoint."""
+        return any(getattr(b, "random_weights", False) for b in self.backends)
+
+    @property
     def is_pixel_real(self) -> bool:
         """Whether any configured backend is a pixel-real model (results must say so)."""
         return any(getattr(b, "pixel_real", False) for b in self.backends)
