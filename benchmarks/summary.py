@@ -163,18 +163,36 @@ def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return out.getvalue()
 
 
+#: Decimals of the Markdown tables per column, one precision a column (as the README's
+#: table): fractions 3, counts per episode 1, frames and tokens whole.
+MARKDOWN_DECIMALS = {
+    **dict.fromkeys(("accuracy", "acc_ci_low", "acc_ci_high", "mean_gtou", "mean_iou",
+                     "mean_reward", "score"), 3),
+    **dict.fromkeys(("mean_turns", "mean_vlm_calls", "mean_llm_calls", "mean_wall_s"), 1),
+    **dict.fromkeys(("mean_frames", "mean_llm_tokens", "mean_visual_tokens",
+                     "mean_model_tokens"), 0),
+}  # fmt: skip
+
+
 def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A Markdown table."""
+    """A Markdown table, each column at one precision (:data:`MARKDOWN_DECIMALS`)."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(row[k]) for k in columns) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(_fmt(row[k], decimals=MARKDOWN_DECIMALS.get(k)) for k in columns) + " |"
+        for row in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _fmt(value: Any, csv_mode: bool = False) -> str:
+def _fmt(value: Any, csv_mode: bool = False, decimals: int | None = None) -> str:
     if isinstance(value, float):
         if value != value:  # nan
             return "" if csv_mode else "–"
-        return f"{value:.4f}" if csv_mode else f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+        if csv_mode:
+            return f"{value:.4f}"
+        if decimals is not None:
+            return f"{value:.{decimals}f}"
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     return str(value)
 
 
