@@ -9,6 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
 from video_env.actions.types import (
     Action,
@@ -24,7 +25,13 @@ from video_env.backends.registry import make_judge
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception
 from video_env.envs.render import render_ansi, render_rgb
-from video_env.envs.spaces import fraction_to_window
+from video_env.envs.spaces import (
+    MAX_SECONDS,
+    fraction_to_window,
+    option_list,
+    option_list_space,
+    scalar,
+)
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
@@ -51,6 +58,11 @@ def resolve_dataset(dataset: Sequence[VideoQA] | str | None) -> list[VideoQA]:
     if not samples:
         raise ConfigError("the dataset has no samples")
     return samples
+
+
+#: The observation layout of the latest env ids (``-v1``): ``option_list`` beside
+#: ``options``, and the video's ``duration`` in every env. ``-v0`` ids pass 0.
+OBSERVATION_VERSION = 1
 
 
 class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
@@ -95,9 +107,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
         render_mode: str | None = None,
+        observation_version: int = OBSERVATION_VERSION,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if observation_version not in (0, 1):
+            raise ConfigError(f"observation_version must be 0 or 1, got {observation_version}")
+        self.observation_version = observation_version
         if max_invalid_actions < 0:
             raise ConfigError("max_invalid_actions must be >= 0")
         self.samples = resolve_dataset(dataset)
@@ -145,7 +161,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()
         info["reset_cost"] = reset_cost.to_dict()
         info["episode_seed"] = episode_seed
-        return self._observation(), info
+        return self._versioned(self._observation()), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply an action: a dataclass from :mod:`video_env.actions` or a space dict.
@@ -200,7 +216,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
-        return self._observation(), reward, terminated, truncated, info
+        return self._versioned(self._observation()), reward, terminated, truncated, info
 
     def _coerce_any(self, action: Any) -> Action:
         """:meth:`_coerce`, with a malformed ``action_space`` dict made an invalid action.
@@ -341,6 +357,23 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     @abc.abstractmethod
     def _act(self, action: Action) -> float:
         """Apply a non-answer action; return its reward. Raise InvalidActionError."""
+
+    def _versioned_space(self, space: spaces.Dict) -> spaces.Dict:
+        """``space`` with the fields of :attr:`observation_version` the env does not have."""
+        if self.observation_version < 1:
+            return space
+        extra: dict[str, spaces.Space[Any]] = {
+            "option_list": option_list_space(),
+            "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+        }
+        return spaces.Dict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
+
+    def _versioned(self, obs: dict[str, Any]) -> dict[str, Any]:
+        """``obs`` with the values of the :meth:`_versioned_space` fields."""
+        if self.observation_version >= 1:
+            obs.setdefault("option_list", option_list(self.sample.options))
+            obs.setdefault("duration", scalar(self.video.duration))
+        return obs
 
     @abc.abstractmethod
     def _observation(self) -> dict[str, Any]:
