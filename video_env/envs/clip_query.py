@@ -280,9 +280,8 @@ class ClipQueryEnv(VideoQAEnv):
     def _see(self, t: float) -> None:
         """Caption the frame at ``t`` and insert it among the seen frames."""
         batch = FrameBatch(self.video, np.array([t]), self.caption_size)
-        caption = self._captioner().caption(
-            batch, max_tokens=self.caption_max_tokens, style=self.caption_style
-        )
+        style = {} if self.caption_style == "light" else {"style": self.caption_style}
+        caption = self._captioner().caption(batch, max_tokens=self.caption_max_tokens, **style)
         self.caption_calls += 1
         i = bisect.bisect(self.times, t)
         self.times.insert(i, t)
