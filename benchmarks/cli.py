@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
-from benchmarks.jobs import validate
+from benchmarks.jobs import standin_samples, validate
 from benchmarks.progress import ProgressBar
-from benchmarks.summary import BRIEF, to_markdown
+from benchmarks.summary import BRIEF, STANDIN_NOTE, standin_count, to_markdown
 from video_env._optional import require
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
 
@@ -57,6 +58,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
     print(header(config, out, executor, workers), flush=True)
+    if standins := standin_samples(config):
+        print(f"  stand-ins: {standins} sample(s) {STANDIN_NOTE}", flush=True)
     bar = _progress(args.quiet, 1 if executor == "serial" else workers)
     try:
         with _warnings_as_lines():
@@ -70,6 +73,9 @@ def _run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
+    standins = standin_count(result.records)
+    if standins:
+        print(f"stand-ins: {standins} of {len(result.records)} episodes {STANDIN_NOTE}")
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
     elif any(r.get("pixel_real") for r in result.records):
@@ -102,13 +108,20 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
         )
     envs = running_envs(config)
-    return (
+    text = (
         f"video-env bench: {source} | envs {' '.join(envs)} | policies "
         f"{' '.join(config.policies)} | seeds {seeds}\n"
         f"  perception {perception} | text embedder {config.text_embedder} | LLM "
         f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
         f"worker{'s' if workers > 1 else ''} | results -> {out}"
     )
+    random = config.random_weight_sources()
+    if random:
+        text += (
+            f"\n  {RANDOM_LABEL.upper()}: {', '.join(random)} loaded a checkpoint the tiny "
+            "test builders made; the results test the plumbing, not a model"
+        )
+    return text
 
 
 def running_envs(config: BenchConfig) -> list[str]:

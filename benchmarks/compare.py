@@ -26,6 +26,8 @@ from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
 #: Metrics compared as differences of means over the paired questions.
 METRICS = ("gtou", "vlm_calls", "model_tokens", "frames")
+#: Decimals shown per column: fractions to 3, counts of calls to 1, frames and tokens whole.
+DECIMALS = {"accuracy": 3, "gtou": 3, "vlm_calls": 1, "model_tokens": 0, "frames": 0}
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
 
@@ -111,7 +113,7 @@ def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
         low, high = _signed(r["acc_ci_low"]), _signed(r["acc_ci_high"])
         acc = f"{_signed(r['accuracy'])} ({low} to {high})"
         paired = f"{r['paired']}" + (f" ({r['unpaired']} unpaired)" if r["unpaired"] else "")
-        cells = " | ".join(_signed(r[m]) for m in METRICS)
+        cells = " | ".join(_signed(r[m], DECIMALS[m]) for m in METRICS)
         lines.append(f"| {r['env']} | {r['policy']} | {paired} | {acc} | {cells} |")
     for only, side in ((set(left) - set(right), "A"), (set(right) - set(left), "B")):
         lines += [f"| {k[0]} | {k[1]} | only in {side} |" for k in sorted(only)]
@@ -121,6 +123,9 @@ def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _signed(value: float) -> str:
-    """``+0.125``; ``—`` for a difference that could not be computed (no pairs)."""
-    return "—" if np.isnan(value) else f"{value:+.3f}"
+def _signed(value: float, decimals: int = 3) -> str:
+    """``+0.125`` (``decimals`` places, ``0`` for a rounded zero); ``—`` without pairs."""
+    if np.isnan(value):
+        return "—"
+    text = f"{value:+.{decimals}f}"
+    return "0" if float(text) == 0 else text

@@ -121,6 +121,28 @@ class BenchConfig:
 
         return [r for r, s in self.perception_specs().items() if spec_is_pixel_real(r, s)]
 
+    def random_weight_sources(self) -> list[str]:
+        """Roles (``vlm``, ``clip``, ``llm``...) and policies that load a random-weights folder.
+
+        A folder the tiny test builders made (:mod:`video_env.backends.random_weights`):
+        results from it test the plumbing only, and are labelled so.
+        """
+        from video_env.backends.random_weights import has_random_weights
+        from video_env.backends.registry import parse_spec
+
+        sources = []
+        for role, spec in self.perception_specs().items():
+            if not spec_is_simulated_or_pixel(role, spec) and has_random_weights(
+                parse_spec(role, spec).target
+            ):
+                sources.append(role)
+        if self.llm and has_random_weights(self.llm.partition(":")[2].partition("?")[0]):
+            sources.append("llm")
+        for name in self.policies:
+            if any(has_random_weights(part) for part in name.split(":")[1:] if part):
+                sources.append(name)
+        return sources
+
     @property
     def perception_label(self) -> str:
         """``simulated``, ``pixel-real`` or ``real``: how the results are labelled."""
@@ -156,3 +178,11 @@ class BenchConfig:
     def source(self) -> str:
         """The dataset's name for folders and tables."""
         return self.dataset or self.suite
+
+
+def spec_is_simulated_or_pixel(role: str, spec: str) -> bool:
+    """Whether ``spec`` names the simulator or the shipped pixel-real world (no folder)."""
+    from video_env.backends.registry import parse_spec
+
+    parsed = parse_spec(role, spec)
+    return parsed.simulated or parsed.pixel_real

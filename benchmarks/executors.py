@@ -104,8 +104,13 @@ def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Itera
 
 
 def lost_job_record(job: Job, error: str) -> dict[str, Any]:
-    """The record of a job that could not run to an episode record (counted as failed)."""
+    """The record of a job that could not run to an episode record (counted as failed).
+
+    It is marked ``lost``: a resumed run reruns the job, and its real record then
+    replaces this one (see :func:`benchmarks.records.dedupe`).
+    """
     return {
+        "lost": True,
         "job": job.key,
         "env": job.env,
         "policy": job.policy,
@@ -139,10 +144,23 @@ def _ray(
     try:
         task = ray.remote(num_cpus=1)(run_job)
         config_ref = ray.put(config)
-        pending = [task.remote(config_ref, job) for job in jobs]
+        refs = {task.remote(config_ref, job): job for job in jobs}
+        pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
+            try:
+                yield ray.get(done[0])
+            except ray.exceptions.RayError as exc:  # a worker died (after Ray's retries)
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                warnings.warn(
+                    f"a Ray worker died ({type(exc).__name__}); job {refs[done[0]].key} is "
+                    "recorded as an error and rerun on resume",
+                    BenchWarning,
+                    stacklevel=2,
+                )
+                yield lost_job_record(
+                    refs[done[0]], f"the Ray worker died: {type(exc).__name__}: {reason}"[:500]
+                )
     finally:
         if started_here:
             ray.shutdown()

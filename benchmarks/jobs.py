@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
+from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
 
 _ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
@@ -82,6 +84,23 @@ def samples_for(config: BenchConfig) -> list[VideoQA]:
     return _SAMPLES[key]
 
 
+def standin_samples(config: BenchConfig) -> int:
+    """Samples of the run whose perception will be simulated on a stand-in of their video.
+
+    With simulated perception every sample of a dataset (not a synthetic suite) runs on a
+    stand-in; with real backends only those whose file is missing, under
+    ``standin_missing_videos``.
+    """
+    if config.dataset is None:
+        return 0
+    samples = samples_for(config)
+    if len(config.simulated_roles()) == len(config.perception_specs()):
+        return sum(1 for s in samples if not isinstance(s.video, SynthVideo))
+    if config.standin_missing_videos:
+        return sum(1 for s in samples if s.video_path and not os.path.exists(s.video_path))
+    return 0
+
+
 def policy_names(config: BenchConfig) -> list[str]:
     """The policies of the run (``all``: every one that can run with or without the LLM)."""
     if "all" in config.policies:
@@ -122,10 +141,14 @@ def validate(config: BenchConfig) -> None:
         llm = make_llm(config.llm)  # a missing key or extra fails here, not in every worker
         if llm is not None:
             check_llm_answers(llm)
-    from video_env.backends.registry import make_judge, validate_spec
+    from video_env.backends.registry import check_vlm_server, make_judge, validate_spec
 
+    checked: set[str] = set()
     for role, spec in config.perception_specs().items():
         validate_spec(role, spec)  # a missing extra or uncached weights fail here
+        if role in ("vlm", "captioner") and spec not in checked:
+            checked.add(spec)
+            check_vlm_server(role, spec)  # a VLM server that is down fails here
     if config.judge not in (None, "exact", "embedding") and not config.judge.startswith("local:"):
         make_judge(config.judge)  # a missing key fails here
     if config.dataset is None:
@@ -191,14 +214,22 @@ SETTINGS_STATUSES = (401, 403, 404)
 
 
 def check_llm_answers(llm: LLM) -> None:
-    """Fail fast when the LLM server refuses the settings (one request of a few tokens).
+    """Fail fast when the LLM server is unreachable or refuses the settings.
 
-    Without this, a wrong key gives a whole run of offline-fallback episodes. Other
-    failures (timeouts, 5xx) are left to the run, which records them per episode.
+    One request of a few tokens, not retried. Without this, a wrong key or a server that
+    is down gives a whole run of offline-fallback episodes. Other failures (timeouts, 5xx)
+    are left to the run, which records them per episode.
 
     Raises:
-        ConfigError: On HTTP 401, 403 or 404.
+        ConfigError: On a refused connection or HTTP 401, 403 or 404.
     """
+    check_server = getattr(llm, "check_server", None)
+    if callable(check_server):  # OpenAI-compatible: no retries, a refused connection too
+        try:
+            check_server()
+        except ConfigError as exc:
+            raise ConfigError(f"--llm: {exc}") from None
+        return
     try:
         llm.chat([{"role": "user", "content": "Reply with the word OK."}], max_tokens=2)
     except LLMCallError as exc:

@@ -126,12 +126,15 @@ def write_json(path: str | os.PathLike[str], value: Any) -> None:
 
 
 def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per job (the first), in job order.
+    """One record per job (the first, except that a real record replaces a ``lost`` one).
 
     Executors finish episodes in any order, and a log written by two runs at once may
-    hold a job twice.
+    hold a job twice; a job whose worker died has a ``lost`` record until a resumed run
+    reruns it.
     """
     seen: dict[str, dict[str, Any]] = {}
     for record in records:
-        seen.setdefault(str(record.get("job", "")), record)
+        key = str(record.get("job", ""))
+        if key not in seen or (seen[key].get("lost") and not record.get("lost")):
+            seen[key] = record
     return [seen[k] for k in sorted(seen)]

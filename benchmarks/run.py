@@ -16,18 +16,28 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.jobs import Job, check_workers_can_build, plan, samples_for, validate
+from benchmarks.jobs import (
+    Job,
+    check_workers_can_build,
+    plan,
+    samples_for,
+    standin_samples,
+    validate,
+)
 from benchmarks.provenance import differences, fingerprint, git_commit, provenance
 from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
     COLUMNS,
+    STANDIN_NOTE,
     TIMING_COLUMNS,
     by_category,
+    standin_count,
     summarize,
     to_csv,
     to_markdown,
 )
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.errors import BackendNotInstalled, ConfigError
 
 RUN_JSON = "run.json"
@@ -100,12 +110,14 @@ def _run_locked(
     origin = provenance(config, samples)
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
-    done = {r["job"] for r in log.load(repair=True)}
+    # a job whose worker died (a ``lost`` record) is rerun: resuming completes the run
+    done = {r["job"] for r in dedupe(log.load(repair=True)) if not r.get("lost")}
     _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in plan(config, samples) if j.key not in done]
     if on_plan is not None:
         on_plan(jobs, len(done))
     meta = _run_meta(config, origin, fp, executor, workers, len(jobs) + len(done))
+    meta["standin_samples"] = standin_samples(config)
     write_json(folder / RUN_JSON, meta)
     started = time.perf_counter()
     for record in execute(executor, config.to_dict(), jobs, workers, ray_address):
@@ -114,6 +126,8 @@ def _run_locked(
             progress(record)
     meta["run_wall_s"] = time.perf_counter() - started
     meta["finished"] = _now()
+    meta["standin_episodes"] = standin_count(dedupe(EpisodeLog(folder).load()))
+    meta["standin_note"] = STANDIN_NOTE if meta["standin_episodes"] else None
     write_json(folder / RUN_JSON, meta)
     result = report(folder, plots=plots)
     result.new_episodes, result.skipped_episodes = len(jobs), len(done)
@@ -178,6 +192,14 @@ def _markdown(
             "see docs/simulator.md). These numbers measure exploration strategies in the "
             "simulator, not any model.\n\n"
         )
+    random = meta.get("random_weights") or (
+        ["perception"] if any(r.get("random_weights") for r in records) else []
+    )
+    if random:
+        head += f"> **{RANDOM_LABEL.upper()}**: {', '.join(random)} loaded a checkpoint the "
+        head += "tiny test builders made; these numbers test the plumbing, not a model.\n\n"
+    if standin_count(records):
+        head += f"> {standin_count(records)} of {len(records)} episodes {STANDIN_NOTE}.\n\n"
     elif any(r.get("pixel_real") for r in records):
         head += (
             "> Perception: **PIXEL-REAL** (synthetic world perceived from its rendered pixels "
@@ -276,6 +298,7 @@ def _run_meta(
         "episodes": episodes,
         "started": _now(),
         "perception": config.perception_label,
+        "random_weights": config.random_weight_sources(),
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),
         "text_embedder": config.text_embedder,

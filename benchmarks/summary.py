@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
 COLUMNS = (
@@ -45,7 +46,7 @@ def model_tokens(record: dict[str, Any]) -> int:
     )
 
 
-#: Suffix of the policy name of episodes in which no LLM call succeeded although the
+#: Suffix of the policy name of episodes in which no LLM reply was used although the
 #: policy asked (their decisions all came from the policy's offline fallback).
 FALLBACK_SUFFIX = " (offline fallback)"
 
@@ -53,14 +54,18 @@ FALLBACK_SUFFIX = " (offline fallback)"
 def policy_label(record: dict[str, Any]) -> str:
     """The policy name a record is shown under.
 
-    An LLM policy whose every LLM call in the episode failed (``llm_reply_failures`` but no
-    successful ``llm_calls``) ran on its offline fallback: its result is not the LLM
-    policy's and is shown as ``"<policy> (offline fallback)"``.
+    An LLM policy that used no LLM reply in the episode (``llm_reply_failures`` but no
+    ``llm_replies_used``) ran on its offline fallback: its result is not the LLM policy's
+    and is shown as ``"<policy> (offline fallback)"``. A call that succeeded but whose
+    reply was rejected (null content, wrong types, a 10 MB reply) is no used reply.
+    Records written before ``llm_replies_used`` existed fall back on ``llm_calls``.
     """
     policy = str(record["policy"])
-    if _count(record.get("llm_reply_failures")) and not _count(record.get("llm_calls")):
-        return policy + FALLBACK_SUFFIX
-    return policy
+    if not _count(record.get("llm_reply_failures")):
+        return policy
+    used = record.get("llm_replies_used")
+    none_used = not _count(used) if used is not None else not _count(record.get("llm_calls"))
+    return policy + FALLBACK_SUFFIX if none_used else policy
 
 
 def _count(value: Any) -> int:
@@ -73,7 +78,9 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (env, policy) with the columns of :data:`COLUMNS`.
 
     Accuracy is over episodes whose answer is known (``correct`` not None); failed
-    episodes count as wrong and are also counted in ``failures``. ``mean_reward`` is the
+    episodes count as wrong and are also counted in ``failures``. A row whose every
+    episode failed measured nothing: its accuracy, score, GToU, IoU and reward are NaN
+    (empty in CSV, ``–`` in Markdown), not 0. ``mean_reward`` is the
     mean episode return (every step's reward, invalid-action penalties included); ``score``
     is the judge's 0-5 score; ``mean_model_tokens`` the unified cost of
     :func:`model_tokens`. ``llm_reply_failures`` sums the LLM replies the policy
@@ -113,7 +120,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
             "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),
         })  # fmt: skip
+        if all(r.get("error") for r in rs):  # nothing was measured: n/a, not 0.000
+            rows[-1].update(dict.fromkeys(NOT_MEASURED, float("nan")))
     return rows
+
+
+#: Columns left empty (n/a) for a row whose every episode failed.
+NOT_MEASURED = ("accuracy", "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "mean_iou",
+                "mean_reward")  # fmt: skip
 
 
 def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -149,19 +163,49 @@ def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return out.getvalue()
 
 
+#: Decimals of the Markdown tables per column, one precision a column (as the README's
+#: table): fractions 3, counts per episode 1, frames and tokens whole.
+MARKDOWN_DECIMALS = {
+    **dict.fromkeys(("accuracy", "acc_ci_low", "acc_ci_high", "mean_gtou", "mean_iou",
+                     "mean_reward", "score"), 3),
+    **dict.fromkeys(("mean_turns", "mean_vlm_calls", "mean_llm_calls", "mean_wall_s"), 1),
+    **dict.fromkeys(("mean_frames", "mean_llm_tokens", "mean_visual_tokens",
+                     "mean_model_tokens"), 0),
+}  # fmt: skip
+
+
 def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A Markdown table."""
+    """A Markdown table, each column at one precision (:data:`MARKDOWN_DECIMALS`)."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(row[k]) for k in columns) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(_fmt(row[k], decimals=MARKDOWN_DECIMALS.get(k)) for k in columns) + " |"
+        for row in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _fmt(value: Any, csv_mode: bool = False) -> str:
+def _fmt(value: Any, csv_mode: bool = False, decimals: int | None = None) -> str:
     if isinstance(value, float):
         if value != value:  # nan
             return "" if csv_mode else "–"
-        return f"{value:.4f}" if csv_mode else f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+        if csv_mode:
+            return f"{value:.4f}"
+        if decimals is not None:
+            return f"{value:.{decimals}f}"
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     return str(value)
+
+
+#: What run.json, the summary and the CLI say of episodes on stand-ins.
+STANDIN_NOTE = (
+    "ran on simulated stand-ins of the dataset's videos: their perception is simulated "
+    "from the annotations (intervals, answer, options), not read from the video"
+)
+
+
+def standin_count(records: Sequence[dict[str, Any]]) -> int:
+    """Episodes whose perception was simulated from a real sample's annotations."""
+    return sum(1 for r in records if r.get("standin") is True)
 
 
 #: Columns of the compact table printed after a run.
@@ -171,7 +215,18 @@ BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc
 
 
 def perception_label(records: Sequence[dict[str, Any]]) -> str:
-    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``."""
+    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``.
+
+    Episodes that ran on simulated stand-ins of real videos (``standin``) are counted:
+    ``simulated (3 of 12 on stand-ins)``; models loaded from the tiny test builders'
+    folders add ``, random weights (plumbing test)``.
+    """
+    standins = standin_count(records)
+    if standins:
+        return f"simulated ({standins} of {len(records)} on stand-ins)"
     if any(r.get("simulated") for r in records):
         return "simulated"
-    return "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
+    label = "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
+    if any(r.get("random_weights") for r in records):
+        label += f", {RANDOM_LABEL}"
+    return label

@@ -2,7 +2,7 @@
 
 Example:
     >>> import gymnasium as gym, video_env, policies        # doctest: +SKIP
-    >>> env = gym.make("VideoEnv/Zoom-v0")                  # doctest: +SKIP
+    >>> env = gym.make("VideoEnv/Zoom-v1")                  # doctest: +SKIP
     >>> record = policies.run_episode(env, policies.make("falconeye"), seed=0)  # doctest: +SKIP
 """
 

@@ -60,6 +60,12 @@ class Policy(abc.ABC):
         caller = getattr(self, "caller", None)
         return int(getattr(caller, "failures", 0))
 
+    @property
+    def replies_used(self) -> int:
+        """LLM replies the policy used so far (a reply rejected and re-asked is not one)."""
+        caller = getattr(self, "caller", None)
+        return int(getattr(caller, "used", 0))
+
     def supports(self, env: gym.Env[Any, Any]) -> bool:
         """Whether the policy can act in ``env``."""
         return env_kind(env) in self.env_kinds

@@ -121,7 +121,7 @@ def is_non_answer(text: str) -> bool:
 
 @dataclass
 class JsonCaller:
-    """Asks an LLM for a JSON object; re-asks once; counts replies it could not use.
+    """Asks an LLM for a JSON object; re-asks once; counts replies it could and could not use.
 
     Args:
         llm: The model.
@@ -130,8 +130,9 @@ class JsonCaller:
             released ``main.py``, which parses what it gets).
 
     Attributes:
-        failures: Replies it could not use (after the re-ask, if any).
+        failures: Questions that got no usable reply (after the re-ask, if any).
         reasks: Re-asks made (each one an extra LLM call).
+        used: Questions that got a usable reply (a JSON object with the required keys).
     """
 
     llm: LLM
@@ -139,6 +140,7 @@ class JsonCaller:
     reask: bool = True
     failures: int = 0
     reasks: int = 0
+    used: int = 0
     errors: list[str] = field(default_factory=list)
 
     def ask(self, prompt: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
@@ -159,6 +161,7 @@ class JsonCaller:
             else:
                 missing = [k for k in required if k not in value]
                 if not missing:
+                    self.used += 1
                     return value
                 problem = f"missing keys {missing}"
             if attempt + 1 < attempts:

@@ -314,7 +314,8 @@ for _algo in ALGOS:
             False,
             False,
             ("pacing",),
-            f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing)",
+            f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing; "
+            "the zip is unpickled by stable-baselines3: load only files you trust)",
         ),
     )
 register_parameterised(

@@ -26,7 +26,8 @@ def run_episode(
 
     The record is the env's ``info["episode"]`` plus the policy's costs for this episode
     (``llm_calls``, ``prompt_tokens``, ``completion_tokens``; per step in
-    ``trajectory[i]["llm"]``; ``llm_reply_failures``: replies it could not use),
+    ``trajectory[i]["llm"]``; ``llm_reply_failures``: replies it could not use,
+    ``llm_replies_used``: replies it used),
     ``money_usd`` (the policy's paid LLM calls plus the perception's paid API calls,
     ``perception_money_usd``), ``policy``,
     ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
@@ -47,6 +48,7 @@ def run_episode(
         raise ValueError(f"policy {policy.name!r} does not support the {env_kind(env)} env")
     started = time.perf_counter()
     usage_before, failures_before = policy.usage, policy.reply_failures
+    used_before = policy.replies_used
     base: Any = env.unwrapped
     record: dict[str, Any] | None = None
     error = tb = None
@@ -89,6 +91,7 @@ def run_episode(
         completion_tokens=cost.completion_tokens,
         money_usd=cost.money_usd + float(record.get("perception_money_usd") or 0.0),
         llm_reply_failures=policy.reply_failures - failures_before,
+        llm_replies_used=policy.replies_used - used_before,
         wall_s=time.perf_counter() - started,
         error=error,
         traceback=tb,

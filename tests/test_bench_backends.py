@@ -85,7 +85,7 @@ def test_llm_judge_failures_are_recorded_and_the_run_goes_on(
     recs = records(tmp_path)
     open_answers = [r for r in recs if r["job"].split("|")[2].endswith("/open")]
     assert open_answers and all("judge call failed" in r["judge_error"] for r in open_answers)
-    assert all(r["correct"] is None for r in open_answers)
+    assert all(r["correct"] is False for r in open_answers)  # counted "no", as released
     assert all("judge_error" not in r for r in recs if r not in open_answers)  # MCQs need none
     assert json.loads((tmp_path / "run.json").read_text())["backends"]["judge"] == "openai:judge"
 

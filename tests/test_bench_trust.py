@@ -189,7 +189,9 @@ def test_plots_show_cis_counts_and_a_key(tmp_path: Path, monkeypatch: pytest.Mon
     assert "VLM calls" in frontier.axes[1].get_xlabel()
     (key,) = frontier.legends
     labels = [t.get_text() for t in key.get_texts()]
-    assert "videoagent[offline] (clip_query)" in labels and "env: zoom" in labels
+    # grouped by env: each env's heading (marker and Pareto-front line), then its policies
+    at = labels.index("clip_query (line: Pareto front)")
+    assert labels[at + 1] == "videoagent[offline]" and "zoom (line: Pareto front)" in labels
     assert not any(ax.texts for ax in frontier.axes)
     videoagent = next(r for r in result.rows if r["policy"] == "videoagent[offline]")
     assert videoagent["mean_vlm_calls"] == 0 < videoagent["mean_model_tokens"]
@@ -198,7 +200,9 @@ def test_plots_show_cis_counts_and_a_key(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(cells) >= 3 * 2 and all("(" in c and "–" in c for c in cells)
     assert "the sample the most policies ran" in timeline.axes[0].get_title()
     title = reliability.axes[0].get_title()
-    assert "ECE" in title and "pooled over 2 policies" in title
+    assert "ECE" in title and "fewer than 30 answers" in title
+    pooled = " ".join(t.get_text() for t in reliability.texts)
+    assert "pooled over 2 env × policy pairs: falconeye[offline] (zoom), uniform (zoom)" in pooled
     assert any(t.get_text().startswith("n=") for t in reliability.axes[0].texts)
     header = (tmp_path / "categories.csv").read_text().splitlines()[0]
     assert "acc_ci_low" in header and "acc_ci_high" in header

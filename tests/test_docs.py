@@ -120,7 +120,7 @@ def test_the_documents_have_python_blocks_and_markers_are_well_formed() -> None:
 
 def test_the_quick_start_demo_answers_correctly(capsys: pytest.CaptureFixture[str]) -> None:
     quick = BLOCKS[0]
-    assert quick.path.name == "README.md" and "VideoEnv/Zoom-v0" in quick.code
+    assert quick.path.name == "README.md" and "VideoEnv/Zoom-v1" in quick.code
     exec(compile(quick.code, quick.name, "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.splitlines()[-1].startswith("True ")
 

@@ -268,8 +268,9 @@ def test_wrong_python_types_raise() -> None:
         env.step("evaluate([0, 10])")
     with pytest.raises(TypeError):
         env.step(EvaluateAction(((0, 10),)))  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        env.step({"kind": 0, "windows": "soon", "n_windows": 1})
+    # a dict's values are data from outside: a wrong type is an invalid action (issue 25)
+    *_, info = env.step({"kind": 0, "windows": "soon", "n_windows": 1})
+    assert "malformed action" in info["last_action_error"]
 
 
 def test_dict_windows_are_fractions_of_the_duration() -> None:

@@ -154,7 +154,7 @@ def _trl(args: argparse.Namespace) -> int:
     if args.use_vllm:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
     config = trl_dapo_config(args.out, **settings)
-    processor = transformers.AutoProcessor.from_pretrained(args.model)
+    processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     trainer = build_trl_trainer(
         args.model, processor, samples, config, rules=RULES[args.rules](), max_turns=args.max_turns,
         seed=args.seed,

@@ -274,13 +274,13 @@ def train_rl(
     torch = require("torch", "models", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     torch.manual_seed(cfg.seed)
-    processor = transformers.AutoProcessor.from_pretrained(model_path)
+    processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     dtype = torch.bfloat16 if cfg.bf16 else torch.float32
     load = transformers.AutoModelForImageTextToText.from_pretrained
-    model = load(model_path, dtype=dtype)
+    model = load(model_path, dtype=dtype, local_files_only=True)  # never a download
     reference = None
     if cfg.loss.beta > 0:
-        reference = load(model_path, dtype=dtype).eval()
+        reference = load(model_path, dtype=dtype, local_files_only=True).eval()
         reference.requires_grad_(False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device)

@@ -121,11 +121,11 @@ def train_sft(
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     dataset = load_turns(turns)
-    processor = transformers.AutoProcessor.from_pretrained(model_path)
+    processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
     frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
     model = transformers.AutoModelForImageTextToText.from_pretrained(
-        model_path, dtype="bfloat16" if frozen_bf16 else "float32"
+        model_path, dtype="bfloat16" if frozen_bf16 else "float32", local_files_only=True
     )
     args = trl.SFTConfig(
         output_dir=str(out),

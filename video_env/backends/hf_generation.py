@@ -22,7 +22,7 @@ from video_env.backends.vlm_frames import FedFrames
 from video_env.errors import BackendError, ConfigError
 from video_env.video.base import Size
 
-__all__ = ["Generated", "LoadedVLM", "VisionCall", "generate", "hub_offline", "load_vlm"]
+__all__ = ["Generated", "LoadedVLM", "VisionCall", "generate", "load_vlm"]
 
 _PURPOSE = "the transformers VLM backend (Qwen2.5-VL)"
 
@@ -74,18 +74,11 @@ class VisionCall:
     prompt_tokens: tuple[int, ...]
 
 
-def hub_offline() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) forbids downloads."""
-    flags = (os.environ.get(k, "") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    return any(f.strip().upper() in {"1", "ON", "YES", "TRUE"} for f in flags)
-
-
 def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> LoadedVLM:
-    """Load a chat VLM and its processor: the local cache first, a download only if allowed.
+    """Load a chat VLM and its processor from local files only (never a download).
 
     Raises:
-        BackendError: If the weights are not local and downloads are off (or fail), or
-            the checkpoint cannot be loaded.
+        BackendError: If the weights are not local, or the checkpoint cannot be loaded.
         ConfigError: On an unknown dtype.
     """
     torch = require("torch", "models", _PURPOSE)
@@ -95,14 +88,9 @@ def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> Loaded
     if attn is not None:
         kwargs["attn_implementation"] = attn
     try:
-        model, processor = _from_pretrained(transformers, model_id, kwargs, local_only=True)
+        model, processor = _from_pretrained(transformers, model_id, kwargs)
     except OSError as exc:
-        if hub_offline() or Path(os.path.expanduser(model_id)).exists() or _looks_local(model_id):
-            raise BackendError(_missing_message(model_id, exc)) from None
-        try:  # a user's machine with internet: let the Hub download the snapshot
-            model, processor = _from_pretrained(transformers, model_id, kwargs, local_only=False)
-        except OSError as again:
-            raise BackendError(_missing_message(model_id, again)) from None
+        raise BackendError(_missing_message(model_id, exc)) from None
     except ValueError as exc:
         raise BackendError(f"cannot load {model_id!r} as a chat VLM: {exc}") from None
     model = model.to(device).eval()
@@ -112,12 +100,10 @@ def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> Loaded
     return LoadedVLM(model, processor, str(model.dtype).removeprefix("torch."), revision)
 
 
-def _from_pretrained(
-    transformers: Any, model_id: str, kwargs: dict[str, Any], local_only: bool
-) -> tuple[Any, Any]:
-    processor = transformers.AutoProcessor.from_pretrained(model_id, local_files_only=local_only)
+def _from_pretrained(transformers: Any, model_id: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    processor = transformers.AutoProcessor.from_pretrained(model_id, local_files_only=True)
     model = transformers.AutoModelForImageTextToText.from_pretrained(
-        model_id, local_files_only=local_only, **kwargs
+        model_id, local_files_only=True, **kwargs
     )
     return model, processor
 
@@ -131,13 +117,9 @@ def _missing_message(model_id: str, exc: BaseException) -> str:
         return f"cannot load the checkpoint in {model_id!r}: {exc}"
     if _looks_local(model_id):
         return f"no model directory at {model_id!r}"
-    how = (
-        "HF_HUB_OFFLINE is set, so nothing is downloaded"
-        if hub_offline()
-        else "the download failed"
-    )
     return (
-        f"the weights of {model_id!r} are not in the local Hugging Face cache and {how}. "
+        f"the weights of {model_id!r} are not in the local Hugging Face cache, and video-env "
+        "loads local files only (it never downloads, with or without HF_HUB_OFFLINE). "
         f"Download them where there is internet (`huggingface-cli download {model_id}`) "
         f"and copy the cache, or pass the local directory of a saved checkpoint as the model"
     )

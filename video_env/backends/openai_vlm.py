@@ -113,6 +113,7 @@ class OpenAIVLM:
             max_retries=max_retries,
             backoff_s=backoff_s,
             prices=prices,
+            role="VLM",
         )
         self.model = model
         self.jpeg_quality = jpeg_quality
@@ -142,6 +143,14 @@ class OpenAIVLM:
             "generation": {"temperature": 0.0, "answer_max_tokens": self._caps()},
             "prompts": prompts.prompts_digest(),
         }
+
+    def check_server(self) -> None:
+        """Fail fast when the VLM server is unreachable or refuses the settings.
+
+        Raises:
+            ConfigError: See :meth:`OpenAICompatibleLLM.check_server`.
+        """
+        self._llm.check_server()
 
     # -- VLM ---------------------------------------------------------------------------
 
@@ -240,7 +249,7 @@ class OpenAIVLM:
             model=getattr(response, "model", None) or self.model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            logprobs=tuple(float(t.logprob) for t in tokens) if tokens else None,
+            logprobs=_floats(tokens),
             finish_reason=getattr(choice, "finish_reason", None),
             latency_s=time.perf_counter() - start,
             cost_usd=price(self.model, prompt_tokens, completion_tokens, self.prices),
@@ -306,11 +315,20 @@ class OpenAIVLM:
                 "when asked), or choose confidence='verbal' to let the model state it"
             )
         tokens = []
-        for entry in entries:
-            chosen = math.exp(float(entry.logprob))
-            alternatives = [float(a.logprob) for a in getattr(entry, "top_logprobs", None) or ()]
-            top1 = max([chosen, *(math.exp(lp) for lp in alternatives)])
-            tokens.append(TokenProb(str(entry.token), top1, chosen))
+        try:
+            for entry in entries:
+                chosen = math.exp(min(float(entry.logprob), 0.0))
+                top = getattr(entry, "top_logprobs", None) or ()
+                alternatives = [min(float(a.logprob), 0.0) for a in top]
+                top1 = max([chosen, *(math.exp(lp) for lp in alternatives)])
+                if not all(math.isfinite(p) for p in (chosen, top1)):
+                    raise ValueError("not finite")
+                tokens.append(TokenProb(str(entry.token), top1, chosen))
+        except (AttributeError, TypeError, ValueError) as exc:  # e.g. "logprob": "very likely"
+            raise BackendError(
+                f"{self.name}: the server returned malformed logprobs ({exc}), so the "
+                "confidence cannot be computed"
+            ) from None
         return tuple(tokens)
 
     def _add(self, cost: Cost, prompt_tokens: int, completion_tokens: int) -> None:
@@ -335,3 +353,12 @@ def _message_text(response: Any) -> str:
 def _token_list(response: Any) -> list[Any]:
     logprobs = getattr(response.choices[0], "logprobs", None)
     return list(getattr(logprobs, "content", None) or [])
+
+
+def _floats(tokens: list[Any]) -> tuple[float, ...] | None:
+    """Each token's log-probability, or None when there are none or they are malformed."""
+    try:
+        values = tuple(float(t.logprob) for t in tokens)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return values or None

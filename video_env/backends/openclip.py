@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from video_env._offline import local_files_only
 from video_env._optional import require
 from video_env.backends.base import normalize_rows
+from video_env.backends.random_weights import has_random_weights
 from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.fingerprint import video_fingerprint
 from video_env.cache.store import CacheArg, DiskCache, cache_key, resolve_cache
@@ -60,10 +62,11 @@ def _create(
     open_clip = require("open_clip", "models", "the OpenCLIP backend")
     name = f"local-dir:{model}" if os.path.isdir(model) else model
     try:
-        net, _, preprocess = open_clip.create_model_and_transforms(
-            name, pretrained=pretrained, device=device, precision=precision
-        )
-        tokenizer = open_clip.get_tokenizer(name)
+        with local_files_only():  # open_clip would download a missing checkpoint
+            net, _, preprocess = open_clip.create_model_and_transforms(
+                name, pretrained=pretrained, device=device, precision=precision
+            )
+            tokenizer = open_clip.get_tokenizer(name)
     except (RuntimeError, OSError, ValueError) as exc:
         raise BackendError(_load_error(model, pretrained, exc)) from exc
     net.eval()
@@ -78,12 +81,7 @@ def _load_error(model: str, pretrained: str | None, exc: Exception) -> str:
             "lists the built-in names)"
         )
     what = f"open_clip model {model!r}" + (f" with pretrained={pretrained!r}" if pretrained else "")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0")
-    hint = (
-        "its weights are not in the local cache and HF_HUB_OFFLINE is set; "
-        if offline
-        else "the weights could not be loaded or downloaded; "
-    )
+    hint = "its weights are not in the local cache (video-env never downloads); "
     return (
         f"cannot load {what}: {exc}. If {hint}download them on a machine with internet "
         "(they land in the Hugging Face cache) or point at local files: "
@@ -149,6 +147,8 @@ class OpenCLIP:
         self.patch_size = _patch_size(self._net)
         self.cache: DiskCache | None = resolve_cache(cache)
         self.name = f"open_clip:{model}" + (f":{pretrained}" if pretrained else "")
+        #: Loaded from a tiny test builder's folder: its features mean nothing.
+        self.random_weights = has_random_weights(model) if os.path.isdir(model) else False
         self.usage = Cost()
         self.computed_frames = 0
         self._texts: dict[str, npt.NDArray[np.float32]] = {}

@@ -26,7 +26,8 @@ Nothing heavy is imported until a spec is resolved. Models are loaded once per p
 and spec; every :func:`make_backend` call returns a fresh light wrapper around the shared
 model (its own ``usage``, so each env and worker thread counts its own costs) that caches
 outputs on disk (:mod:`video_env.cache`). A Hugging Face id whose weights are not in the
-local cache fails at once under ``HF_HUB_OFFLINE=1`` with how to point at a local folder.
+local cache fails at once (the library never downloads, with or without ``HF_HUB_OFFLINE``)
+with how to point at a local folder.
 """
 
 from __future__ import annotations
@@ -159,15 +160,15 @@ def _import(module: str, cls: str) -> Callable[..., Any]:
 
 
 def check_local_weights(model: str) -> None:
-    """Fail fast when ``model`` is a Hub id whose files are not cached and the Hub is offline.
+    """Fail fast when ``model`` is a Hub id whose files are not in the local cache.
+
+    The library never downloads weights, whatever ``HF_HUB_OFFLINE`` says.
 
     Raises:
-        BackendError: Naming the id, ``HF_HUB_OFFLINE`` and how to pass a local folder.
+        BackendError: Naming the id and how to pass a local folder.
     """
     if os.path.isdir(os.path.expanduser(model)):
         return
-    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("", "0", "false", "False"):
-        return  # the Hub is reachable (or the user's machine will say so)
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
@@ -175,10 +176,10 @@ def check_local_weights(model: str) -> None:
     if isinstance(try_to_load_from_cache(model, "config.json"), str):
         return
     raise BackendError(
-        f"the weights of {model!r} are not in the local Hugging Face cache and "
-        "HF_HUB_OFFLINE is set, so they cannot be downloaded. On a machine with internet run "
-        f"`huggingface-cli download {model} --local-dir DIR`, then pass the folder: "
-        "qwen2.5-vl:DIR (or unset HF_HUB_OFFLINE to download)."
+        f"the weights of {model!r} are not in the local Hugging Face cache, and video-env "
+        "loads local files only (it never downloads, with or without HF_HUB_OFFLINE). On a "
+        f"machine with internet run `huggingface-cli download {model} --local-dir DIR`, then "
+        "pass the folder: qwen2.5-vl:DIR."
     )
 
 
@@ -269,6 +270,25 @@ def validate_spec(role: str, spec: str | None) -> None:
         check_local_weights(parsed.target)
     elif parsed.kind == "openai":
         require("openai", "llm", "the OpenAI-compatible VLM backend")
+
+
+def check_vlm_server(role: str, spec: str | None) -> None:
+    """For an ``openai:MODEL`` spec, check its server answers (one request, no retries).
+
+    Raises:
+        ConfigError: If nothing answers at ``$VIDEO_ENV_VLM_BASE_URL`` (connection refused
+            included) or the server refuses the settings (HTTP 401/403/404).
+    """
+    if spec is None:
+        return
+    parsed = parse_spec(role, spec)
+    if parsed.kind != "openai":
+        return
+    factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
+    try:
+        factory(parsed.target, base_url=os.environ.get(VLM_BASE_URL_ENV)).check_server()
+    except ConfigError as exc:
+        raise ConfigError(f"--{role} {spec}: {exc} (the server is ${VLM_BASE_URL_ENV})") from None
 
 
 def make_judge(spec: str | None) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from video_env._optional import require
+from video_env.backends.random_weights import MARKER
 
 __all__ = [
     "QWEN_CHAT_TEMPLATE",
@@ -207,7 +208,7 @@ def tiny_qwen2_5_vl(
         chat_template=QWEN_CHAT_TEMPLATE,
     )
     processor.save_pretrained(out)
-    (out / "tiny_model.json").write_text(
+    (out / MARKER).write_text(  # results from this folder are labelled random weights
         json.dumps({"built_by": "video_env.backends.testing.tiny_qwen2_5_vl", "seed": seed})
     )
     return out

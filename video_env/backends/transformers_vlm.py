@@ -15,9 +15,9 @@ outside ``[min_pixels, max_pixels]`` when those budgets are set, is resized with
 Several windows of one step go through :meth:`~TransformersVLM.answer_batch` in one
 left-padded batched ``generate``.
 
-Weights are never downloaded here: an id is looked up in the local Hugging Face cache
-first; with ``HF_HUB_OFFLINE=1`` a miss is an immediate :class:`BackendError` that says
-how to point at a local directory.
+Weights are never downloaded: an id is looked up in the local Hugging Face cache only
+(``local_files_only=True``, with or without ``HF_HUB_OFFLINE``); a miss is an immediate
+:class:`BackendError` that says how to point at a local directory.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from video_env.backends.confidence import (
 )
 from video_env.backends.hf_generation import Generated, VisionCall, generate, load_vlm
 from video_env.backends.llm.base import Completion
+from video_env.backends.random_weights import has_random_weights
 from video_env.backends.vlm_frames import check_pixel_budgets, fed_frames, message_parts
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
@@ -106,6 +107,8 @@ class TransformersVLM:
         self.dtype = loaded.dtype
         self.revision = loaded.revision
         self.name = f"transformers:{self.model_id}"
+        #: Loaded from a tiny test builder's folder: its answers mean nothing.
+        self.random_weights = has_random_weights(self.model_id)
         self.usage = Cost()
         self.last_call: VisionCall | None = None
         self._usage_lock = threading.Lock()

@@ -10,22 +10,39 @@ be cleared alone.
 
 The directory is ``$VIDEO_ENV_CACHE_DIR`` or ``~/.cache/video-env``; the size cap
 ``$VIDEO_ENV_CACHE_SIZE_GB`` (default 8 GB); ``VIDEO_ENV_CACHE=off`` disables caching.
+
+**Data only** (issue 25): values are stored as JSON or ``.npy`` bytes
+(:mod:`video_env.cache.codec`), and the folder's diskcache ``Disk`` refuses to unpickle
+anything, keys included, so a value planted by someone with write access never runs; it
+is a miss, logged once. A folder owned by another user or writable by others is refused
+(:class:`UnsafeCacheFolder`); :func:`shared_cache` then runs without the cache and says
+so once. A database that breaks while in use (truncated, overwritten, read-only, locked
+past the timeout) turns the cache off for the process with one warning; results are the
+same, only recomputed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import logging
 import os
+import sqlite3
+import stat
 import threading
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from video_env._optional import require
+from video_env.cache.codec import CacheFormatError, decode, encode
 from video_env.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 #: Kinds of cached values (namespaces and tags).
 KINDS = ("caption", "vlm", "clip", "judge")
@@ -34,6 +51,72 @@ KINDS = ("caption", "vlm", "clip", "judge")
 DEFAULT_SIZE_GB = 8.0
 
 _MISSING = object()
+
+
+class UnsafeCacheFolder(ConfigError):
+    """A cache folder that someone else could write to (and so plant values in)."""
+
+
+class CacheWarning(UserWarning):
+    """The cache is off or an entry was unreadable; results are recomputed."""
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def check_folder(directory: Path) -> None:
+    """Refuse a cache folder owned by another user or writable by group or others.
+
+    Raises:
+        UnsafeCacheFolder: In one line naming the folder and the fix.
+    """
+    info = os.stat(directory)
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and info.st_uid != getuid():
+        raise UnsafeCacheFolder(
+            f"refusing the cache folder {directory}: it is owned by another user (uid "
+            f"{info.st_uid}); set VIDEO_ENV_CACHE_DIR to a folder of your own"
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeCacheFolder(
+            f"refusing the cache folder {directory}: it is writable by other users (mode "
+            f"{stat.S_IMODE(info.st_mode):o}); run `chmod go-w {directory}` or set "
+            "VIDEO_ENV_CACHE_DIR to a folder of your own"
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def _data_only_disk() -> type:
+    """A diskcache ``Disk`` that stores bytes and never unpickles a key or a value."""
+    diskcache = require("diskcache", "models", "the disk cache of model outputs")
+
+    class DataOnlyDisk(diskcache.Disk):  # type: ignore[misc, name-defined]
+        def get(self, key: Any, raw: bool) -> Any:
+            if not raw:  # a pickled key: not written by this library
+                raise CacheFormatError("a pickled key in the cache (refused)")
+            return super().get(key, raw)
+
+        def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> Any:
+            if not isinstance(value, bytes):
+                raise TypeError("the data-only cache stores bytes")
+            return super().store(value, read, key=key)
+
+        def fetch(self, mode: int, filename: Any, value: Any, read: bool) -> Any:
+            if mode not in (diskcache.core.MODE_RAW, diskcache.core.MODE_BINARY):
+                raise CacheFormatError(f"an entry of diskcache mode {mode} (refused)")
+            return super().fetch(mode, filename, value, read)
+
+    return DataOnlyDisk
+
+
+#: Failures of a cache database in use: the cache is turned off, the run goes on.
+_BROKEN = (sqlite3.Error, OSError)
 
 
 def default_directory() -> Path:
@@ -94,11 +177,13 @@ class DiskCache:
     """A size-capped, process-safe disk cache of backend results.
 
     Args:
-        directory: Where the cache lives (default: :func:`default_directory`).
+        directory: Where the cache lives (default: :func:`default_directory`); created
+            with mode 0700 if missing.
         size_limit: Byte cap (default: :func:`default_size_limit`).
 
     Raises:
         BackendNotInstalled: If ``diskcache`` is not installed.
+        UnsafeCacheFolder: If the folder is another user's or writable by others.
     """
 
     def __init__(
@@ -107,36 +192,74 @@ class DiskCache:
         diskcache = require("diskcache", "models", "the disk cache of model outputs")
         self.directory = Path(directory) if directory is not None else default_directory()
         self.size_limit = size_limit if size_limit is not None else default_size_limit()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_folder(self.directory)
         with _opening(self.directory):
             self._cache = diskcache.Cache(
-                str(self.directory), size_limit=self.size_limit, tag_index=True, timeout=60
+                str(self.directory),
+                size_limit=self.size_limit,
+                tag_index=True,
+                timeout=60,
+                disk=_data_only_disk(),
             )
         self.hits = 0
         self.misses = 0
+        self.broken: str | None = None  # why the cache was turned off, if it was
 
     def get(self, key: str) -> Any:
-        """The value stored under ``key``, or ``None``."""
-        value = self._cache.get(key, default=_MISSING, retry=True)
+        """The value stored under ``key``, or ``None`` (a miss).
+
+        An entry this library did not write (a planted pickle, a damaged file) is a
+        miss, logged once; a database that fails turns the cache off (one warning).
+        """
+        value: Any = _MISSING
+        if self.broken is None:
+            try:
+                value = decode(data) if (data := self._read(key)) is not _MISSING else _MISSING
+            except CacheFormatError as exc:
+                _warn_once(f"unreadable cache entry in {self.directory} ({exc}); recomputed")
+            except _BROKEN as exc:
+                self._turn_off(exc)
         if value is _MISSING:
             self.misses += 1
             return None
         self.hits += 1
         return value
 
+    def _read(self, key: str) -> Any:
+        return self._cache.get(key, default=_MISSING, retry=True)
+
     def set(self, key: str, value: Any) -> None:
-        """Store ``value`` under ``key`` (tagged with the key's kind)."""
-        self._cache.set(key, value, tag=key.split(":", 1)[0], retry=True)
+        """Store ``value`` under ``key`` (tagged with the key's kind).
+
+        Raises:
+            TypeError: If ``value`` is not data (see :mod:`video_env.cache.codec`).
+        """
+        data = encode(value)
+        if self.broken is not None:
+            return
+        try:
+            self._cache.set(key, data, tag=key.split(":", 1)[0], retry=True)
+        except _BROKEN as exc:
+            self._turn_off(exc)
+
+    def _turn_off(self, exc: BaseException) -> None:
+        self.broken = f"{type(exc).__name__}: {exc}"
+        _warn_once(
+            f"the cache in {self.directory} failed ({self.broken}); running without it "
+            "(results are the same, recomputed)"
+        )
 
     def __contains__(self, key: str) -> bool:
-        return key in self._cache
+        return self.broken is None and key in self._cache
 
     def info(self) -> CacheInfo:
         """Entries, bytes on disk and entries per kind."""
         by_kind = dict.fromkeys(KINDS, 0)
-        for key in self._cache.iterkeys():
-            kind = str(key).split(":", 1)[0]
-            by_kind[kind] = by_kind.get(kind, 0) + 1
+        # counted by tag in SQL: iterating keys would unpickle a planted non-text key
+        rows = self._cache._sql("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
+        for tag, count in rows:
+            by_kind[str(tag)] = by_kind.get(str(tag), 0) + int(count)
         return CacheInfo(
             str(self.directory),
             sum(by_kind.values()),
@@ -183,7 +306,7 @@ def _opening(directory: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-_SHARED: dict[tuple[int, str], DiskCache] = {}
+_SHARED: dict[tuple[int, str], DiskCache | None] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -193,6 +316,8 @@ def shared_cache(directory: str | os.PathLike[str] | None = None) -> DiskCache |
     ``None`` when caching is disabled (``VIDEO_ENV_CACHE=off``).
     Worker processes each open their own connection to the same folder; SQLite's locking
     makes concurrent writers safe.
+    A folder that is unsafe (see :func:`check_folder`) or cannot be opened (a damaged
+    database, no permission) means no cache: one warning says so, and the run goes on.
     """
     if not caching_enabled():
         return None
@@ -200,7 +325,11 @@ def shared_cache(directory: str | os.PathLike[str] | None = None) -> DiskCache |
     key = (os.getpid(), path)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = DiskCache(path)
+            try:
+                _SHARED[key] = DiskCache(path)
+            except (UnsafeCacheFolder, *_BROKEN) as exc:
+                _warn_once(f"{exc}; running without the cache")
+                _SHARED[key] = None
         return _SHARED[key]
 
 

@@ -170,7 +170,10 @@ class CachedCaptioner(_Cached):
         key = cache_key("caption", parts)
         text = self._lookup(key)
         if not isinstance(text, str):
-            text = self.backend.caption(frames, max_tokens, style)
+            # light captions are asked as before styles existed, so captioners written
+            # against the older protocol (no ``style``) keep working for them
+            extra = {} if style == "light" else {"style": style}
+            text = self.backend.caption(frames, max_tokens, **extra)
             self._store(key, text)
         self._count(Cost(caption_calls=1, frames=len(frames)))
         return text

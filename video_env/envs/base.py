@@ -9,14 +9,29 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
-from video_env.actions.types import Action, AnswerAction, InvalidAction, describe_action
+from video_env.actions.types import (
+    Action,
+    AnswerAction,
+    InvalidAction,
+    check_action,
+    describe_action,
+    rejected_summary,
+)
+from video_env.actions.validation import MAX_DESCRIPTION_CHARS, dict_text
 from video_env.backends.base import CLIP, VLM, Captioner
 from video_env.backends.registry import make_judge
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception
 from video_env.envs.render import render_ansi, render_rgb
-from video_env.envs.spaces import fraction_to_window
+from video_env.envs.spaces import (
+    MAX_SECONDS,
+    fraction_to_window,
+    option_list,
+    option_list_space,
+    scalar,
+)
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
@@ -43,6 +58,11 @@ def resolve_dataset(dataset: Sequence[VideoQA] | str | None) -> list[VideoQA]:
     if not samples:
         raise ConfigError("the dataset has no samples")
     return samples
+
+
+#: The observation layout of the latest env ids (``-v1``): ``option_list`` beside
+#: ``options``, and the video's ``duration`` in every env. ``-v0`` ids pass 0.
+OBSERVATION_VERSION = 1
 
 
 class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
@@ -87,9 +107,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
         render_mode: str | None = None,
+        observation_version: int = OBSERVATION_VERSION,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if observation_version not in (0, 1):
+            raise ConfigError(f"observation_version must be 0 or 1, got {observation_version}")
+        self.observation_version = observation_version
         if max_invalid_actions < 0:
             raise ConfigError("max_invalid_actions must be >= 0")
         self.samples = resolve_dataset(dataset)
@@ -137,7 +161,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()
         info["reset_cost"] = reset_cost.to_dict()
         info["episode_seed"] = episode_seed
-        return self._observation(), info
+        return self._versioned(self._observation()), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply an action: a dataclass from :mod:`video_env.actions` or a space dict.
@@ -151,10 +175,14 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         parts: dict[str, float] = {}
         answer: AnswerAction | None = None
         parsed: Action | None = None
+        summary = ""
         try:
+            check_action(action)  # sizes and field types, before anything is described
             parsed = action if isinstance(action, InvalidAction) else self._coerce_any(action)
+            check_action(parsed)  # a dict's action too
+            summary = describe_action(parsed)
             if isinstance(parsed, InvalidAction):
-                raise InvalidActionError(parsed.reason)
+                raise InvalidActionError(parsed.reason or "invalid action (no reason given)")
             if isinstance(parsed, AnswerAction):
                 answer = self._check_answer(parsed)
                 parts = self._answer_reward(answer)
@@ -163,12 +191,18 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 reward = self._act(parsed)
                 parts = {"step": reward} if reward else {}
         except InvalidActionError as exc:
-            self._last_error = str(exc)
+            self._last_error = _bounded(str(exc))
             episode.invalid_actions += 1
             parts = {"invalid": -self.invalid_action_penalty}
             truncated = episode.invalid_actions > self.max_invalid_actions
+        if not summary:  # refused before it could be described
+            refused = parsed if parsed is not None else action
+            summary = (
+                "(malformed action)"
+                if isinstance(refused, Mapping)
+                else (rejected_summary(refused))
+            )
         reward = float(sum(parts.values()))
-        summary = describe_action(parsed) if parsed is not None else "(malformed action)"
         episode.record(summary, reward, self._last_error, episode.step_cost())
         record = None
         if terminated or truncated:
@@ -182,23 +216,24 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
-        return self._observation(), reward, terminated, truncated, info
+        return self._versioned(self._observation()), reward, terminated, truncated, info
 
     def _coerce_any(self, action: Any) -> Action:
         """:meth:`_coerce`, with a malformed ``action_space`` dict made an invalid action.
 
         A dict comes from outside (a learned policy, a fuzzer, a JSON file): a missing key,
-        a non-numeric string, NaN, infinity or a wrong shape is the agent's mistake, not a
-        crash. A value of the wrong Python type still raises ``TypeError`` (a caller bug).
+        a non-numeric string, NaN, infinity, a wrong shape, a value of the wrong type or a
+        list nested thousands deep is the agent's mistake, not a crash. An object that is
+        neither an action nor a dict raises ``TypeError`` (a caller bug).
         """
         if not isinstance(action, Mapping):
             return self._coerce(action)
         try:
             return self._coerce(action)
         except KeyError as exc:
-            raise InvalidActionError(f"malformed action: missing key {exc}") from exc
-        except (ValueError, OverflowError, IndexError) as exc:
-            raise InvalidActionError(f"malformed action: {exc}") from exc
+            raise InvalidActionError(_bounded(f"malformed action: missing key {exc}")) from None
+        except (ValueError, OverflowError, IndexError, TypeError, RecursionError) as exc:
+            raise InvalidActionError(_bounded(f"malformed action: {exc}")) from None
 
     def render(self) -> Any:
         """An RGB picture (frames + timeline) or a text summary, per ``render_mode``."""
@@ -265,7 +300,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         window = None
         if int(action.get("has_window", 0)):
             window = fraction_to_window(action["window"], self.video.duration)
-        return AnswerAction(str(action["answer"]), window, memory)
+        return AnswerAction(dict_text(action, "answer"), window, memory)
 
     def _search_reward(
         self, action: AnswerAction, gtou_weight: float, cost: float
@@ -323,6 +358,23 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     def _act(self, action: Action) -> float:
         """Apply a non-answer action; return its reward. Raise InvalidActionError."""
 
+    def _versioned_space(self, space: spaces.Dict) -> spaces.Dict:
+        """``space`` with the fields of :attr:`observation_version` the env does not have."""
+        if self.observation_version < 1:
+            return space
+        extra: dict[str, spaces.Space[Any]] = {
+            "option_list": option_list_space(),
+            "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+        }
+        return spaces.Dict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
+
+    def _versioned(self, obs: dict[str, Any]) -> dict[str, Any]:
+        """``obs`` with the values of the :meth:`_versioned_space` fields."""
+        if self.observation_version >= 1:
+            obs.setdefault("option_list", option_list(self.sample.options))
+            obs.setdefault("duration", scalar(self.video.duration))
+        return obs
+
     @abc.abstractmethod
     def _observation(self) -> dict[str, Any]:
         """The current observation (an element of ``observation_space``)."""
@@ -351,6 +403,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     def _ansi_lines(self) -> list[str]:
         """Extra lines of the ``ansi`` rendering."""
         return []
+
+
+def _bounded(message: str) -> str:
+    """An error message cut to :data:`MAX_DESCRIPTION_CHARS` (it may quote the action)."""
+    if len(message) <= MAX_DESCRIPTION_CHARS:
+        return message
+    return message[: MAX_DESCRIPTION_CHARS - 3] + "..."
 
 
 def _checked_index(index: object, n_samples: int) -> int:

@@ -19,7 +19,7 @@ from video_env.backends.base import (
     FrameBatch,
     similarities,
 )
-from video_env.envs.base import VideoQAEnv
+from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
     INITIAL_PLACEMENTS,
@@ -134,8 +134,11 @@ class ClipQueryEnv(VideoQAEnv):
     ``gtou_weight`` (0.5), ``call_cost`` (0.0).
 
     ## Version History
-    * v0: initial release; captions default to VideoAgent's detailed style (issue 26;
-      earlier: FALCONEye's light captions, now ``caption_style="light"``).
+    * v1: ``option_list`` in the observation, the options as a sequence of texts without
+      letters (option ``i`` is letter ``i``).
+    * v0 (``observation_version=0``): initial release; captions default to VideoAgent's
+      detailed style (issue 26; earlier: FALCONEye's light captions, now
+      ``caption_style="light"``).
     """
 
     def __init__(
@@ -163,6 +166,7 @@ class ClipQueryEnv(VideoQAEnv):
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
         render_mode: str | None = None,
+        observation_version: int = OBSERVATION_VERSION,
     ) -> None:
         super().__init__(
             dataset,
@@ -175,6 +179,7 @@ class ClipQueryEnv(VideoQAEnv):
             invalid_action_penalty=invalid_action_penalty,
             standin_missing_videos=standin_missing_videos,
             render_mode=render_mode,
+            observation_version=observation_version,
         )
         _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
         if caption_style not in CAPTION_STYLES:
@@ -201,12 +206,13 @@ class ClipQueryEnv(VideoQAEnv):
         self.gtou_weight = gtou_weight
         self.call_cost = call_cost
         self.action_space = self._make_action_space()
-        self.observation_space = self._make_observation_space()
+        self.observation_space = self._versioned_space(self._make_observation_space())
 
     # -- spaces ----------------------------------------------------------------------
 
     def _make_action_space(self) -> spaces.Dict:
         q = self.max_queries_per_round or max(1, self.max_frames - self.initial_frames)
+        self._dict_queries = q
         return spaces.Dict(
             {
                 "kind": spaces.Discrete(2),
@@ -274,9 +280,8 @@ class ClipQueryEnv(VideoQAEnv):
     def _see(self, t: float) -> None:
         """Caption the frame at ``t`` and insert it among the seen frames."""
         batch = FrameBatch(self.video, np.array([t]), self.caption_size)
-        caption = self._captioner().caption(
-            batch, max_tokens=self.caption_max_tokens, style=self.caption_style
-        )
+        style = {} if self.caption_style == "light" else {"style": self.caption_style}
+        caption = self._captioner().caption(batch, max_tokens=self.caption_max_tokens, **style)
         self.caption_calls += 1
         i = bisect.bisect(self.times, t)
         self.times.insert(i, t)
@@ -329,8 +334,9 @@ class ClipQueryEnv(VideoQAEnv):
         texts = action["texts"]
         if not isinstance(texts, (tuple, list)) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts must be a tuple of str")
-        if not 0 <= n <= min(len(segments), len(texts)):
-            raise InvalidActionError(f"n_queries must be between 1 and {len(texts)}, got {n}")
+        most = min(len(segments), len(texts), self._dict_queries)
+        if not 0 <= n <= most:  # bounded by the space, not by the arrays sent
+            raise InvalidActionError(f"n_queries must be between 1 and {most}, got {n}")
         return QueryAction(tuple(SegmentQuery(int(segments[i]), texts[i]) for i in range(n)))
 
     def _act(self, action: Action) -> float:

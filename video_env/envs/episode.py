@@ -11,6 +11,11 @@ from video_env.metrics.judges import Grade, Judge, grade_answer
 from video_env.metrics.localization import gtou, iou
 from video_env.types import Interval, VideoQA
 
+#: Steps an episode record's trajectory keeps (the first ones; the rest are counted in
+#: ``trajectory_omitted``). Each step's action and error are at most 1 KB, so a record
+#: stays well under 1 MB whatever the actions.
+MAX_RECORDED_STEPS = 200
+
 
 @dataclass
 class StepRecord:
@@ -147,11 +152,15 @@ class EpisodeTracker:
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
             "simulated": self.simulated,
+            "standin": self.standin,
             "pixel_real": not self.simulated and self.perception.is_pixel_real,
+            "random_weights": self.perception.random_weights,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
-            "trajectory": [s.to_dict() for s in self.steps],
+            "trajectory": [s.to_dict() for s in self.steps[:MAX_RECORDED_STEPS]],
         }
+        if len(self.steps) > MAX_RECORDED_STEPS:  # the record stays bounded (turns is exact)
+            record["trajectory_omitted"] = len(self.steps) - MAX_RECORDED_STEPS
         if self.judge_errors:  # ungraded (correct None) or counted wrong; the run goes on
             record["judge_error"] = self.judge_errors[-1]
             record["judge_errors"] = len(self.judge_errors)

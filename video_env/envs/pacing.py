@@ -9,8 +9,9 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
+from video_env.actions.validation import dict_text
 from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
-from video_env.envs.base import VideoQAEnv
+from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
@@ -100,7 +101,9 @@ class PacingEnv(VideoQAEnv):
     default ``("vlm",)``), ``max_chunks`` (bound of the chunk action, default 512).
 
     ## Version History
-    * v0: initial release.
+    * v1: ``option_list`` in the observation, the options as a sequence of texts without
+      letters (option ``i`` is letter ``i``), and the video's ``duration``.
+    * v0: initial release (``observation_version=0``).
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class PacingEnv(VideoQAEnv):
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
         render_mode: str | None = None,
+        observation_version: int = OBSERVATION_VERSION,
     ) -> None:
         super().__init__(
             dataset,
@@ -132,6 +136,7 @@ class PacingEnv(VideoQAEnv):
             invalid_action_penalty=invalid_action_penalty,
             standin_missing_videos=standin_missing_videos,
             render_mode=render_mode,
+            observation_version=observation_version,
         )
         unknown = set(sensors) - set(SENSORS)
         if unknown:
@@ -143,7 +148,7 @@ class PacingEnv(VideoQAEnv):
         self.max_chunks = max_chunks
         self.memory_chars = self.rules.memory_words * 16
         self.action_space = self._make_action_space()
-        self.observation_space = self._make_observation_space()
+        self.observation_space = self._versioned_space(self._make_observation_space())
 
     # -- spaces ----------------------------------------------------------------------
 
@@ -261,7 +266,7 @@ class PacingEnv(VideoQAEnv):
                 f"Pacing actions are SpeedAction, RewatchAction, AnswerAction or an "
                 f"action_space dict, got {type(action).__name__}"
             )
-        memory = str(action.get("memory", "")) or None
+        memory = dict_text(action, "memory", "") or None
         kind = int(action["kind"])
         if kind == 0:
             speed = int(action["speed"])

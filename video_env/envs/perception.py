@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from dataclasses import dataclass
 
 from video_env.backends.base import CLIP, VLM, Captioner
@@ -112,6 +114,11 @@ class Perception:
         return any(getattr(b, "simulated", False) for b in self.backends)
 
     @property
+    def random_weights(self) -> bool:
+        """Whether a backend was loaded from a random-weights test checkpoint."""
+        return any(getattr(b, "random_weights", False) for b in self.backends)
+
+    @property
     def is_pixel_real(self) -> bool:
         """Whether any configured backend is a pixel-real model (results must say so)."""
         return any(getattr(b, "pixel_real", False) for b in self.backends)
@@ -141,14 +148,11 @@ class Perception:
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
-        if self.simulated:
-            return standin_video(sample)
+        if self.simulated:  # the file's duration when it exists (its pixels are not read)
+            return standin_video(sample, duration=file_duration(sample))
         path = sample.video_path
-        if standin_missing and path is not None:
-            import os
-
-            if not os.path.exists(path):
-                return standin_video(sample)
+        if standin_missing and path is not None and not os.path.exists(path):
+            return standin_video(sample)
         return open_video(sample.video)
 
 
@@ -186,3 +190,24 @@ def resolve_perception(
         make_captioner(captioner) if captioner is not None else perception.captioner,
         make_clip(clip) if clip is not None else perception.clip,
     )
+
+
+def file_duration(sample: VideoQA) -> float | None:
+    """The duration of ``sample``'s video file when it exists and the sample has none.
+
+    A stand-in of a real file must last as long as the file (a 5.3 s clip must not become
+    a 65 s synthetic one). Read once per file and modification time.
+
+    Raises:
+        VideoDecodeError: If the file exists but cannot be decoded (the episode records it).
+    """
+    path = sample.video_path
+    if sample.duration is not None or path is None or not os.path.isfile(path):
+        return None
+    return _duration_of(os.path.abspath(path), os.stat(path).st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _duration_of(path: str, mtime_ns: int) -> float:
+    with open_video(path) as reader:
+        return float(reader.duration)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-#: Registered ids and their entry points.
+#: Entry points of the environments, by name.
+_ENTRY_POINTS = {
+    "Pacing": "video_env.envs.pacing:PacingEnv",
+    "Zoom": "video_env.envs.zoom:ZoomEnv",
+    "ClipQuery": "video_env.envs.clip_query:ClipQueryEnv",
+}
+#: Registered ids and their entry points: ``-v1`` the latest observation layout, ``-v0``
+#: the first (without ``option_list``; Pacing without ``duration``).
 ENV_IDS = {
-    "VideoEnv/Pacing-v0": "video_env.envs.pacing:PacingEnv",
-    "VideoEnv/Zoom-v0": "video_env.envs.zoom:ZoomEnv",
-    "VideoEnv/ClipQuery-v0": "video_env.envs.clip_query:ClipQueryEnv",
+    f"VideoEnv/{name}-v{version}": entry_point
+    for name, entry_point in _ENTRY_POINTS.items()
+    for version in (0, 1)
 }
 
 
@@ -16,4 +23,7 @@ def register_envs() -> None:
     """Register every environment id (idempotent)."""
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point)
+            version = int(env_id.rsplit("-v", 1)[1])
+            gym.register(
+                id=env_id, entry_point=entry_point, kwargs={"observation_version": version}
+            )

@@ -93,3 +93,20 @@ def format_options(options: Sequence[str] | None) -> str:
     if not options:
         return ""
     return "\n".join(f"{OPTION_LETTERS[i]}. {text}" for i, text in enumerate(options))
+
+
+#: Characters kept of one option in ``option_list``.
+OPTION_CHARS = 256
+
+
+def option_list_space() -> spaces.Sequence:
+    """The options as a sequence of texts (``-v1`` observations; empty for open questions)."""
+    return spaces.Sequence(text_space(OPTION_CHARS))
+
+
+def option_list(options: Sequence[str] | None) -> tuple[str, ...]:
+    """The option texts without letters, as ``option_list`` holds them.
+
+    Text ``i`` is the option of letter ``OPTION_LETTERS[i]``.
+    """
+    return tuple(clean_text(text, OPTION_CHARS) for text in options or ())

@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
 from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch
-from video_env.envs.base import VideoQAEnv
+from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
 from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
@@ -113,7 +113,9 @@ class ZoomEnv(VideoQAEnv):
     (subtracted per evaluation used, default 0), ``caption_max_tokens`` (default 64).
 
     ## Version History
-    * v0: initial release.
+    * v1: ``option_list`` in the observation, the options as a sequence of texts without
+      letters (option ``i`` is letter ``i``).
+    * v0: initial release (``observation_version=0``).
     """
 
     def __init__(
@@ -135,6 +137,7 @@ class ZoomEnv(VideoQAEnv):
         invalid_action_penalty: float = 0.1,
         standin_missing_videos: bool = False,
         render_mode: str | None = None,
+        observation_version: int = OBSERVATION_VERSION,
     ) -> None:
         super().__init__(
             dataset,
@@ -147,6 +150,7 @@ class ZoomEnv(VideoQAEnv):
             invalid_action_penalty=invalid_action_penalty,
             standin_missing_videos=standin_missing_videos,
             render_mode=render_mode,
+            observation_version=observation_version,
         )
         _check_settings(budget, max_windows_per_step, gtou_weight, call_cost, caption_max_tokens)
         self.perception = self.perception.for_roles("vlm", "captioner")
@@ -157,7 +161,7 @@ class ZoomEnv(VideoQAEnv):
         self.call_cost = call_cost
         self.caption_max_tokens = caption_max_tokens
         self.action_space = self._make_action_space()
-        self.observation_space = self._make_observation_space()
+        self.observation_space = self._versioned_space(self._make_observation_space())
 
     # -- spaces ----------------------------------------------------------------------
 
@@ -267,8 +271,9 @@ class ZoomEnv(VideoQAEnv):
         """The first ``n_windows`` rows of ``windows`` (fractions of the duration)."""
         rows = _rows(action["windows"])
         n = int(action["n_windows"])
-        if not 1 <= n <= len(rows):
-            raise InvalidActionError(f"n_windows must be between 1 and {len(rows)}, got {n}")
+        most = min(len(rows), self.max_windows_per_step)  # the space's, not the array's
+        if not 1 <= n <= most:
+            raise InvalidActionError(f"n_windows must be between 1 and {most}, got {n}")
         duration = self.video.duration
         return EvaluateAction(tuple(fraction_to_window(row, duration) for row in rows[:n]))
 

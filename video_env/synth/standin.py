@@ -27,7 +27,7 @@ DEFAULT_STANDIN_DURATION = 180.0
 _TAIL_S = 60.0
 
 
-def standin_video(sample: VideoQA, seed: int = 0) -> SynthVideo:
+def standin_video(sample: VideoQA, seed: int = 0, duration: float | None = None) -> SynthVideo:
     """A synthetic video carrying ``sample``'s answer in its ground-truth intervals.
 
     A sample without ground-truth intervals gets a video with no needle at all: where the
@@ -37,11 +37,15 @@ def standin_video(sample: VideoQA, seed: int = 0) -> SynthVideo:
     Args:
         sample: The sample.
         seed: Seed of the procedural scenes.
+        duration: The video's duration when known from elsewhere (the file's); it wins
+            over the sample's, but never cuts a ground-truth interval.
     """
+    known = duration or sample.duration
     if sample.gt_intervals:
-        duration = sample.duration or max(iv.end for iv in sample.gt_intervals) + _TAIL_S
+        last = max(iv.end for iv in sample.gt_intervals)
+        duration = max(known, last) if known else last + _TAIL_S
     else:
-        duration = sample.duration or DEFAULT_STANDIN_DURATION
+        duration = known or DEFAULT_STANDIN_DURATION
     rng = np.random.default_rng(stable_seed(seed, sample.id, "standin"))
     video_id = f"standin-{sample.id}".replace("/", "_")
     scenes = generate_scenes(rng, duration)

@@ -28,13 +28,23 @@ class LLMCallError(BackendError):
         status: The HTTP status of the last attempt, if the server answered.
         attempts: How many requests were made.
         retryable: Whether the last failure was of a kind that is retried.
+        unreachable: Whether no connection could be made (refused, unknown host; not a
+            timeout).
     """
 
-    def __init__(self, message: str, status: int | None, attempts: int, retryable: bool) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int | None,
+        attempts: int,
+        retryable: bool,
+        unreachable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
+        self.unreachable = unreachable
 
 
 class InvalidReplyError(Exception):

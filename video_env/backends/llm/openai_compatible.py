@@ -36,6 +36,8 @@ __all__ = ["OpenAICompatibleLLM"]
 
 log = logging.getLogger(__name__)
 
+#: HTTP statuses that say the settings are wrong (key, permission, model or URL).
+SETTINGS_STATUSES = (401, 403, 404)
 #: Default seconds one request may take, and retries after the first attempt.
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_RETRIES = 4
@@ -60,6 +62,8 @@ class OpenAICompatibleLLM:
             (capped) is honoured.
         prices: Price table for ``money_usd`` (see :mod:`~video_env.backends.llm.pricing`).
         extra_body: Extra JSON fields for every request (e.g. vLLM sampling options).
+        role: What the model is for, as log lines and errors name it (``"LLM"``, or
+            ``"VLM"`` for :class:`~video_env.backends.openai_vlm.OpenAIVLM`).
 
     Raises:
         ConfigError: On missing model or key, or bad timeout, retry or backoff values.
@@ -77,6 +81,7 @@ class OpenAICompatibleLLM:
         backoff_s: tuple[float, float] = (1.0, 20.0),
         prices: PriceTable | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        role: str = "LLM",
     ) -> None:
         if not timeout_s > 0 or max_retries < 0:
             raise ConfigError("timeout_s must be > 0 and max_retries >= 0")
@@ -100,6 +105,7 @@ class OpenAICompatibleLLM:
         self.prices = prices
         self.extra_body = dict(extra_body) if extra_body else None
         self.name = f"openai:{self.model}"
+        self.role = role
         self.usage = Cost()
         self.failed_calls = 0
         self._lock = threading.Lock()
@@ -158,7 +164,8 @@ class OpenAICompatibleLLM:
         with self._lock:
             self.usage = self.usage + completion.cost()
         log.debug(
-            "LLM %s: %d prompt + %d completion tokens in %.2fs",
+            "%s %s: %d prompt + %d completion tokens in %.2fs",
+            self.role,
             self.name,
             completion.prompt_tokens,
             completion.completion_tokens,
@@ -166,7 +173,7 @@ class OpenAICompatibleLLM:
         )
         return completion
 
-    def send(self, params: dict[str, Any]) -> Any:
+    def send(self, params: dict[str, Any], *, retries: int | None = None) -> Any:
         """One chat-completions request as is, with the client's retries and accounting.
 
         The request path :meth:`chat` uses (timeouts, retries of 408/409/429/5xx with
@@ -176,6 +183,7 @@ class OpenAICompatibleLLM:
 
         Args:
             params: Keyword arguments of ``client.chat.completions.create``.
+            retries: Retries after the first attempt (default: ``max_retries``).
 
         Returns:
             The SDK's response.
@@ -186,7 +194,7 @@ class OpenAICompatibleLLM:
         """
         tn = self._tenacity
         retrying = tn.Retrying(
-            stop=tn.stop_after_attempt(self.max_retries + 1),
+            stop=tn.stop_after_attempt((self.max_retries if retries is None else retries) + 1),
             wait=self._wait,
             retry=tn.retry_if_exception(self._retryable),
             before_sleep=self._log_retry,
@@ -211,8 +219,45 @@ class OpenAICompatibleLLM:
         retryable = self._retryable(exc)
         plural = "" if attempts == 1 else "s"
         tail = f"after {attempts} attempt{plural}" if retryable else "(not retried)"
-        message = f"LLM call to {self.name} failed {tail}: {self._detail(exc)}"
-        return LLMCallError(message, getattr(exc, "status_code", None), attempts, retryable)
+        message = f"{self.role} call to {self.name} failed {tail}: {self._detail(exc)}"
+        openai = self._openai
+        unreachable = isinstance(exc, openai.APIConnectionError) and not isinstance(
+            exc, openai.APITimeoutError
+        )
+        return LLMCallError(
+            message, getattr(exc, "status_code", None), attempts, retryable, unreachable
+        )
+
+    def check_server(self) -> None:
+        """Fail fast when the server is unreachable or refuses the settings.
+
+        One request of at most 2 tokens, not retried. A refused connection (nothing
+        listening, a wrong host) and HTTP 401/403/404 (key, permission, model or URL) are
+        settings a run cannot recover from; other failures (timeouts, 5xx) are left to
+        the run, which records them per episode.
+
+        Raises:
+            ConfigError: Naming the role, the server and what to check.
+        """
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Reply with the word OK."}],
+            "max_tokens": 2,
+        }
+        try:
+            self.send(params, retries=0)
+        except LLMCallError as exc:
+            where = public_url(self.base_url) or "https://api.openai.com/v1"
+            if exc.unreachable:
+                raise ConfigError(
+                    f"{exc}; no {self.role} server answers at {where}: start it, or fix the "
+                    "base URL"
+                ) from None
+            if exc.status in SETTINGS_STATUSES:
+                raise ConfigError(
+                    f"{exc}; check the API key, the model name and the base URL ({where}) "
+                    f"of the {self.role}"
+                ) from None
 
     def _request(self, params: dict[str, Any]) -> Any:
         try:
@@ -243,7 +288,8 @@ class OpenAICompatibleLLM:
         exc = state.outcome.exception() if state.outcome else None
         sleep = state.next_action.sleep if state.next_action else 0.0
         log.warning(
-            "LLM %s: attempt %d failed (%s); retrying in %.2fs",
+            "%s %s: attempt %d failed (%s); retrying in %.2fs",
+            self.role,
             self.name,
             state.attempt_number,
             self._detail(exc),

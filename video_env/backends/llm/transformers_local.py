@@ -70,9 +70,12 @@ class TransformersLLM:
                 raise ConfigError(f"unknown torch dtype {dtype!r}")
             kwargs["dtype"] = torch_dtype
         try:
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name_or_path)
+            self._tokenizer = transformers.AutoTokenizer.from_pretrained(
+                self.model_name_or_path,
+                local_files_only=True,  # never a download
+            )
             model = transformers.AutoModelForCausalLM.from_pretrained(
-                self.model_name_or_path, **kwargs
+                self.model_name_or_path, local_files_only=True, **kwargs
             )
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load {self.model_name_or_path!r}: {exc}") from exc

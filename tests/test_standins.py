@@ -1,0 +1,95 @@
+"""Stand-ins of real videos are never silent: the file's duration, a flag, counts (issue 25)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import jobs
+from video_env.cli import main
+from video_env.data import save_jsonl
+from video_env.envs import ZoomEnv
+from video_env.types import Interval, VideoQA
+from video_env.video.open import open_video
+from video_env.video.testing import coded_frames
+from video_env.video.writer import write_video
+
+
+@pytest.fixture
+def clip(tmp_path: Path) -> Path:
+    """A real 5.3 s mp4 (53 frames at 10 fps)."""
+    path = tmp_path / "videos" / "clip.mp4"
+    path.parent.mkdir()
+    write_video(path, coded_frames(53), 10.0)
+    return path
+
+
+def sample(path: Path, i: int = 0) -> VideoQA:
+    return VideoQA(
+        id=f"q{i}", video=str(path), question="What colour is the cup?",
+        options=("red", "blue"), answer="A", gt_intervals=(Interval(1.0, 2.0),),
+    )  # fmt: skip
+
+
+def test_a_standin_lasts_as_long_as_the_file(clip: Path) -> None:
+    with open_video(clip) as reader:
+        duration = reader.duration
+    env = ZoomEnv([sample(clip)])
+    env.reset(seed=0)
+    assert env.video.duration == pytest.approx(duration)  # was 65 s (interval end + 60)
+    assert 5.0 < duration < 5.6
+    *_, info = env.step(env.action_space.sample() | {"kind": 1, "answer": "A", "has_window": 0})
+    assert info["episode"]["standin"] is True and info["episode"]["simulated"] is True
+
+
+def test_synthetic_episodes_are_not_standins() -> None:
+    env = ZoomEnv("synth-tiny")
+    env.reset(seed=0)
+    *_, info = env.step(env.action_space.sample() | {"kind": 1, "answer": "A", "has_window": 0})
+    assert info["episode"]["standin"] is False
+
+
+def test_a_bench_on_real_files_says_how_many_ran_on_standins(
+    clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    annotations = save_jsonl([sample(clip, i) for i in range(3)], tmp_path / "qa.jsonl",
+                             video_root=clip.parent)  # fmt: skip
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
+            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
+            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "stand-ins: 3 sample(s) ran on simulated stand-ins" in printed  # the header
+    assert "stand-ins: 3 of 3 episodes ran on simulated stand-ins" in printed
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["standin_samples"] == 3 and meta["standin_episodes"] == 3
+    assert "simulated from the annotations" in meta["standin_note"]
+    assert "simulated (3 of 3 on stand-ins)" in (out / "summary.csv").read_text()
+    assert "3 of 3 episodes ran on simulated stand-ins" in (out / "summary.md").read_text()
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert [r["standin"] for r in records] == [True] * 3
+
+
+def test_a_corrupt_file_is_recorded_with_the_decoders_reason_and_the_others_run(
+    clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    broken = clip.parent / "broken.mp4"
+    broken.write_bytes(clip.read_bytes()[:300])  # truncated: the header only
+    samples = [sample(clip, 0), sample(broken, 1), sample(clip, 2)]
+    annotations = save_jsonl(samples, tmp_path / "qa.jsonl", video_root=clip.parent)
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
+            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
+            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    records = {r["sample_id"]: r for r in map(json.loads, (out / "episodes.jsonl").open())}
+    assert (
+        records["q1"]["error"].startswith("VideoDecodeError")
+        and "broken.mp4" in (records["q1"]["error"])
+    )
+    assert records["q0"]["error"] is None and records["q2"]["error"] is None
