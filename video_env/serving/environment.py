@@ -44,10 +44,15 @@ class SessionError(VideoEnvError):
 
 @dataclass
 class SessionCounter:
-    """Counts environments built, open and closed by one server."""
+    """What one server's sessions share: counts, and the observation space.
+
+    Pacing's pixel ``Box`` holds four full-size arrays (about 48 MB with the paper's
+    rules): one copy serves every session, as the server never samples it.
+    """
 
     created: int = 0
     closed: int = 0
+    observation_space: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -187,6 +192,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             self._last = {}
             if self.counter is not None:
                 self.counter.ended()
+            _release_free_memory()
 
     # -- helpers -------------------------------------------------------------------
 
@@ -203,6 +209,11 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             self._env = env
             if self.counter is not None:
                 self.counter.opened()
+                with self.counter.lock:
+                    if self.counter.observation_space is None:
+                        self.counter.observation_space = env.observation_space
+                    env.observation_space = self.counter.observation_space
+                _release_free_memory()  # the space built and dropped
         return self._env
 
     def _observe(
@@ -235,3 +246,30 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             reward=reward,
             done=bool(terminated or truncated),
         )
+
+
+def _release_free_memory() -> None:
+    """Give freed heap memory back to the system (glibc's ``malloc_trim``; else nothing).
+
+    Frames are arrays of megabytes; once glibc has freed one such mmap'd block it raises
+    its mmap threshold and serves the next ones from the heap, whose free space it keeps:
+    without a trim a server's resident memory stays at its peak after sessions end.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim() -> Any:
+    global _TRIM
+    if _TRIM is False:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = None
+    return _TRIM
+
+
+_TRIM: Any = False
