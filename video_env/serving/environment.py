@@ -23,8 +23,8 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from video_env.envs.base import VideoQAEnv
 from video_env.errors import ConfigError, VideoEnvError
+from video_env.serving.images import ImageFormat
 from video_env.serving.wire import (
-    ImageFormat,
     VideoObservation,
     VideoState,
     WireAction,

@@ -180,12 +180,18 @@ def make_app(
 
 
 def uvicorn_config(app: Any, max_request_bytes: int, **kwargs: Any) -> Any:
-    """Uvicorn's settings for the app: WebSocket messages capped, quiet access log."""
+    """Uvicorn's settings for the app: WebSocket messages capped, quiet access log.
+
+    Per-message deflate is off: clients offer it by default (OpenEnv's too), and deflating
+    every observation (JPEG frames in base64 barely shrink) costs the server more CPU than
+    the step's own JPEG encoding.
+    """
     import uvicorn
 
     return uvicorn.Config(
         app,
         ws_max_size=max_request_bytes,
+        ws_per_message_deflate=False,
         log_level=kwargs.pop("log_level", "warning"),
         access_log=False,
         **kwargs,

@@ -17,8 +17,6 @@ in-process arrays, at about 10 ms a frame), ``info``,
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -36,10 +34,12 @@ from video_env.actions.types import (
     SpeedAction,
 )
 from video_env.errors import ConfigError, VideoEnvError
+from video_env.serving.images import ImageFormat, decode_frames, encode_frames
 from video_env.types import Interval
 
 __all__ = [
     "ClipQueryWireAction",
+    "ImageFormat",
     "PacingWireAction",
     "SegmentQueryModel",
     "VideoObservation",
@@ -225,41 +225,3 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, Interval):
         return [value.start, value.end]
     return value
-
-
-ImageFormat = Literal["png", "jpeg"]
-
-
-def encode_frames(frames: np.ndarray, image_format: ImageFormat = "jpeg") -> list[str]:
-    """Frames (``uint8[N, H, W, 3]``) as base64 ``data:`` URLs."""
-    from PIL import Image
-
-    urls = []
-    for frame in frames:
-        buffer = io.BytesIO()
-        if image_format == "png":
-            Image.fromarray(frame).save(buffer, format="PNG", compress_level=1)
-        else:
-            Image.fromarray(frame).save(buffer, format="JPEG", quality=90)
-        urls.append(
-            f"data:image/{image_format};base64,{base64.b64encode(buffer.getvalue()).decode()}"
-        )
-    return urls
-
-
-def decode_frames(urls: list[str]) -> list[np.ndarray]:
-    """The frames of :func:`encode_frames`, as ``uint8[H, W, 3]`` arrays.
-
-    Raises:
-        ValueError: If a frame is not a base64 image ``data:`` URL.
-    """
-    from PIL import Image
-
-    out = []
-    for url in urls:
-        head, sep, data = url.partition(",")
-        if not (sep and head.startswith("data:image/") and head.endswith(";base64")):
-            raise ValueError(f"not a base64 image data URL: {url[:40]!r}")
-        with Image.open(io.BytesIO(base64.b64decode(data, validate=True))) as image:
-            out.append(np.asarray(image.convert("RGB"), dtype=np.uint8))
-    return out
