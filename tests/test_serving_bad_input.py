@@ -202,3 +202,26 @@ def test_200_abandoned_sessions_give_their_memory_back() -> None:
         assert report["created"] == report["closed"] == 8 + 32 + 200
         assert live > 32 * 5e6  # a live pixel session holds megabytes (frames, caches)
         assert after < live, (after, live)  # less than 32 sessions' worth stayed
+
+
+@pytest.mark.slow
+def test_two_server_processes_share_one_port() -> None:
+    """``--reuse-port``: the kernel spreads sessions over both processes of one address."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = str(probe.getsockname()[1])
+    probe.close()
+    args = ["VideoEnv/Zoom-v0", "--dataset", "synth-tiny", "--port", port, "--reuse-port"]
+    with ServerProcess(args) as first, ServerProcess(args) as second:
+        assert first.base_url == second.base_url
+        sessions = [ws_connect(first.base_url) for _ in range(16)]
+        for ws in sessions:
+            assert reset(ws, index=0)["type"] == "observation"
+        active: dict[int, int] = {}
+        for _ in range(60):  # each report comes from whichever process accepted it
+            report = first.sessions()
+            active[report["pid"]] = report["active"]
+        assert set(active) == {first.pid, second.pid}
+        assert sum(active.values()) == 16 and min(active.values()) > 0
+        for ws in sessions:
+            ws.close()

@@ -11,7 +11,9 @@ JPEG on the wire) and Zoom (simulated perception), in the same run:
    once by one asyncio client in this process (raw JSON, frames not decoded: the client's
    own cost is not the server's); steps per second, per CPU-second of the server process
    (``/proc``), the ratio of the two per-core rates, bytes a step on the wire (both ways),
-   and the server's resident memory per live session.
+   and the server's resident memory per live session. The server runs every session's env
+   calls on one worker thread (its default); the last row of each env is the same server
+   with ``--thread-per-session`` (OpenEnv's default: a worker thread per session).
 
 The policy is the same in both: Pacing goes on at 2x while ``speed`` is legal, then
 answers; Zoom evaluates the first half of the video twice, then answers. The machine's
@@ -220,14 +222,17 @@ def main() -> None:
         base = in_process(env_id, kwargs, counts[-1], args.seconds)
         print(f"{name:<22} {counts[-1]:>8} {'in-proc':<10} {base.per_s:>8.1f} "
               f"{base.per_cpu_s:>11.1f} {1.0:>10.2f} {'-':>8} {'-':>10}")  # fmt: skip
-        for n in counts:
-            rate = remote(env_id, flags, n, args.seconds)
+        runs: list[tuple[int, str, list[str]]] = [(n, "remote", []) for n in counts] + [
+            (counts[-1], "remote 1t", ["--one-thread"])
+        ]
+        for n, where, extra in runs:
+            rate = remote(env_id, [*flags, *extra], n, args.seconds)
             ratio = rate.per_cpu_s / base.per_cpu_s
             kb = rate.bytes / max(rate.steps, 1) / 1024
-            print(f"{name:<22} {n:>8} {'remote':<10} {rate.per_s:>8.1f} {rate.per_cpu_s:>11.1f} "
+            print(f"{name:<22} {n:>8} {where:<10} {rate.per_s:>8.1f} {rate.per_cpu_s:>11.1f} "
                   f"{ratio:>10.2f} {kb:>8.1f} {rate.rss_per_session / 1e6:>10.1f}")  # fmt: skip
             if n == counts[-1]:
-                verdicts.append((name, ratio))
+                verdicts.append((f"{name}, {where}", ratio))
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for name, ratio in verdicts:

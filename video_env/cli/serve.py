@@ -35,6 +35,8 @@ def _run(args: argparse.Namespace) -> int:
     kwargs = _kwargs(args)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if args.reuse_port:  # several processes on one port: the kernel spreads connections
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((args.host, args.port))
     host, port = sock.getsockname()[:2]
     print(f"video-env: serving {args.env_id} on http://{host}:{port} "
@@ -47,6 +49,7 @@ def _run(args: argparse.Namespace) -> int:
         session_timeout_s=args.session_timeout if args.session_timeout > 0 else None,
         max_request_bytes=args.max_request_bytes,
         image_format=args.image_format,
+        one_thread=not args.thread_per_session,
     )
     return 0
 
@@ -88,5 +91,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("png", "jpeg"),
         default="jpeg",
         help="how frames travel: jpeg (quality 90, ~1 ms a frame) or png (lossless, ~10x slower)",
+    )
+    parser.add_argument(
+        "--thread-per-session",
+        action="store_true",
+        help="run each session's env calls on its own thread (default: all on one thread; "
+        "use several processes for several cores)",
+    )
+    parser.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="let several serve processes share --port (Linux SO_REUSEPORT)",
     )
     parser.set_defaults(func=_run)

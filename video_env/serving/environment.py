@@ -35,7 +35,7 @@ from video_env.serving.wire import (
 )
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
-__all__ = ["SessionCounter", "SessionError", "VideoEnvironment"]
+__all__ = ["OneThreadVideoEnvironment", "SessionCounter", "SessionError", "VideoEnvironment"]
 
 
 class SessionError(VideoEnvError):
@@ -246,6 +246,18 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             reward=reward,
             done=bool(terminated or truncated),
         )
+
+
+class OneThreadVideoEnvironment(VideoEnvironment):
+    """:class:`VideoEnvironment` whose calls, all sessions', run on one worker thread.
+
+    OpenEnv gives each session its own worker thread by default; with dozens of sessions
+    those threads contend for the GIL (measured: ``benchmarks/perf/remote_envs.py``). One
+    thread avoids that, but a slow call (a long decode) then delays the process's other
+    sessions: use one process per core (``video-env serve --reuse-port``).
+    """
+
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
 
 
 def _release_free_memory() -> None:

@@ -13,13 +13,19 @@ A video-env error (no episode, a bad sample index) is HTTP 400 with its message,
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from video_env.errors import ConfigError, VideoEnvError
-from video_env.serving.environment import SessionCounter, VideoEnvironment
+from video_env.serving.environment import (
+    OneThreadVideoEnvironment,
+    SessionCounter,
+    VideoEnvironment,
+)
 from video_env.serving.wire import ImageFormat, VideoObservation, VideoState, action_model
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "BodyLimit", "make_app", "resident_bytes", "serve"]
@@ -41,8 +47,6 @@ def resident_bytes() -> int:
             pages = int(f.read().split()[1])
     except (OSError, ValueError, IndexError):
         return 0
-    import os
-
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
@@ -110,6 +114,7 @@ def make_app(
     session_timeout_s: float | None = 300.0,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     image_format: ImageFormat = "jpeg",
+    one_thread: bool = True,
 ) -> Any:
     """The FastAPI app serving ``env_id`` (see the module docstring).
 
@@ -120,6 +125,11 @@ def make_app(
         session_timeout_s: Sessions idle longer are closed and freed (``None``: never).
         max_request_bytes: Largest request body / WebSocket message.
         image_format: How frames travel (``"jpeg"``, or ``"png"``: lossless, slower).
+        one_thread: Run every session's env calls on one worker thread
+            (:class:`~video_env.serving.environment.OneThreadVideoEnvironment`, the
+            default) or each session's on its own thread (OpenEnv's default; with 64 Pacing
+            pixel sessions its threads' contention cut throughput about tenfold here,
+            ``benchmarks/perf/remote_envs.py``).
 
     Raises:
         ConfigError: For an unknown id or a bad setting.
@@ -143,8 +153,14 @@ def make_app(
     kwargs = dict(env_kwargs or {})
     counter = SessionCounter()
 
-    def factory() -> VideoEnvironment:
-        return VideoEnvironment(env_id, kwargs, image_format=image_format, counter=counter)
+    # a partial of the class, so that OpenEnv sees the class's thread requirement
+    factory = functools.partial(
+        OneThreadVideoEnvironment if one_thread else VideoEnvironment,
+        env_id,
+        kwargs,
+        image_format=image_format,
+        counter=counter,
+    )
 
     app: FastAPI = create_app(
         factory,
@@ -172,6 +188,7 @@ def make_app(
             "max_sessions": max_sessions,
             "session_timeout_s": session_timeout_s,
             "rss_bytes": resident_bytes(),
+            "pid": os.getpid(),
         }
 
     app.state.video_env_counter = counter

@@ -92,12 +92,13 @@ class ServerProcess:
     """``video-env serve`` in a child process on a free loopback port.
 
     Args:
-        args: Arguments after ``serve`` (the env id first).
+        args: Arguments after ``serve`` (the env id first; ``--port 0`` unless given).
         timeout_s: Seconds to wait for it to listen.
     """
 
     def __init__(self, args: list[str], timeout_s: float = 60.0) -> None:
-        command = [sys.executable, "-m", "video_env.cli", "serve", *args, "--port", "0"]
+        port = [] if "--port" in args else ["--port", "0"]
+        command = [sys.executable, "-m", "video_env.cli", "serve", *args, *port]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
