@@ -214,7 +214,9 @@ def test_two_server_processes_share_one_port() -> None:
     args = ["VideoEnv/Zoom-v0", "--dataset", "synth-tiny", "--port", port, "--reuse-port"]
     with ServerProcess(args) as first, ServerProcess(args) as second:
         assert first.base_url == second.base_url
-        sessions = [ws_connect(first.base_url) for _ in range(16)]
+        seen: set[int] = set()
+        wait_for(lambda: seen.add(first.sessions()["pid"]) or len(seen) == 2, timeout=60)
+        sessions = [ws_connect(first.base_url) for _ in range(16)]  # both listen now
         for ws in sessions:
             assert reset(ws, index=0)["type"] == "observation"
         active: dict[int, int] = {}

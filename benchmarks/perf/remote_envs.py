@@ -223,7 +223,7 @@ def main() -> None:
         print(f"{name:<22} {counts[-1]:>8} {'in-proc':<10} {base.per_s:>8.1f} "
               f"{base.per_cpu_s:>11.1f} {1.0:>10.2f} {'-':>8} {'-':>10}")  # fmt: skip
         runs: list[tuple[int, str, list[str]]] = [(n, "remote", []) for n in counts] + [
-            (counts[-1], "remote 1t", ["--one-thread"])
+            (counts[-1], "thread/ses", ["--thread-per-session"])
         ]
         for n, where, extra in runs:
             rate = remote(env_id, [*flags, *extra], n, args.seconds)
