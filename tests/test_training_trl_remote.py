@@ -139,3 +139,20 @@ def test_grpo_step_against_a_local_server(server: LocalServer, tmp_path: Path) -
     assert torch.isfinite(torch.tensor(log["loss"])) and log["reward_std"] > 0
     changed = [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
     assert changed
+
+
+@pytest.mark.slow
+def test_train_trl_command_with_env_url(server: LocalServer, tmp_path: Path) -> None:
+    """``video-env train trl --env-url``: the rollouts' episodes are server sessions."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from video_env.backends.testing import tiny_qwen2_5_vl
+    from video_env.cli import main
+
+    model_dir = str(tiny_qwen2_5_vl(tmp_path / "qwen", init_range=0.02))
+    created = server.sessions()["created"]
+    assert main(["train", "trl", "--model", model_dir, "--out", str(tmp_path / "trl"),
+                 "--suite", "synth-tiny", "--limit", "2", "--rules", "cpu-smoke", "--steps",
+                 "1", "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
+                 "--no-gradient-checkpointing", "--env-url", server.base_url]) == 0  # fmt: skip
+    assert server.sessions()["created"] - created == 2  # one session per rollout (G = 2)
