@@ -12,6 +12,8 @@ many sessions, each its own environment, driven over a WebSocket. The modules:
   running it (``video-env serve``).
 - :mod:`video_env.serving.client`: OpenEnv's client for it, and :class:`RemoteVideoEnv`,
   the same Gymnasium-style calls as the in-process environment.
+- :mod:`video_env.serving.images`: frames as base64 image ``data:`` URLs (no OpenEnv).
+- :mod:`video_env.serving.testing`: a loopback server in a thread or a child process.
 
 Everything here needs the ``openenv`` extra; importing this package does not.
 """
