@@ -155,9 +155,17 @@ def _trl(args: argparse.Namespace) -> int:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
     config = trl_dapo_config(args.out, **settings)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
+    rules = RULES[args.rules]()
+    factory = None
+    if args.env_url:  # the episodes in sessions of a `video-env serve` server
+        from policies.training.trl_remote import remote_pacing_env_factory
+
+        factory = remote_pacing_env_factory(
+            samples, args.env_url, rules=rules, max_turns=args.max_turns, seed=args.seed
+        )
     trainer = build_trl_trainer(
-        args.model, processor, samples, config, rules=RULES[args.rules](), max_turns=args.max_turns,
-        seed=args.seed,
+        args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
+        seed=args.seed, environment_factory=factory,
     )  # fmt: skip
     result = trainer.train()
     trainer.save_model(args.out)
@@ -285,5 +293,7 @@ def add_training_commands(kinds: Any) -> None:
     trl.add_argument("--no-gradient-checkpointing", action="store_true")
     trl.add_argument("--use-vllm", action="store_true", help="generate with vLLM (GPU only)")
     trl.add_argument("--vllm-mode", choices=("server", "colocate"), default="colocate")
+    trl.add_argument("--env-url", help="run the episodes on a `video-env serve` Pacing server "
+                     "(same questions and rules, --pixel-observations, no sensors)")  # fmt: skip
     _dataset_args(trl)
     trl.set_defaults(func=_trl)

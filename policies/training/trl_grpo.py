@@ -78,6 +78,7 @@ def build_trl_trainer(
     seed: int = 0,
     reward_funcs: Sequence[Callable[..., list[float]]] = (),
     callbacks: Sequence[Any] = (),
+    environment_factory: Callable[[], Any] | None = None,
 ) -> Any:
     """A ``trl.GRPOTrainer`` training ``model`` in the Pacing env on ``samples``.
 
@@ -92,6 +93,9 @@ def build_trl_trainer(
         seed: Seed of the env resets.
         reward_funcs: Extra TRL reward functions, added to the env's reward.
         callbacks: ``transformers`` trainer callbacks.
+        environment_factory: Another factory of tool envs (default: in-process
+            :class:`~policies.training.trl_env.PacingToolEnv`; a server's:
+            :func:`~policies.training.trl_remote.remote_pacing_env_factory`).
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
@@ -108,8 +112,7 @@ def build_trl_trainer(
         args=config,
         train_dataset=dataset,
         processing_class=tool_chat_processor(processor),
-        environment_factory=pacing_env_factory(
-            samples, rules=rules, max_turns=max_turns, seed=seed
-        ),
+        environment_factory=environment_factory
+        or pacing_env_factory(samples, rules=rules, max_turns=max_turns, seed=seed),
         callbacks=list(callbacks) or None,
     )

@@ -26,6 +26,8 @@ OPTIONAL_BACKENDS = (
     ("stable_baselines3", "stable_baselines3", "rl"),
     ("sb3_contrib", "sb3_contrib", "rl"),
     ("ray", "ray", "ray"),
+    ("openenv", "openenv", "openenv"),
+    ("verifiers", "verifiers", "verifiers"),
 )
 
 _DISTRIBUTIONS = {
@@ -42,6 +44,8 @@ _DISTRIBUTIONS = {
     "stable_baselines3": "stable-baselines3",
     "sb3_contrib": "sb3-contrib",
     "ray": "ray",
+    "openenv": "openenv",
+    "verifiers": "verifiers",
 }
 
 

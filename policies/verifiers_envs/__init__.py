@@ -1,0 +1,102 @@
+"""The three environments as verifiers environments (``vf.MultiTurnEnv``; ``verifiers`` extra).
+
+Each paradigm has a module with verifiers' entry point, ``load_environment(**kwargs)``:
+``vf.load_environment("policies.verifiers_envs.pacing")`` (or ``.zoom``,
+``.clip_query``). A rollout is one episode of the video-env environment: the model's
+reply each turn is parsed by the env's own text action set (an unreadable reply is the
+env's invalid action, with its penalty), the env's reward is the rubric's reward (its
+``reward_parts`` and correctness are metrics), and the episode ends when the env says so
+or at ``max_turns`` (then unanswered: reward 0, as the env's ``abandon``).
+
+Prompts: Pacing is VideoScout's (a fresh chat every turn — system prompt, the window's
+frames as images, the agent's notes, the question — as ``docs/fidelity.md`` describes);
+Zoom and ClipQuery show the action set's documentation and a text rendering of the
+observation (captions, evaluations, budgets), the chat growing turn by turn.
+
+With ``base_url`` the episodes run on a ``video-env serve`` server instead of in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from policies.training.adapter import EngineModelSlot
+from policies.videoscout import VideoScoutPolicy
+from video_env._optional import require
+from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
+from video_env.synth.suites import load_suite
+from video_env.types import VideoQA
+
+__all__ = ["PARADIGMS", "build_environment"]
+
+#: Paradigm → (environment id, env class name).
+PARADIGMS = {
+    "pacing": ("VideoEnv/Pacing-v0", "PacingEnv"),
+    "zoom": ("VideoEnv/Zoom-v0", "ZoomEnv"),
+    "clip_query": ("VideoEnv/ClipQuery-v0", "ClipQueryEnv"),
+}
+_PURPOSE = "verifiers' environments"
+
+
+def build_environment(
+    paradigm: str,
+    *,
+    dataset: Sequence[VideoQA] | str = "synth-quick",
+    limit: int | None = None,
+    max_turns: int = 16,
+    rules: PacingRules | None = None,
+    base_url: str | None = None,
+    seed: int = 0,
+    **env_kwargs: Any,
+) -> Any:
+    """A ``vf.MultiTurnEnv`` running ``paradigm``'s environment (see the module docstring).
+
+    Args:
+        paradigm: ``"pacing"``, ``"zoom"`` or ``"clip_query"``.
+        dataset: A suite name or samples (one rollout input each).
+        limit: Use only the first ``limit`` samples.
+        max_turns: Model turns per episode at most.
+        rules: Pacing rules (default: the paper's).
+        base_url: A ``video-env serve`` server of the same env and samples.
+        seed: Seed of every env reset.
+        **env_kwargs: Further arguments of the environment.
+
+    Raises:
+        ConfigError: For an unknown paradigm.
+    """
+    require("verifiers", "verifiers", _PURPOSE)
+    datasets = require("datasets", "train", _PURPOSE)
+    if paradigm not in PARADIGMS:
+        raise ConfigError(f"unknown paradigm {paradigm!r}; known: {sorted(PARADIGMS)}")
+    samples = load_suite(dataset) if isinstance(dataset, str) else list(dataset)
+    samples = samples[:limit] if limit is not None else samples
+    if not samples:
+        raise ConfigError("the dataset has no samples")
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": sample.question}],
+            "answer": "",  # the env grades: no answer travels with the rollout
+            "info": {"sample_index": i, "sample_id": sample.id},
+        }
+        for i, sample in enumerate(samples)
+    ]
+    kwargs = dict(env_kwargs)
+    if paradigm == "pacing":
+        kwargs = {**VideoScoutPolicy(EngineModelSlot(), rules=rules).env_kwargs["pacing"], **kwargs}
+    from policies.verifiers_envs.env import VideoMultiTurnEnv
+
+    env_id, env_class = PARADIGMS[paradigm]
+    return VideoMultiTurnEnv(
+        paradigm=paradigm,
+        env_id=env_id,
+        env_class=env_class,
+        samples=samples,
+        env_kwargs=kwargs,
+        rules=rules,
+        base_url=base_url,
+        seed=seed,
+        dataset=datasets.Dataset.from_list(rows),
+        max_turns=max_turns,
+    )

@@ -1,0 +1,162 @@
+"""The ``vf.MultiTurnEnv`` over a video-env environment (imports verifiers)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import verifiers as vf
+from verifiers.utils.message_utils import normalize_messages
+
+from policies.verifiers_envs.render import first_messages, next_messages
+from video_env.envs.pacing_rules import PacingRules
+from video_env.types import VideoQA
+from video_env.wrappers.text_actions import default_action_set, parse_text_action
+
+__all__ = ["VideoMultiTurnEnv"]
+
+
+class VideoMultiTurnEnv(vf.MultiTurnEnv):
+    """One video-env episode per rollout (see :mod:`policies.verifiers_envs`).
+
+    Args:
+        paradigm: ``"pacing"``, ``"zoom"`` or ``"clip_query"``.
+        env_id: The environment id.
+        env_class: Its class name (for remote wire actions).
+        samples: The rollout inputs' questions, by ``info["sample_index"]``.
+        env_kwargs: Arguments of each episode's environment.
+        rules: Pacing rules (the prompt's text follows them).
+        base_url: A ``video-env serve`` server instead of in-process environments.
+        seed: Seed of every env reset.
+        **kwargs: ``vf.MultiTurnEnv`` arguments (``dataset``, ``max_turns``...).
+    """
+
+    def __init__(
+        self,
+        *,
+        paradigm: str,
+        env_id: str,
+        env_class: str,
+        samples: Sequence[VideoQA],
+        env_kwargs: dict[str, Any],
+        rules: PacingRules | None,
+        base_url: str | None,
+        seed: int,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(rubric=_rubric(), **kwargs)
+        self.paradigm = paradigm
+        self.video_env_id = env_id
+        self.env_class = env_class
+        self.samples = list(samples)
+        self.env_kwargs = env_kwargs
+        self.rules = rules
+        self.base_url = base_url
+        self.seed = seed
+
+    def _make_env(self) -> Any:
+        if self.base_url is not None:
+            from video_env.serving.client import RemoteVideoEnv
+
+            return RemoteVideoEnv(self.base_url, self.env_class)
+        kwargs = {**self.env_kwargs, "dataset": self.samples}
+        return gym.make(self.video_env_id, disable_env_checker=True, **kwargs).unwrapped
+
+    async def setup_state(self, state: Any) -> Any:
+        """Start the episode; the first prompt is the env's first observation."""
+        index = int(state["info"]["sample_index"])
+        env = self._make_env()
+        options = {"sample_id": self.samples[index].id} if self.base_url else {"index": index}
+        observation, _ = env.reset(seed=self.seed, options=options)
+        state["video_env"] = env
+        state["video_env_done"] = False
+        state["video_env_record"] = None
+        state["prompt"] = _messages(first_messages(self.paradigm, observation, self.rules))
+        return state
+
+    async def get_prompt_messages(self, state: Any) -> Any:
+        """Pacing: a fresh chat each turn (VideoScout's memory); else the growing chat."""
+        if not state["trajectory"] or self.paradigm != "pacing":
+            return await super().get_prompt_messages(state)
+        step = state["trajectory"][-1]
+        reply = await self.env_response([*step["prompt"], *step["completion"]], state)
+        if state.get("final_env_response") is not None:
+            return [*step["prompt"], *step["completion"]]
+        return reply
+
+    async def env_response(self, messages: Any, state: Any, **kwargs: Any) -> Any:
+        """Step the env with the model's last reply; the next observation's messages."""
+        text = _last_assistant_text(messages)
+        env = state["video_env"]
+        if hasattr(env, "client"):  # remote: the server's env parses the text
+            observation, _, terminated, truncated, info = env.step(text)
+        else:
+            action = parse_text_action(default_action_set(env), text)
+            observation, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            state["video_env_done"] = True
+            state["video_env_record"] = info["episode"]
+            ended = info["episode"]["ended_by"]
+            final = _messages([{"role": "user", "content": f"The episode is over ({ended})."}])
+            state["final_env_response"] = final
+            return final
+        return _messages(next_messages(self.paradigm, observation, self.rules))
+
+    @vf.cleanup
+    async def finish_episode(self, state: Any) -> None:
+        """Close the env; an unanswered episode ends as the env's ``abandon`` (reward 0)."""
+        env = state.get("video_env")
+        if env is None:
+            return
+        if not state.get("video_env_done"):
+            state["video_env_record"] = env.abandon("max_turns")
+            state["video_env_done"] = True
+        env.close()
+        state["video_env"] = None
+
+
+def _messages(messages: list[dict[str, Any]]) -> Any:
+    return normalize_messages(messages, field_name="video_env")
+
+
+def _last_assistant_text(messages: Any) -> str:
+    for message in reversed(list(messages)):
+        role = message["role"] if isinstance(message, dict) else getattr(message, "role", "")
+        if role != "assistant":
+            continue
+        content = message["content"] if isinstance(message, dict) else message.content
+        if isinstance(content, str):
+            return content
+        return "".join(
+            str(p.get("text", "") if isinstance(p, dict) else getattr(p, "text", ""))
+            for p in content or []
+        )
+    return ""
+
+
+def _record(state: Any) -> dict[str, Any]:
+    record: dict[str, Any] = state.get("video_env_record") or {}
+    return record
+
+
+async def episode_reward(state: Any) -> float:
+    """The env's reward of the episode (0 for an unanswered one)."""
+    return float(_record(state).get("reward") or 0.0)
+
+
+async def correct(state: Any) -> float:
+    """1 if the env graded the answer correct."""
+    return float(bool(_record(state).get("correct")))
+
+
+async def invalid_actions(state: Any) -> float:
+    """Invalid actions in the episode."""
+    return float(_record(state).get("invalid_actions") or 0)
+
+
+def _rubric() -> Any:
+    rubric = vf.Rubric(funcs=[episode_reward], weights=[1.0])
+    rubric.add_metric(correct)
+    rubric.add_metric(invalid_actions)
+    return rubric

@@ -1,0 +1,15 @@
+"""verifiers' entry point of the Pacing paradigm.
+
+``vf.load_environment("policies.verifiers_envs.pacing", dataset=..., max_turns=...)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.verifiers_envs import build_environment
+
+
+def load_environment(**kwargs: Any) -> Any:
+    """A ``vf.MultiTurnEnv`` of ``VideoEnv/Pacing-v0`` (arguments: :func:`build_environment`)."""
+    return build_environment("pacing", **kwargs)
