@@ -207,14 +207,24 @@ def pacing_env_factory(
     seed: int = 0,
 ) -> Callable[[], PacingToolEnv]:
     """The ``environment_factory`` for :class:`PacingToolEnv` over ``samples``."""
-    by_id = {sample.id: sample for sample in samples}
-    if len(by_id) != len(samples):
-        raise ConfigError("sample ids must be unique")
+    by_id = samples_by_id(samples)
 
     def factory() -> PacingToolEnv:
         return PacingToolEnv(by_id, rules=rules, max_turns=max_turns, seed=seed)
 
     return factory
+
+
+def samples_by_id(samples: Sequence[VideoQA]) -> dict[str, VideoQA]:
+    """``samples`` by id, the key TRL's dataset rows name an episode's sample by.
+
+    Raises:
+        ConfigError: If two samples share an id.
+    """
+    by_id = {sample.id: sample for sample in samples}
+    if len(by_id) != len(samples):
+        raise ConfigError("sample ids must be unique")
+    return by_id
 
 
 def _tool_content(messages: list[VisionMessage]) -> list[dict[str, Any]]:

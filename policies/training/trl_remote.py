@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policies.training.adapter import EngineModelSlot, PacingChatEnv
-from policies.training.trl_env import PacingToolEnv, _tool_content
+from policies.training.trl_env import PacingToolEnv, _tool_content, samples_by_id
 from policies.videoscout import VideoScoutPolicy
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -136,9 +136,7 @@ def remote_pacing_env_factory(
     seed: int = 0,
 ) -> Callable[[], RemotePacingToolEnv]:
     """The ``environment_factory`` of :class:`RemotePacingToolEnv` over ``samples``."""
-    by_id = {sample.id: sample for sample in samples}
-    if len(by_id) != len(samples):
-        raise ConfigError("sample ids must be unique")
+    by_id = samples_by_id(samples)
 
     def factory() -> RemotePacingToolEnv:
         return RemotePacingToolEnv(by_id, base_url, rules=rules, max_turns=max_turns, seed=seed)
