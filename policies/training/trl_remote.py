@@ -8,7 +8,7 @@ server's env computes it). Each episode is one WebSocket session; the frames tra
 images (JPEG by default, see :mod:`video_env.serving.wire`).
 
 The server must serve the trainer's questions under the same rules, with frames and no
-sensors, e.g. ``video-env serve VideoEnv/Pacing-v0 --dataset SUITE --pixel-observations
+sensors, e.g. ``video-env serve VideoEnv/Pacing-v1 --dataset SUITE --pixel-observations
 --env-kwargs '{"sensors": []}'`` (or :func:`server_env_kwargs` for
 :func:`~video_env.serving.server.make_app`).
 """

@@ -33,9 +33,9 @@ __all__ = ["PARADIGMS", "build_environment"]
 
 #: Paradigm → (environment id, env class name).
 PARADIGMS = {
-    "pacing": ("VideoEnv/Pacing-v0", "PacingEnv"),
-    "zoom": ("VideoEnv/Zoom-v0", "ZoomEnv"),
-    "clip_query": ("VideoEnv/ClipQuery-v0", "ClipQueryEnv"),
+    "pacing": ("VideoEnv/Pacing-v1", "PacingEnv"),
+    "zoom": ("VideoEnv/Zoom-v1", "ZoomEnv"),
+    "clip_query": ("VideoEnv/ClipQuery-v1", "ClipQueryEnv"),
 }
 _PURPOSE = "verifiers' environments"
 

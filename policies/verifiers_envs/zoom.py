@@ -11,5 +11,5 @@ from policies.verifiers_envs import build_environment
 
 
 def load_environment(**kwargs: Any) -> Any:
-    """A ``vf.MultiTurnEnv`` of ``VideoEnv/Zoom-v0`` (arguments: :func:`build_environment`)."""
+    """A ``vf.MultiTurnEnv`` of ``VideoEnv/Zoom-v1`` (arguments: :func:`build_environment`)."""
     return build_environment("zoom", **kwargs)

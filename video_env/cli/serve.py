@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "drives it. Needs the 'openenv' extra."
         ),
     )
-    parser.add_argument("env_id", help="e.g. VideoEnv/Pacing-v0, VideoEnv/Zoom-v0")
+    parser.add_argument("env_id", help="e.g. VideoEnv/Pacing-v1, VideoEnv/Zoom-v1")
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default: %(default)s)"
     )
