@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import gymnasium as gym
 import numpy as np
@@ -63,6 +63,24 @@ def resolve_dataset(dataset: Sequence[VideoQA] | str | None) -> list[VideoQA]:
 #: The observation layout of the latest env ids (``-v1``): ``option_list`` beside
 #: ``options``, and the video's ``duration`` in every env. ``-v0`` ids pass 0.
 OBSERVATION_VERSION = 1
+
+
+class EnvArguments(TypedDict, total=False):
+    """The arguments every env takes (see :class:`VideoQAEnv`).
+
+    Env classes take them as ``**common`` and pass them on, so they are declared once.
+    """
+
+    perception: Perception | str | None
+    vlm: VLM | str | None
+    captioner: Captioner | str | None
+    clip: CLIP | str | None
+    judge: Judge | str | None
+    max_invalid_actions: int
+    invalid_action_penalty: float
+    standin_missing_videos: bool
+    render_mode: str | None
+    observation_version: int
 
 
 class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):

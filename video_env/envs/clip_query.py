@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,12 +14,11 @@ from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQu
 from video_env.backends.base import (
     CAPTION_STYLES,
     CLIP,
-    VLM,
     Captioner,
     FrameBatch,
     similarities,
 )
-from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
+from video_env.envs.base import EnvArguments, VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
     INITIAL_PLACEMENTS,
@@ -30,7 +29,6 @@ from video_env.envs.clip_query_rules import (
     released_initial_times,
     segments_between,
 )
-from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -42,9 +40,11 @@ from video_env.envs.spaces import (
     window_space,
 )
 from video_env.errors import ConfigError, InvalidActionError
-from video_env.metrics.judges import Judge
 from video_env.types import Interval, VideoQA
 from video_env.video.sampling import frame_size, uniform_times
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _TEXT, _ERROR, _CAPTION, _QUERY = 2048, 512, 1024, 256
 #: Default caption length per style: detailed (VideoAgent's ~74-word captions; our cap) or
@@ -145,11 +145,6 @@ class ClipQueryEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | str | None = None,
-        vlm: VLM | str | None = None,
-        captioner: Captioner | str | None = None,
-        clip: CLIP | str | None = None,
-        judge: Judge | str | None = None,
         initial_frames: int = 5,
         initial_placement: str = "released",
         max_rounds: int = 2,
@@ -162,25 +157,9 @@ class ClipQueryEnv(VideoQAEnv):
         caption_max_tokens: int | None = None,
         gtou_weight: float = 0.5,
         call_cost: float = 0.0,
-        max_invalid_actions: int = 3,
-        invalid_action_penalty: float = 0.1,
-        standin_missing_videos: bool = False,
-        render_mode: str | None = None,
-        observation_version: int = OBSERVATION_VERSION,
+        **common: Unpack[EnvArguments],
     ) -> None:
-        super().__init__(
-            dataset,
-            perception=perception,
-            vlm=vlm,
-            captioner=captioner,
-            clip=clip,
-            judge=judge,
-            max_invalid_actions=max_invalid_actions,
-            invalid_action_penalty=invalid_action_penalty,
-            standin_missing_videos=standin_missing_videos,
-            render_mode=render_mode,
-            observation_version=observation_version,
-        )
+        super().__init__(dataset, **common)
         _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
         if caption_style not in CAPTION_STYLES:
             raise ConfigError(f"caption_style must be one of {CAPTION_STYLES}")

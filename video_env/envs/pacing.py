@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
 from video_env.actions.validation import dict_text
-from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch, similarities
-from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
+from video_env.backends.base import FrameBatch, similarities
+from video_env.envs.base import EnvArguments, VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
-from video_env.envs.perception import Perception
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -26,11 +25,13 @@ from video_env.envs.spaces import (
     window_space,
 )
 from video_env.errors import ConfigError, InvalidActionError
-from video_env.metrics.judges import Judge
 from video_env.types import Interval, VideoQA
 from video_env.video.base import Size
 from video_env.video.resize import Resize
 from video_env.video.sampling import uniform_times
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 SPEED_FACTORS = (1, 2, 4)
 SENSORS = ("vlm", "clip")
@@ -110,34 +111,13 @@ class PacingEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | str | None = None,
-        vlm: VLM | str | None = None,
-        captioner: Captioner | str | None = None,
-        clip: CLIP | str | None = None,
-        judge: Judge | str | None = None,
         rules: PacingRules | None = None,
         pixel_observations: bool = False,
         sensors: Sequence[str] = ("vlm",),
         max_chunks: int = 512,
-        max_invalid_actions: int = 3,
-        invalid_action_penalty: float = 0.1,
-        standin_missing_videos: bool = False,
-        render_mode: str | None = None,
-        observation_version: int = OBSERVATION_VERSION,
+        **common: Unpack[EnvArguments],
     ) -> None:
-        super().__init__(
-            dataset,
-            perception=perception,
-            vlm=vlm,
-            captioner=captioner,
-            clip=clip,
-            judge=judge,
-            max_invalid_actions=max_invalid_actions,
-            invalid_action_penalty=invalid_action_penalty,
-            standin_missing_videos=standin_missing_videos,
-            render_mode=render_mode,
-            observation_version=observation_version,
-        )
+        super().__init__(dataset, **common)
         unknown = set(sensors) - set(SENSORS)
         if unknown:
             raise ConfigError(f"unknown sensors {sorted(unknown)}; known: {list(SENSORS)}")

@@ -5,16 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
-from video_env.backends.base import CLIP, VLM, Captioner, FrameBatch
-from video_env.envs.base import OBSERVATION_VERSION, VideoQAEnv
-from video_env.envs.perception import Perception
+from video_env.backends.base import FrameBatch
+from video_env.envs.base import EnvArguments, VideoQAEnv
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -29,8 +28,10 @@ from video_env.envs.spaces import (
 )
 from video_env.envs.zoom_rules import BUDGET_PRO, ZoomRules
 from video_env.errors import ConfigError, InvalidActionError
-from video_env.metrics.judges import Judge
 from video_env.types import Interval, VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _TEXT, _ERROR, _CAPTION, _ANSWER = 2048, 512, 512, 256
 #: Slack on the video's end (a float32 duration read back from an observation).
@@ -122,36 +123,15 @@ class ZoomEnv(VideoQAEnv):
         self,
         dataset: Sequence[VideoQA] | str | None = None,
         *,
-        perception: Perception | str | None = None,
-        vlm: VLM | str | None = None,
-        captioner: Captioner | str | None = None,
-        clip: CLIP | str | None = None,
-        judge: Judge | str | None = None,
         rules: ZoomRules | None = None,
         budget: int = BUDGET_PRO,
         max_windows_per_step: int = 8,
         gtou_weight: float = 0.5,
         call_cost: float = 0.0,
         caption_max_tokens: int = 64,
-        max_invalid_actions: int = 3,
-        invalid_action_penalty: float = 0.1,
-        standin_missing_videos: bool = False,
-        render_mode: str | None = None,
-        observation_version: int = OBSERVATION_VERSION,
+        **common: Unpack[EnvArguments],
     ) -> None:
-        super().__init__(
-            dataset,
-            perception=perception,
-            vlm=vlm,
-            captioner=captioner,
-            clip=clip,
-            judge=judge,
-            max_invalid_actions=max_invalid_actions,
-            invalid_action_penalty=invalid_action_penalty,
-            standin_missing_videos=standin_missing_videos,
-            render_mode=render_mode,
-            observation_version=observation_version,
-        )
+        super().__init__(dataset, **common)
         _check_settings(budget, max_windows_per_step, gtou_weight, call_cost, caption_max_tokens)
         self.perception = self.perception.for_roles("vlm", "captioner")
         self.rules = rules or ZoomRules()
