@@ -1,6 +1,7 @@
 """The environments and their registration with Gymnasium."""
 
-from video_env.envs.base import DEFAULT_SUITE, VideoQAEnv
+from video_env.envs.arguments import DEFAULT_SUITE
+from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query import ClipQueryEnv
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec

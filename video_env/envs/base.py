@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import abc
-import operator
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +21,11 @@ from video_env.actions.types import (
 from video_env.actions.validation import MAX_DESCRIPTION_CHARS, dict_text
 from video_env.backends.base import CLIP, VLM, Captioner
 from video_env.backends.registry import make_judge
+from video_env.envs.arguments import (
+    OBSERVATION_VERSION,
+    checked_index,
+    resolve_dataset,
+)
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception
 from video_env.envs.render import render_ansi, render_rgb
@@ -35,52 +39,9 @@ from video_env.envs.spaces import (
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
-from video_env.synth.suites import load_suite
 from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
 from video_env.video.base import VideoReader
-
-#: Suite drawn from when no dataset is given.
-DEFAULT_SUITE = "synth-quick"
-
-
-def resolve_dataset(dataset: Sequence[VideoQA] | str | None) -> list[VideoQA]:
-    """A list of samples from a suite name, a sequence of samples, or the default suite.
-
-    Raises:
-        ConfigError: If the dataset is empty.
-    """
-    samples = (
-        load_suite(dataset or DEFAULT_SUITE)
-        if dataset is None or isinstance(dataset, str)
-        else list(dataset)
-    )
-    if not samples:
-        raise ConfigError("the dataset has no samples")
-    return samples
-
-
-#: The observation layout of the latest env ids (``-v1``): ``option_list`` beside
-#: ``options``, and the video's ``duration`` in every env. ``-v0`` ids pass 0.
-OBSERVATION_VERSION = 1
-
-
-class EnvArguments(TypedDict, total=False):
-    """The arguments every env takes (see :class:`VideoQAEnv`).
-
-    Env classes take them as ``**common`` and pass them on, so they are declared once.
-    """
-
-    perception: Perception | str | None
-    vlm: VLM | str | None
-    captioner: Captioner | str | None
-    clip: CLIP | str | None
-    judge: Judge | str | None
-    max_invalid_actions: int
-    invalid_action_penalty: float
-    standin_missing_videos: bool
-    render_mode: str | None
-    observation_version: int
 
 
 class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
@@ -159,7 +120,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             index = options.get("index")
             if index is None:
                 index = int(self.np_random.integers(len(self.samples)))
-            sample = self.samples[_checked_index(index, len(self.samples))]
+            sample = self.samples[checked_index(index, len(self.samples))]
         if not isinstance(sample, VideoQA):
             raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
         # Simulated sensors draw independently per episode seed (replicas of a benchmark);
@@ -428,19 +389,3 @@ def _bounded(message: str) -> str:
     if len(message) <= MAX_DESCRIPTION_CHARS:
         return message
     return message[: MAX_DESCRIPTION_CHARS - 3] + "..."
-
-
-def _checked_index(index: object, n_samples: int) -> int:
-    """``options["index"]`` as a valid sample index.
-
-    Raises:
-        TypeError: If it is not an integer.
-        IndexError: If it is outside ``[0, n_samples)`` (negative indices are refused:
-            ``-1`` silently meaning "the last sample" hides caller bugs).
-    """
-    if isinstance(index, bool) or not hasattr(index, "__index__"):
-        raise TypeError(f"options['index'] must be an int, got {type(index).__name__}")
-    value = operator.index(index)
-    if not 0 <= value < n_samples:
-        raise IndexError(f"options['index'] must be in [0, {n_samples}), got {value}")
-    return value

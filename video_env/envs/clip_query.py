@@ -18,7 +18,8 @@ from video_env.backends.base import (
     FrameBatch,
     similarities,
 )
-from video_env.envs.base import EnvArguments, VideoQAEnv
+from video_env.envs.arguments import EnvArguments
+from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
     EDGE_EPS,
     INITIAL_PLACEMENTS,

@@ -11,7 +11,8 @@ from gymnasium import spaces
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
 from video_env.actions.validation import dict_text
 from video_env.backends.base import FrameBatch, similarities
-from video_env.envs.base import EnvArguments, VideoQAEnv
+from video_env.envs.arguments import EnvArguments
+from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
 from video_env.envs.spaces import (
     MAX_SECONDS,

@@ -13,7 +13,8 @@ from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
 from video_env.backends.base import FrameBatch
-from video_env.envs.base import EnvArguments, VideoQAEnv
+from video_env.envs.arguments import EnvArguments
+from video_env.envs.base import VideoQAEnv
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
