@@ -30,15 +30,21 @@ from video_env.envs.clip_query_rules import (
     released_initial_times,
     segments_between,
 )
+from video_env.envs.clip_query_spaces import (
+    CAPTION_CHARS,
+    CAPTION_TOKENS,
+    ERROR_CHARS,
+    TEXT_CHARS,
+    action_space,
+    check_settings,
+    observation_space,
+    query_from_dict,
+)
 from video_env.envs.spaces import (
-    MAX_SECONDS,
     clean_text,
     format_options,
-    fraction_window_space,
     scalar,
-    text_space,
     window_array,
-    window_space,
 )
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import Interval, VideoQA
@@ -46,11 +52,6 @@ from video_env.video.sampling import frame_size, uniform_times
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-_TEXT, _ERROR, _CAPTION, _QUERY = 2048, 512, 1024, 256
-#: Default caption length per style: detailed (VideoAgent's ~74-word captions; our cap) or
-#: light (FALCONEye's ``vlm_caption_max_new_tokens``).
-CAPTION_TOKENS = {"detailed": 192, "light": 64}
 
 
 class ClipQueryEnv(VideoQAEnv):
@@ -161,7 +162,7 @@ class ClipQueryEnv(VideoQAEnv):
         **common: Unpack[EnvArguments],
     ) -> None:
         super().__init__(dataset, **common)
-        _check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
+        check_settings(initial_frames, max_rounds, max_frames, max_queries_per_round, max_segments)
         if caption_style not in CAPTION_STYLES:
             raise ConfigError(f"caption_style must be one of {CAPTION_STYLES}")
         if caption_max_tokens is None:
@@ -193,39 +194,10 @@ class ClipQueryEnv(VideoQAEnv):
     def _make_action_space(self) -> spaces.Dict:
         q = self.max_queries_per_round or max(1, self.max_frames - self.initial_frames)
         self._dict_queries = q
-        return spaces.Dict(
-            {
-                "kind": spaces.Discrete(2),
-                "segments": spaces.MultiDiscrete([self.max_segments] * q, start=[1] * q),
-                "texts": spaces.Tuple([text_space(_QUERY)] * q),
-                "n_queries": spaces.Discrete(q + 1),
-                "answer": text_space(256),
-                "has_window": spaces.Discrete(2),
-                "window": fraction_window_space(),
-            }
-        )
+        return action_space(self.max_segments, q)
 
     def _make_observation_space(self) -> spaces.Dict:
-        frame = spaces.Dict(
-            {
-                "time": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
-                "caption": text_space(_CAPTION),
-            }
-        )
-        segment = spaces.Dict({"window": window_space()})
-        return spaces.Dict(
-            {
-                "question": text_space(_TEXT),
-                "options": text_space(_TEXT),
-                "frames": spaces.Sequence(frame, stack=False),
-                "segments": spaces.Sequence(segment, stack=False),
-                "rounds_left": spaces.Box(0, self.max_rounds, (1,), np.int64),
-                "frames_left": spaces.Box(0, self.max_frames, (1,), np.int64),
-                "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
-                "turn": spaces.Box(0, np.iinfo(np.int64).max, (1,), np.int64),
-                "last_action_error": text_space(_ERROR),
-            }
-        )
+        return observation_space(self.max_rounds, self.max_frames)
 
     # -- episode ---------------------------------------------------------------------
 
@@ -309,15 +281,7 @@ class ClipQueryEnv(VideoQAEnv):
         return self._answer_from_dict(action)
 
     def _query_from_dict(self, action: dict[str, Any]) -> QueryAction:
-        n = int(action["n_queries"])
-        segments = np.asarray(action["segments"]).reshape(-1)
-        texts = action["texts"]
-        if not isinstance(texts, (tuple, list)) or not all(isinstance(t, str) for t in texts):
-            raise TypeError("texts must be a tuple of str")
-        most = min(len(segments), len(texts), self._dict_queries)
-        if not 0 <= n <= most:  # bounded by the space, not by the arrays sent
-            raise InvalidActionError(f"n_queries must be between 1 and {most}, got {n}")
-        return QueryAction(tuple(SegmentQuery(int(segments[i]), texts[i]) for i in range(n)))
+        return query_from_dict(action, self._dict_queries)
 
     def _act(self, action: Action) -> float:
         if not isinstance(action, QueryAction):
@@ -381,19 +345,19 @@ class ClipQueryEnv(VideoQAEnv):
     def _observation(self) -> dict[str, Any]:
         sample = self.sample
         frames = tuple(
-            {"time": scalar(t), "caption": clean_text(c, _CAPTION)}
+            {"time": scalar(t), "caption": clean_text(c, CAPTION_CHARS)}
             for t, c in zip(self.times, self.captions, strict=True)
         )
         return {
-            "question": clean_text(sample.question, _TEXT),
-            "options": clean_text(format_options(sample.options), _TEXT),
+            "question": clean_text(sample.question, TEXT_CHARS),
+            "options": clean_text(format_options(sample.options), TEXT_CHARS),
             "frames": frames,
             "segments": tuple({"window": window_array(s)} for s in self.segments),
             "rounds_left": np.array([self.rounds_left], dtype=np.int64),
             "frames_left": np.array([self.frames_left], dtype=np.int64),
             "duration": scalar(self.video.duration),
             "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
-            "last_action_error": clean_text(self._last_error, _ERROR),
+            "last_action_error": clean_text(self._last_error, ERROR_CHARS),
         }
 
     def _info(self) -> dict[str, Any]:
@@ -413,21 +377,3 @@ class ClipQueryEnv(VideoQAEnv):
         ]
         lines += [f"  {t:8.1f} s  {c}" for t, c in zip(self.times, self.captions, strict=True)]
         return lines
-
-
-def _check_settings(
-    initial_frames: int,
-    max_rounds: int,
-    max_frames: int,
-    max_queries: int | None,
-    max_segments: int,
-) -> None:
-    """Raise :class:`ConfigError` for inconsistent budgets."""
-    if initial_frames < 0 or max_rounds < 0:
-        raise ConfigError("initial_frames and max_rounds must be >= 0")
-    if max_frames < initial_frames:
-        raise ConfigError(f"max_frames={max_frames} is below initial_frames={initial_frames}")
-    if max_queries is not None and max_queries < 1:
-        raise ConfigError("max_queries_per_round must be >= 1")
-    if max_segments < max_frames + 1:
-        raise ConfigError(f"max_segments={max_segments} must be >= max_frames + 1")
