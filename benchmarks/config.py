@@ -132,9 +132,7 @@ class BenchConfig:
 
         sources = []
         for role, spec in self.perception_specs().items():
-            if not spec_is_simulated_or_pixel(role, spec) and has_random_weights(
-                parse_spec(role, spec).target
-            ):
+            if has_random_weights(parse_spec(role, spec).target):
                 sources.append(role)
         if self.llm and has_random_weights(self.llm.partition(":")[2].partition("?")[0]):
             sources.append("llm")
@@ -178,11 +176,3 @@ class BenchConfig:
     def source(self) -> str:
         """The dataset's name for folders and tables."""
         return self.dataset or self.suite
-
-
-def spec_is_simulated_or_pixel(role: str, spec: str) -> bool:
-    """Whether ``spec`` names the simulator or the shipped pixel-real world (no folder)."""
-    from video_env.backends.registry import parse_spec
-
-    parsed = parse_spec(role, spec)
-    return parsed.simulated or parsed.pixel_real

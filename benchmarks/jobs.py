@@ -178,20 +178,18 @@ def check_workers_can_build(config: BenchConfig, executor: str) -> None:
     if executor not in ("process", "ray"):
         return
     for name in policy_names(config):
-        where = (
-            "is defined in __main__, which"
-            if defined_in_main(policies.spec(name).build)
-            else "was registered by this process, which"
-            if registered_at_runtime(name)
-            else None
+        if defined_in_main(policies.spec(name).build):
+            where = "is defined in __main__, which"
+        elif registered_at_runtime(name):
+            where = "was registered by this process, which"
+        else:
+            continue
+        raise ConfigError(
+            f"policy {name!r} {where} the {executor} executor's worker processes cannot "
+            "know (they import policies afresh): run it with --executor serial or thread, "
+            "or put the class in a module or a .py file and name it MODULE:CLASS or "
+            "path/to/file.py:CLASS"
         )
-        if where:
-            raise ConfigError(
-                f"policy {name!r} {where} the {executor} executor's worker processes cannot "
-                "know (they import policies afresh): run it with --executor serial or thread, "
-                "or put the class in a module or a .py file and name it MODULE:CLASS or "
-                "path/to/file.py:CLASS"
-            )
 
 
 def _check_envs(config: BenchConfig, names: list[str]) -> None:

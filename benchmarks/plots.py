@@ -118,10 +118,9 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
     ticker = require("matplotlib.ticker", "bench", "benchmark plots")
     handles: dict[str, list[Any]] = defaultdict(list)
     for ax, (key, label, scale) in zip(axes, views, strict=True):
-        for row in ordered:
+        plotted = [r for r in ordered if _finite(r[key]) and _finite(r["accuracy"])]
+        for row in plotted:
             x, y = row[key], row["accuracy"]
-            if x is None or y is None or x != x or y != y:
-                continue
             line = ax.errorbar(
                 x, y, yerr=[[max(0.0, y - row["acc_ci_low"])], [max(0.0, row["acc_ci_high"] - y)]],
                 marker=_MARKERS.get(row["env"], "o"), markersize=7, capsize=3, linestyle="none",
@@ -129,10 +128,8 @@ def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str
             )  # fmt: skip
             if ax is axes[0]:
                 handles[row["env"]].append(line)
-        for env in sorted({r["env"] for r in ordered}, key=_env_rank):
-            points = [(float(r[key]), float(r["accuracy"])) for r in ordered
-                      if r["env"] == env and r[key] is not None and r["accuracy"] is not None
-                      and r[key] == r[key] and r["accuracy"] == r["accuracy"]]  # fmt: skip
+        for env in sorted({r["env"] for r in plotted}, key=_env_rank):
+            points = [(float(r[key]), float(r["accuracy"])) for r in plotted if r["env"] == env]
             front = pareto_front(points)
             if len(front) > 1:
                 xs, ys = zip(*front, strict=True)
@@ -217,6 +214,11 @@ def per_category(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path.name
+
+
+def _finite(value: Any) -> bool:
+    """Whether a table value is a number that can be drawn (not missing, empty or NaN)."""
+    return bool(np.isfinite(_number(value)))
 
 
 def _number(value: Any) -> float:

@@ -40,7 +40,8 @@ class ProgressBar:
         self.failed = 0
         self.estimate_after = ESTIMATE_AFTER
         self.remaining: Counter[tuple[str, str]] = Counter()
-        self.seconds: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
+        self.seconds: defaultdict[tuple[str, str], float] = defaultdict(float)  # summed
+        self.finished: Counter[tuple[str, str]] = Counter()
         self.graded: Counter[tuple[str, str]] = Counter()
         self.correct: Counter[tuple[str, str]] = Counter()
         self.warm: int | None = None  # episodes finished when the estimate starts
@@ -59,12 +60,11 @@ class ProgressBar:
             self.warm = n
         if self.warm is None or n == self.warm:
             return "estimating"
-        finished = [s for v in self.seconds.values() for s in v]
-        overall = sum(finished) / len(finished)
+        overall = sum(self.seconds.values()) / sum(self.finished.values())
         work = 0.0
         for group, count in self.remaining.items():
-            own = self.seconds.get(group)
-            work += count * (sum(own) / len(own) if own else overall)
+            done = self.finished[group]
+            work += count * (self.seconds[group] / done if done else overall)
         in_flight = max(1, min(self.workers, sum(self.remaining.values())))
         return f"~{self.tqdm.format_interval(work / in_flight)} left"
 
@@ -72,7 +72,8 @@ class ProgressBar:
         """One finished episode (its record)."""
         env, policy = _group(record)
         self.remaining[(env, policy)] = max(0, self.remaining[(env, policy)] - 1)
-        self.seconds[(env, policy)].append(float(record.get("wall_s") or 0.0))
+        self.seconds[(env, policy)] += float(record.get("wall_s") or 0.0)
+        self.finished[(env, policy)] += 1
         if record.get("correct") is not None:
             self.graded[(env, policy)] += 1
             self.correct[(env, policy)] += bool(record["correct"])

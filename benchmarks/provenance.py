@@ -112,7 +112,8 @@ def user_policy_code(config: BenchConfig) -> dict[str, str]:
             source = inspect.getsourcefile(load_class(spec))
             data = Path(source).read_bytes() if source else None
         elif registered_at_runtime(name):
-            cls = getattr(policies.spec(name).build, "policy_class", policies.spec(name).build)
+            build = policies.spec(name).build
+            cls = getattr(build, "policy_class", build)
             try:
                 data = inspect.getsource(cls).encode()
             except (OSError, TypeError):

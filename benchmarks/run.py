@@ -198,8 +198,9 @@ def _markdown(
     if random:
         head += f"> **{RANDOM_LABEL.upper()}**: {', '.join(random)} loaded a checkpoint the "
         head += "tiny test builders made; these numbers test the plumbing, not a model.\n\n"
-    if standin_count(records):
-        head += f"> {standin_count(records)} of {len(records)} episodes {STANDIN_NOTE}.\n\n"
+    standins = standin_count(records)
+    if standins:
+        head += f"> {standins} of {len(records)} episodes {STANDIN_NOTE}.\n\n"
     elif any(r.get("pixel_real") for r in records):
         head += (
             "> Perception: **PIXEL-REAL** (synthetic world perceived from its rendered pixels "

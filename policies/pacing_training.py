@@ -184,13 +184,9 @@ def planned_steps(config: TrainConfig) -> int:
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> Any:
     """A fresh model of ``config.algo`` on ``env``."""
     cls = algo_class(config.algo)
-    n_steps = rollout_length(config)
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         "gamma": config.gamma,
-        "batch_size": min(config.batch_size, n_steps * config.n_envs)
-        if config.algo != "dqn"
-        else config.batch_size,
         "seed": config.seed,
         "device": "cpu",
         "verbose": 0,
@@ -199,9 +195,14 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None) -> A
     if config.algo == "dqn":
         return cls(
             "MlpPolicy", env, learning_starts=1000, exploration_fraction=0.3,
-            train_freq=DQN_TRAIN_FREQ, **common,
+            train_freq=DQN_TRAIN_FREQ, batch_size=config.batch_size, **common,
         )  # fmt: skip
-    return cls("MlpPolicy", env, n_steps=n_steps, ent_coef=config.ent_coef, n_epochs=4, **common)
+    n_steps = rollout_length(config)  # a minibatch never exceeds the (shortened) rollout
+    batch_size = min(config.batch_size, n_steps * config.n_envs)
+    return cls(
+        "MlpPolicy", env, n_steps=n_steps, batch_size=batch_size, ent_coef=config.ent_coef,
+        n_epochs=4, **common,
+    )  # fmt: skip
 
 
 @dataclass

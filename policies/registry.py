@@ -94,10 +94,9 @@ def spec(name: str) -> PolicySpec:
     Raises:
         UnknownNameError: Listing the known policies.
     """
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    if name.endswith(OFFLINE_SUFFIX) and name[: -len(OFFLINE_SUFFIX)] in _REGISTRY:
-        return _REGISTRY[name[: -len(OFFLINE_SUFFIX)]]  # the name a table prints
+    key = canonical_name(name)  # aliases, spellings and the names tables print
+    if key in _REGISTRY:
+        return _REGISTRY[key]
     prefix, colon, arg = name.partition(":")
     if colon and prefix in _PARAMETERISED:
         family = _PARAMETERISED[prefix]
@@ -157,6 +156,14 @@ _SCHEDULE = re.compile(r"^pacing-(?P<speed>[124])x(?:@(?P<threshold>\d+(?:\.\d+)
 _ALIASES = {"pacing-threshold": "pacing-2x@0.8"}
 
 
+def _schedule(name: str) -> PolicySpec:
+    """The entry of a registered schedule name (``pacing-1x``...)."""
+    entry = _schedule_spec(name)
+    if entry is None:
+        raise ConfigError(f"{name!r} is not a pacing-Nx[@T] name")
+    return entry
+
+
 def _schedule_spec(name: str) -> PolicySpec | None:
     """The fixed schedule a ``pacing-Nx[@T]`` name (or an old alias) reads as, if any."""
     match = _SCHEDULE.match(_ALIASES.get(name, name))
@@ -166,11 +173,14 @@ def _schedule_spec(name: str) -> PolicySpec | None:
     threshold = float(match["threshold"]) if match["threshold"] else None
     if threshold is not None and not 0 < threshold <= 1:
         raise ConfigError(f"policy {name!r}: the threshold must be in (0, 1]")
-    until = f" until the sensor's confidence passes {threshold:g}" if threshold else ""
+    what = (
+        f"{speed}x until the sensor's confidence passes {threshold:g} (any pacing-Nx@T runs)"
+        if threshold
+        else f"read everything at {speed}x"
+    )
     return PolicySpec(
-        partial(FixedSpeedPolicy, speed, threshold), False, False, ("pacing",),
-        f"{speed}x{until or ' to the end'}",
-    )  # fmt: skip
+        partial(FixedSpeedPolicy, speed, threshold=threshold), False, False, ("pacing",), what
+    )
 
 
 def _imported_spec(name: str, imported: ImportSpec) -> PolicySpec:
@@ -274,19 +284,7 @@ for _name, _spec in {
     "iterative-sampling": PolicySpec(
         IterativeSamplingPolicy, False, False, ("zoom",), "coarse-to-fine VLM sampling"
     ),
-    "pacing-1x": PolicySpec(
-        lambda **kw: FixedSpeedPolicy(1, **kw), False, False, ("pacing",), "read everything at 1x"
-    ),
-    "pacing-4x": PolicySpec(
-        lambda **kw: FixedSpeedPolicy(4, **kw), False, False, ("pacing",), "read everything at 4x"
-    ),
-    "pacing-2x@0.8": PolicySpec(
-        lambda **kw: FixedSpeedPolicy(2, threshold=kw.pop("threshold", 0.8), **kw),
-        False,
-        False,
-        ("pacing",),
-        "2x until the sensor's confidence passes 0.8 (any pacing-Nx@T runs)",
-    ),
+    **{name: _schedule(name) for name in ("pacing-1x", "pacing-4x", "pacing-2x@0.8")},
     "falconeye": PolicySpec(FalconEyePolicy, False, True, ("zoom",), "FALCONEye Pro (45 evals)"),
     "falconeye-flash": PolicySpec(
         lambda llm, **kw: FalconEyePolicy(llm, preset="flash", **kw),

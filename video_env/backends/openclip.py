@@ -148,7 +148,7 @@ class OpenCLIP:
         self.cache: DiskCache | None = resolve_cache(cache)
         self.name = f"open_clip:{model}" + (f":{pretrained}" if pretrained else "")
         #: Loaded from a tiny test builder's folder: its features mean nothing.
-        self.random_weights = has_random_weights(model) if os.path.isdir(model) else False
+        self.random_weights = has_random_weights(model)
         self.usage = Cost()
         self.computed_frames = 0
         self._texts: dict[str, npt.NDArray[np.float32]] = {}

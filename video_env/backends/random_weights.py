@@ -21,7 +21,7 @@ LABEL = "random weights (plumbing test)"
 
 def has_random_weights(path: str | os.PathLike[str] | None) -> bool:
     """Whether ``path`` is a checkpoint folder the tiny test builders made."""
-    if path is None:
+    if not path:  # None or "" (a spec without a folder, such as ``simulated``)
         return False
     folder = os.path.expanduser(os.fspath(path))
     return os.path.isfile(os.path.join(folder, MARKER))

@@ -158,7 +158,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         try:
             check_action(action)  # sizes and field types, before anything is described
             parsed = action if isinstance(action, InvalidAction) else self._coerce_any(action)
-            check_action(parsed)  # a dict's action too
+            if parsed is not action:
+                check_action(parsed)  # the action a dict was coerced into
             summary = describe_action(parsed)
             if isinstance(parsed, InvalidAction):
                 raise InvalidActionError(parsed.reason or "invalid action (no reason given)")
@@ -177,9 +178,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         if not summary:  # refused before it could be described
             refused = parsed if parsed is not None else action
             summary = (
-                "(malformed action)"
-                if isinstance(refused, Mapping)
-                else (rejected_summary(refused))
+                "(malformed action)" if isinstance(refused, Mapping) else rejected_summary(refused)
             )
         reward = float(sum(parts.values()))
         episode.record(summary, reward, self._last_error, episode.step_cost())
