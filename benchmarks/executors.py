@@ -148,19 +148,21 @@ def _ray(
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
+            job = refs[done[0]]
             try:
-                yield ray.get(done[0])
+                record = ray.get(done[0])
             except ray.exceptions.RayError as exc:  # a worker died (after Ray's retries)
-                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                reason = next(iter(str(exc).strip().splitlines()), "")
                 warnings.warn(
-                    f"a Ray worker died ({type(exc).__name__}); job {refs[done[0]].key} is "
-                    "recorded as an error and rerun on resume",
+                    f"a Ray worker died ({type(exc).__name__}); job {job.key} is recorded as "
+                    "an error and rerun on resume",
                     BenchWarning,
                     stacklevel=2,
                 )
-                yield lost_job_record(
-                    refs[done[0]], f"the Ray worker died: {type(exc).__name__}: {reason}"[:500]
+                record = lost_job_record(
+                    job, f"the Ray worker died: {type(exc).__name__}: {reason}"[:500]
                 )
+            yield record
     finally:
         if started_here:
             ray.shutdown()

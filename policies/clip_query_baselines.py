@@ -17,7 +17,6 @@ from policies.videoagent import VideoAgentPolicy
 from video_env.actions import AnswerAction
 from video_env.backends.llm.base import LLM
 from video_env.errors import ConfigError
-from video_env.types import OPTION_LETTERS
 
 #: Frames of the registered ``uniform-N`` (about VideoAgent's 8.4 frames on EgoSchema).
 DEFAULT_UNIFORM_FRAMES = 8
@@ -60,9 +59,7 @@ class UniformFramesPolicy(VideoAgentPolicy):
         captions = frame_captions(observation)
         answer, support, _, _ = self._predict(question, options, captions, duration)
         if answer is None:  # unparsable, as VideoAgent's released -1: a random option
-            self.random_answers += 1
-            n = len(options)
-            answer = OPTION_LETTERS[int(self.rng.integers(n))] if n else "unknown"
+            answer = self._random_answer(options)
         return AnswerAction(answer, self._window(captions, support, duration))
 
 

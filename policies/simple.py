@@ -22,6 +22,16 @@ def _duration(observation: dict[str, Any]) -> float:
     return float(observation["window"][1])  # Pacing: what has been seen so far
 
 
+def episode_rng(seed: int, info: dict[str, Any]) -> np.random.Generator:
+    """A generator seeded per sample and episode seed (the same draws in every process)."""
+    return np.random.default_rng(stable_seed(seed, info.get("sample_id"), info.get("episode_seed")))
+
+
+def random_option(rng: np.random.Generator, n_options: int) -> str:
+    """A uniformly drawn option letter (``"unknown"`` for an open question)."""
+    return OPTION_LETTERS[int(rng.integers(n_options))] if n_options else "unknown"
+
+
 class RandomPolicy(Policy):
     """Answers at once: a random option (open questions: "unknown") and a random window.
 
@@ -45,14 +55,12 @@ class RandomPolicy(Policy):
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
         """Seed this episode's draws."""
-        self.rng = np.random.default_rng(
-            stable_seed(self.seed, info.get("sample_id"), info.get("episode_seed"))
-        )
+        self.rng = episode_rng(self.seed, info)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Answer immediately."""
         options = parse_options(observation["options"])
-        text = OPTION_LETTERS[int(self.rng.integers(len(options)))] if options else "unknown"
+        text = random_option(self.rng, len(options))
         duration = _duration(observation)
         length = min(self.window_s, duration)
         start = float(self.rng.uniform(0, max(0.0, duration - length)))

@@ -37,13 +37,13 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import Caption, frame_captions, parse_options, window_of
 from policies.reasoning import JsonCaller, OfflineReasoner, clauses
-from video_env._seeding import stable_seed
+from policies.simple import episode_rng, random_option
 from video_env.actions import AnswerAction, QueryAction, SegmentQuery
 from video_env.backends.llm.base import LLM
 from video_env.envs.clip_query_rules import grid_frames
 from video_env.errors import ConfigError
 from video_env.metrics.answers import normalize_text
-from video_env.types import OPTION_LETTERS, Interval
+from video_env.types import Interval
 
 _BOUND_TOL = 0.05  # seconds: a frame bounds a segment (float32 observations)
 #: What an unusable LLM reply leads to (``on_unusable``).
@@ -98,9 +98,7 @@ class VideoAgentPolicy(Policy):
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
         """Seed this episode's random option (per sample, as :class:`RandomPolicy`)."""
-        self.rng = np.random.default_rng(
-            stable_seed(self.seed, info.get("sample_id"), info.get("episode_seed"))
-        )
+        self.rng = episode_rng(self.seed, info)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """One round: predict, reflect, then answer or query."""
@@ -120,10 +118,13 @@ class VideoAgentPolicy(Policy):
                 if queries:
                     return QueryAction(tuple(queries))
         if answer is None:  # released: -1 to the end becomes a random option
-            self.random_answers += 1
-            n = len(options)
-            answer = OPTION_LETTERS[int(self.rng.integers(n))] if n else "unknown"
+            answer = self._random_answer(options)
         return AnswerAction(answer, self._window(captions, support, duration))
+
+    def _random_answer(self, options: Sequence[str]) -> str:
+        """A random option in place of an unparsable answer (counted in ``random_answers``)."""
+        self.random_answers += 1
+        return random_option(self.rng, len(options))
 
     def _limit(self, info: dict[str, Any], n_segments: int, frames_left: int) -> int:
         """Queries this round may hold: the env's cap, the frames left, ours if set."""

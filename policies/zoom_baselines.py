@@ -62,7 +62,9 @@ class SocraticPolicy(Policy):
     ) -> None:
         super().__init__(llm)
         base = "socratic-short" if short else "socratic"
-        self.caption_tokens = caption_tokens or SOCRATIC_TOKENS[base]
+        self.caption_tokens = (
+            caption_tokens if caption_tokens is not None else SOCRATIC_TOKENS[base]
+        )
         if self.caption_tokens < 1 or (top_k is not None and top_k < 1):
             raise ConfigError("caption_tokens and top_k must be >= 1")
         self.short, self.top_k = short, top_k

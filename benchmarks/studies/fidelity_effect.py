@@ -38,7 +38,7 @@ from benchmarks.run import run_benchmark
 from benchmarks.studies.simulator_validation import BEGIN as VALIDATION_BEGIN
 from benchmarks.studies.simulator_validation import END as VALIDATION_END
 from benchmarks.studies.simulator_validation import configs
-from benchmarks.studies.validation_stats import COMPARED, policy_table
+from benchmarks.studies.validation_stats import COMPARED, as_number, policy_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BEGIN, END = "<!-- fidelity-effect -->", "<!-- /fidelity-effect -->"
@@ -105,10 +105,8 @@ def validation_rows(
 
 
 def _number(text: str) -> float:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return math.nan
+    """A table cell as a float (thousands separators allowed; NaN if not a number)."""
+    return as_number(text.replace(",", ""))
 
 
 def _f(value: float, digits: int = 2) -> str:
@@ -142,8 +140,8 @@ def effect_table(
         if today:
             t = now.get((r["env"], r["policy"]), {})
             line += (
-                f" {_f(_number(str(t.get('accuracy', 'nan'))))} | "
-                f"{_f(_number(str(t.get('mean_vlm_calls', 'nan'))), 1)} |"
+                f" {_f(as_number(t.get('accuracy')))} | "
+                f"{_f(as_number(t.get('mean_vlm_calls')), 1)} |"
             )
         lines.append(line)
     return "\n".join(lines) + "\n"

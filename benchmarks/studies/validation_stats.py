@@ -39,13 +39,14 @@ def policy_table(
             "episodes": min(int(row["episodes"]), int(other["episodes"])),
         }
         for name, column in COMPARED.items():
-            entry[f"{name}_simulated"] = _number(row.get(column))
-            entry[f"{name}_pixel"] = _number(other.get(column))
+            entry[f"{name}_simulated"] = as_number(row.get(column))
+            entry[f"{name}_pixel"] = as_number(other.get(column))
         table.append(entry)
     return sorted(table, key=lambda r: (r["env"], r["policy"]))
 
 
-def _number(value: Any) -> float:
+def as_number(value: Any) -> float:
+    """A table value as a float (NaN for a missing or non-numeric one)."""
     try:
         return float(value)
     except (TypeError, ValueError):

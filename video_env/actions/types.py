@@ -209,16 +209,19 @@ def describe_action(action: Action, max_chars: int = MAX_DESCRIPTION_CHARS) -> s
     return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
 
 
+#: The kind of each action dataclass, as trajectories name it.
+_KINDS: dict[type[Any], str] = {
+    AnswerAction: "answer",
+    SpeedAction: "speed",
+    RewatchAction: "rewatch",
+    EvaluateAction: "evaluate",
+    QueryAction: "query",
+}
+
+
 def rejected_summary(action: object) -> str:
     """What a trajectory shows for an action refused before it could be described."""
-    names: dict[type[Any], str] = {
-        AnswerAction: "answer",
-        SpeedAction: "speed",
-        RewatchAction: "rewatch",
-        EvaluateAction: "evaluate",
-        QueryAction: "query",
-    }
-    return f"{names.get(type(action), type(action).__name__)}(...) (rejected)"
+    return f"{_KINDS.get(type(action), type(action).__name__)}(...) (rejected)"
 
 
 def _joined(parts: Any, sep: str, max_chars: int) -> str:

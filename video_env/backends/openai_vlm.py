@@ -40,7 +40,7 @@ from video_env.backends.confidence import (
     verbal_instruction,
 )
 from video_env.backends.llm.base import Completion, estimate_tokens
-from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM
+from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM, choice_logprobs
 from video_env.backends.llm.pricing import PriceTable, price
 from video_env.backends.vlm_frames import message_parts
 from video_env.errors import BackendError, ConfigError
@@ -242,14 +242,13 @@ class OpenAIVLM:
         visual = max(0, prompt_tokens - sum(estimate_tokens(t) for t in texts))
         self._add(Cost(vlm_calls=1, frames=frames, visual_tokens=visual), prompt_tokens,
                   completion_tokens)  # fmt: skip
-        tokens = _token_list(response)
         choice = response.choices[0]
         return Completion(
             text=_message_text(response),
             model=getattr(response, "model", None) or self.model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            logprobs=_floats(tokens),
+            logprobs=choice_logprobs(choice),
             finish_reason=getattr(choice, "finish_reason", None),
             latency_s=time.perf_counter() - start,
             cost_usd=price(self.model, prompt_tokens, completion_tokens, self.prices),
@@ -353,12 +352,3 @@ def _message_text(response: Any) -> str:
 def _token_list(response: Any) -> list[Any]:
     logprobs = getattr(response.choices[0], "logprobs", None)
     return list(getattr(logprobs, "content", None) or [])
-
-
-def _floats(tokens: list[Any]) -> tuple[float, ...] | None:
-    """Each token's log-probability, or None when there are none or they are malformed."""
-    try:
-        values = tuple(float(t.logprob) for t in tokens)
-    except (AttributeError, TypeError, ValueError):
-        return None
-    return values or None

@@ -215,7 +215,9 @@ class DiskCache:
         value: Any = _MISSING
         if self.broken is None:
             try:
-                value = decode(data) if (data := self._read(key)) is not _MISSING else _MISSING
+                data = self._read(key)
+                if data is not _MISSING:
+                    value = decode(data)
             except CacheFormatError as exc:
                 _warn_once(f"unreadable cache entry in {self.directory} ({exc}); recomputed")
             except _BROKEN as exc:

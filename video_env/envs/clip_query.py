@@ -21,22 +21,22 @@ from video_env.backends.base import (
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.clip_query_rules import (
+    CAPTION_TOKENS,
     EDGE_EPS,
     INITIAL_PLACEMENTS,
     candidate_times,
     check_query_types,
     check_round,
+    check_settings,
     grid_frames,
     released_initial_times,
     segments_between,
 )
 from video_env.envs.clip_query_spaces import (
     CAPTION_CHARS,
-    CAPTION_TOKENS,
     ERROR_CHARS,
     TEXT_CHARS,
     action_space,
-    check_settings,
     observation_space,
     query_from_dict,
 )

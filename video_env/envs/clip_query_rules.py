@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from video_env.actions.types import QueryAction, SegmentQuery
-from video_env.errors import InvalidActionError
+from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import Interval
 
 #: Candidates closer than this (seconds) to a segment's ends are not strictly inside it.
@@ -20,6 +20,11 @@ EDGE_EPS = 1e-6
 
 #: Where the initial frames lie: the released ``main.py``'s, or the centres of equal bins.
 INITIAL_PLACEMENTS = ("released", "centres")
+
+
+#: Default caption length per style: detailed (VideoAgent's ~74-word captions; our cap) or
+#: light (FALCONEye's ``vlm_caption_max_new_tokens``).
+CAPTION_TOKENS = {"detailed": 192, "light": 64}
 
 
 def grid_frames(duration: float, fps: float) -> int:
@@ -134,3 +139,21 @@ def check_round(
                 f"segment {number} [{segment.start:g}, {segment.end:g}] has {available} unseen "
                 f"frame(s) left; {wanted} queried"
             )
+
+
+def check_settings(
+    initial_frames: int,
+    max_rounds: int,
+    max_frames: int,
+    max_queries: int | None,
+    max_segments: int,
+) -> None:
+    """Raise :class:`ConfigError` for inconsistent budgets."""
+    if initial_frames < 0 or max_rounds < 0:
+        raise ConfigError("initial_frames and max_rounds must be >= 0")
+    if max_frames < initial_frames:
+        raise ConfigError(f"max_frames={max_frames} is below initial_frames={initial_frames}")
+    if max_queries is not None and max_queries < 1:
+        raise ConfigError("max_queries_per_round must be >= 1")
+    if max_segments < max_frames + 1:
+        raise ConfigError(f"max_segments={max_segments} must be >= max_frames + 1")

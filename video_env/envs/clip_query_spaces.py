@@ -1,4 +1,4 @@
-"""The ClipQuery env's spaces, its dict actions and the check of its budgets."""
+"""The ClipQuery env's spaces and its dict actions."""
 
 from __future__ import annotations
 
@@ -9,13 +9,10 @@ from gymnasium import spaces
 
 from video_env.actions.types import QueryAction, SegmentQuery
 from video_env.envs.spaces import MAX_SECONDS, fraction_window_space, text_space, window_space
-from video_env.errors import ConfigError, InvalidActionError
+from video_env.errors import InvalidActionError
 
 #: Characters kept of the question and options, an error, a caption, a query's text.
 TEXT_CHARS, ERROR_CHARS, CAPTION_CHARS, QUERY_CHARS = 2048, 512, 1024, 256
-#: Default caption length per style: detailed (VideoAgent's ~74-word captions; our cap) or
-#: light (FALCONEye's ``vlm_caption_max_new_tokens``).
-CAPTION_TOKENS = {"detailed": 192, "light": 64}
 
 
 def action_space(max_segments: int, max_queries: int) -> spaces.Dict:
@@ -74,21 +71,3 @@ def query_from_dict(action: dict[str, Any], max_queries: int) -> QueryAction:
     if not 0 <= n <= most:  # bounded by the space, not by the arrays sent
         raise InvalidActionError(f"n_queries must be between 1 and {most}, got {n}")
     return QueryAction(tuple(SegmentQuery(int(segments[i]), texts[i]) for i in range(n)))
-
-
-def check_settings(
-    initial_frames: int,
-    max_rounds: int,
-    max_frames: int,
-    max_queries: int | None,
-    max_segments: int,
-) -> None:
-    """Raise :class:`ConfigError` for inconsistent budgets."""
-    if initial_frames < 0 or max_rounds < 0:
-        raise ConfigError("initial_frames and max_rounds must be >= 0")
-    if max_frames < initial_frames:
-        raise ConfigError(f"max_frames={max_frames} is below initial_frames={initial_frames}")
-    if max_queries is not None and max_queries < 1:
-        raise ConfigError("max_queries_per_round must be >= 1")
-    if max_segments < max_frames + 1:
-        raise ConfigError(f"max_segments={max_segments} must be >= max_frames + 1")

@@ -29,12 +29,11 @@ from video_env.actions.types import (
 )
 from video_env.errors import ConfigError
 from video_env.serving.wire import (
-    ClipQueryWireAction,
     PacingWireAction,
     VideoObservation,
     VideoState,
     WireAction,
-    ZoomWireAction,
+    action_model,
     decode_frames,
     decode_value,
 )
@@ -81,16 +80,9 @@ def wire_action(action: Any, env_class: str) -> WireAction:
     Raises:
         ConfigError: For an action the env class has no wire form of.
     """
-    models: dict[str, type[WireAction]] = {
-        "PacingEnv": PacingWireAction,
-        "ZoomEnv": ZoomWireAction,
-        "ClipQueryEnv": ClipQueryWireAction,
-    }
     if isinstance(action, WireAction):
         return action
-    model = models.get(env_class)
-    if model is None:
-        raise ConfigError(f"unknown env class {env_class!r}")
+    model = action_model(env_class)
     fields: dict[str, Any]
     if isinstance(action, str):
         fields = {"kind": "text", "text": action}
@@ -160,8 +152,7 @@ class RemoteVideoEnv:
 
     def abandon(self, reason: str) -> dict[str, Any]:
         """End the episode without an answer; its record."""
-        model = wire_action("", self.env_class).__class__
-        result = self.client.step(model(kind="abandon", reason=reason))
+        result = self.client.step(action_model(self.env_class)(kind="abandon", reason=reason))
         self.last = result.observation
         record: dict[str, Any] = result.observation.info["episode"]
         return record

@@ -11,6 +11,7 @@ on it is refused as an expired session. :class:`SessionCounter` counts the live 
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -100,7 +101,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         self._env: VideoQAEnv | None = None
         self._action_set: Any = None
         self._state = VideoState(env_id=env_id)
-        self._last: dict[str, Any] = {}
+        self._last: VideoObservation | None = None  # as sent: abandon repeats it
         self._closed = False
 
     # -- OpenEnv API -----------------------------------------------------------------
@@ -147,7 +148,13 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         if kind == "abandon":
             record = env.abandon(action.reason)
             self._state = self._state.model_copy(update={"done": True})
-            return self._observe(self._last, 0.0, False, True, {"episode": record})
+            last = self._last if self._last is not None else VideoObservation()
+            # the last observation as it was sent (its frames not encoded again), now ended
+            ended: VideoObservation = last.model_copy(
+                update={"info": json_safe({"episode": record}), "reward": 0.0,
+                        "terminated": False, "truncated": True, "done": True}
+            )  # fmt: skip
+            return ended
         if kind == "text":
             if self._action_set is None:
                 self._action_set = default_action_set(env)
@@ -189,7 +196,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         if self._env is not None:
             self._env.close()
             self._env = None
-            self._last = {}
+            self._last = None
             if self.counter is not None:
                 self.counter.ended()
             _release_free_memory()
@@ -224,7 +231,6 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         truncated: bool,
         info: dict[str, Any],
     ) -> VideoObservation:
-        self._last = observation
         rest = dict(observation)
         frames = rest.get("frames")
         urls: list[str] = []
@@ -236,7 +242,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             spec = getattr(self._env, "turn_spec", None)
             res = int(spec.resolution) if spec is not None else frames.shape[1]
             urls = encode_frames(frames[:n, :res, :res], self.image_format)
-        return VideoObservation(
+        self._last = VideoObservation(
             observation=encode_value(rest),
             frames=urls,
             frames_shape=shape,
@@ -246,6 +252,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             reward=reward,
             done=bool(terminated or truncated),
         )
+        return self._last
 
 
 class OneThreadVideoEnvironment(VideoEnvironment):
@@ -272,16 +279,12 @@ def _release_free_memory() -> None:
         trim(0)
 
 
+@functools.cache
 def _malloc_trim() -> Any:
-    global _TRIM
-    if _TRIM is False:
-        try:
-            import ctypes
+    """Glibc's ``malloc_trim``, or None where there is none."""
+    try:
+        import ctypes
 
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _TRIM = None
-    return _TRIM
-
-
-_TRIM: Any = False
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None

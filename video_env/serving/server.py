@@ -71,23 +71,20 @@ class BodyLimit:
             await _too_large(send, self.limit)
             return
         seen = 0
-        refused = False
 
         async def counted() -> Message:
-            nonlocal seen, refused
+            nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    refused = True
                     raise _TooLarge
             return message
 
         try:
             await self.app(scope, counted, send)
-        except _TooLarge:
-            if refused:
-                await _too_large(send, self.limit)
+        except _TooLarge:  # only counted() raises it
+            await _too_large(send, self.limit)
 
 
 class _TooLarge(Exception):

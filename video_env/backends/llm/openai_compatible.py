@@ -323,7 +323,7 @@ class OpenAICompatibleLLM:
             model=model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            logprobs=_logprobs(choice) if logprobs else None,
+            logprobs=choice_logprobs(choice) if logprobs else None,
             finish_reason=getattr(choice, "finish_reason", None),
             latency_s=latency_s,
             usage_estimated=estimated,
@@ -349,7 +349,8 @@ def _text_of(content: Any) -> str:
     return str(content) if content is not None else ""
 
 
-def _logprobs(choice: Any) -> tuple[float, ...] | None:
+def choice_logprobs(choice: Any) -> tuple[float, ...] | None:
+    """A chat choice's token log-probabilities; None when absent, empty or malformed."""
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
         return None
