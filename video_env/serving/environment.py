@@ -101,7 +101,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         self._env: VideoQAEnv | None = None
         self._action_set: Any = None
         self._state = VideoState(env_id=env_id)
-        self._last: VideoObservation | None = None  # as sent: abandon repeats it
+        self._last: dict[str, Any] = {}
         self._closed = False
 
     # -- OpenEnv API -----------------------------------------------------------------
@@ -148,13 +148,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         if kind == "abandon":
             record = env.abandon(action.reason)
             self._state = self._state.model_copy(update={"done": True})
-            last = self._last if self._last is not None else VideoObservation()
-            # the last observation as it was sent (its frames not encoded again), now ended
-            ended: VideoObservation = last.model_copy(
-                update={"info": json_safe({"episode": record}), "reward": 0.0,
-                        "terminated": False, "truncated": True, "done": True}
-            )  # fmt: skip
-            return ended
+            return self._observe(self._last, 0.0, False, True, {"episode": record})
         if kind == "text":
             if self._action_set is None:
                 self._action_set = default_action_set(env)
@@ -196,7 +190,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         if self._env is not None:
             self._env.close()
             self._env = None
-            self._last = None
+            self._last = {}
             if self.counter is not None:
                 self.counter.ended()
             _release_free_memory()
@@ -231,6 +225,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         truncated: bool,
         info: dict[str, Any],
     ) -> VideoObservation:
+        self._last = observation
         rest = dict(observation)
         frames = rest.get("frames")
         urls: list[str] = []
@@ -242,7 +237,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             spec = getattr(self._env, "turn_spec", None)
             res = int(spec.resolution) if spec is not None else frames.shape[1]
             urls = encode_frames(frames[:n, :res, :res], self.image_format)
-        self._last = VideoObservation(
+        return VideoObservation(
             observation=encode_value(rest),
             frames=urls,
             frames_shape=shape,
@@ -252,7 +247,6 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             reward=reward,
             done=bool(terminated or truncated),
         )
-        return self._last
 
 
 class OneThreadVideoEnvironment(VideoEnvironment):
