@@ -78,6 +78,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"stand-ins: {standins} of {len(result.records)} episodes {STANDIN_NOTE}")
     if any(r.get("simulated") for r in result.records):
         print("perception: SIMULATED (synthetic world; not a model's result)")
+    elif any(r.get("pixel_vlm") for r in result.records):
+        print("perception: PIXEL-VLM (a tiny Qwen2.5-VL trained on the synthetic world's pixels)")
     elif any(r.get("pixel_real") for r in result.records):
         print("perception: PIXEL-REAL (tiny models trained on the synthetic world's pixels)")
     print(to_markdown(result.rows, BRIEF))
@@ -101,8 +103,8 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
     specs = config.perception_specs()
     if len(simulated) == len(specs):
         perception = "SIMULATED"
-    elif config.perception_label == "pixel-real":
-        perception = "PIXEL-REAL"
+    elif config.perception_label in ("pixel-real", "pixel-vlm"):
+        perception = config.perception_label.upper()
     else:  # name each role: a mixed run is still labelled simulated where it is
         perception = ", ".join(
             f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()

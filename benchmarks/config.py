@@ -12,7 +12,7 @@ from video_env.errors import ConfigError
 
 ENV_KINDS = ("pacing", "zoom", "clip_query")
 #: Values of ``--perception``: the default of every role left simulated.
-PERCEPTIONS = ("simulated", "pixel-real")
+PERCEPTIONS = ("simulated", "pixel-real", "pixel-vlm")
 EXECUTORS = ("serial", "process", "ray", "thread")
 
 
@@ -38,8 +38,10 @@ class BenchConfig:
         text_embedder: Text embedder of the offline reasoner and the simulated CLIP
             (``lexical``, the default, or ``minilm``); never chosen by what is installed.
         perception: Default of every perception role left simulated below:
-            ``"simulated"`` or ``"pixel-real"`` (the tiny models trained on the synthetic
-            renderer, results labelled pixel-real).
+            ``"simulated"``, ``"pixel-real"`` (the tiny CLIP trained on the synthetic
+            renderer, results labelled pixel-real) or ``"pixel-vlm"`` (the pixel VLM, a
+            tiny Qwen2.5-VL trained on the renderer, as VLM and captioner; the pixel-real
+            CLIP retrieves; labelled pixel-vlm).
         vlm: VLM spec (``video_env.backends.registry``: ``simulated``,
             ``qwen2.5-vl:PATH_OR_ID``, ``transformers:...``, ``openai:MODEL``, a folder).
         captioner: Captioner spec; ``None``: the VLM when it is a real model, else
@@ -100,10 +102,12 @@ class BenchConfig:
 
         default = self.perception
 
-        def role(spec: str) -> str:
-            return default if spec == "simulated" else spec
+        def role(spec: str, name: str = "vlm") -> str:
+            if spec != "simulated":
+                return spec
+            return "pixel-real" if default == "pixel-vlm" and name == "clip" else default
 
-        vlm, clip = role(self.vlm), role(self.clip)
+        vlm, clip = role(self.vlm), role(self.clip, "clip")
         captioner = self.captioner
         if captioner is None:
             captioner = default if spec_is_simulated("vlm", self.vlm) else self.vlm
@@ -141,11 +145,21 @@ class BenchConfig:
                 sources.append(name)
         return sources
 
+    def pixel_vlm_roles(self) -> list[str]:
+        """Perception roles served by the pixel VLM (a folder ``video-env train vlm`` wrote)."""
+        from video_env.backends.registry import parse_spec
+        from video_env.pixel import is_pixel_vlm
+
+        specs = self.perception_specs().items()
+        return [r for r, s in specs if r != "clip" and is_pixel_vlm(parse_spec(r, s).target)]
+
     @property
     def perception_label(self) -> str:
-        """``simulated``, ``pixel-real`` or ``real``: how the results are labelled."""
+        """``simulated``, ``pixel-vlm``, ``pixel-real`` or ``real``: how results are labelled."""
         if self.simulated_roles():
             return "simulated"
+        if self.pixel_vlm_roles():
+            return "pixel-vlm"
         return "pixel-real" if self.pixel_real_roles() else "real"
 
     def to_dict(self) -> dict[str, Any]:

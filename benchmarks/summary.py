@@ -215,7 +215,7 @@ BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc
 
 
 def perception_label(records: Sequence[dict[str, Any]]) -> str:
-    """``simulated`` if any record is, else ``pixel-real`` if any is, else ``real``.
+    """``simulated`` if any record is, else ``pixel-vlm``/``pixel-real`` if any is, else ``real``.
 
     Episodes that ran on simulated stand-ins of real videos (``standin``) are counted:
     ``simulated (3 of 12 on stand-ins)``; models loaded from the tiny test builders'
@@ -227,6 +227,8 @@ def perception_label(records: Sequence[dict[str, Any]]) -> str:
     if any(r.get("simulated") for r in records):
         return "simulated"
     label = "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
+    if any(r.get("pixel_vlm") for r in records):
+        label = "pixel-vlm"
     if any(r.get("random_weights") for r in records):
         label += f", {RANDOM_LABEL}"
     return label

@@ -73,7 +73,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing.add_argument("--quiet", action="store_true", help="no progress bar")
     pacing.set_defaults(func=_train_pacing)
     from policies.training.cli import add_training_commands
-    from video_env.cli.train import add_perception_command
+    from video_env.cli.train import add_perception_command, add_vlm_command
 
     add_training_commands(kinds)
     add_perception_command(kinds)
+    add_vlm_command(kinds)

@@ -280,17 +280,19 @@ def test_scores_take_the_prior_weight_of_each_text_mean_off_its_best_tile() -> N
 
 
 def test_no_evidence_windows_show_no_needle_and_differ_per_draw() -> None:
-    from video_env.pixel.evaluate import _window
+    from video_env.pixel.evaluate import condition_window
 
     (video,) = split_videos("test", 1)
     needle = video.needles[0]
-    windows = [_window(video, needle, "none", draw) for draw in range(4)]
+    windows = [condition_window(video, needle, "none", draw) for draw in range(4)]
     assert len(set(windows)) == 4, "each draw looks at another needle-free window"
-    assert windows[0] == _window(video, needle, "none"), "draw 0 is the calibration's window"
+    assert windows[0] == condition_window(video, needle, "none"), (
+        "draw 0 is the calibration's window"
+    )
     for window in windows:
         for t in np.linspace(window.start, window.end, 11):
             assert not video.needles_at(float(t)), "a no-evidence window shows a needle"
-    others = [_window(video, needle, "other", draw) for draw in range(3)]
+    others = [condition_window(video, needle, "other", draw) for draw in range(3)]
     assert len(set(others)) == 3
     for window in others:
         shown = video.needles_at(window.start + window.length / 2)

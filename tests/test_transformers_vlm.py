@@ -230,6 +230,19 @@ def test_pixel_budgets_are_respected_and_recorded(tiny_qwen_dir: str, sample: Vi
         TransformersVLM(tiny_qwen_dir, min_pixels=10)
 
 
+def test_unset_budgets_are_the_checkpoint_processors(tiny_qwen_dir: str, sample: VideoQA) -> None:
+    """As Qwen's own pipeline would: frames above the processor's budget are scaled down."""
+    vlm = TransformersVLM(tiny_qwen_dir, device="cpu", answer_max_tokens=2)
+    assert (vlm.min_pixels, vlm.max_pixels) == (28 * 28, 28 * 28 * 1280)  # tiny builder's
+    batch = FrameBatch.sample(sample.video, Interval(0, 10), 1, (1920, 1080))
+    vlm.answer(batch, sample.question)
+    assert vlm.last_call is not None
+    fed = vlm.last_call.frames[0][1]
+    assert fed.width * fed.height <= 28 * 28 * 1280 < 1920 * 1080
+    explicit = TransformersVLM(tiny_qwen_dir, device="cpu", max_pixels=56 * 56)
+    assert explicit.max_pixels == 56 * 56 and explicit.min_pixels == 28 * 28
+
+
 def test_caption_chat_and_usage(tiny_qwen_dir: str, sample: VideoQA) -> None:
     model = TransformersVLM(tiny_qwen_dir, device="cpu")
     batch = FrameBatch.sample(sample.video, Interval(0, 60), 4, (56, 56))

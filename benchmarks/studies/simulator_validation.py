@@ -1,7 +1,8 @@
 """Simulator validation: do policies rank the same under simulated and pixel-real perception?
 
-Run: ``python -m benchmarks.studies.simulator_validation [--weights DIR] [--out DIR]
-[--update-docs]``
+Run: ``python -m benchmarks.studies.simulator_validation [--perception pixel-real|pixel-vlm]
+[--weights DIR] [--out DIR] [--update-docs]`` (``pixel-vlm``: the second bench's VLM and
+captioner are the pixel VLM, and ``--update-docs`` writes ``docs/pixel_vlm.md``).
 
 1. Two ``video-env bench`` runs (:func:`benchmarks.run.run_benchmark`, resumable folders
    ``OUT/simulated`` and ``OUT/pixel-real``) of the same policies on the same questions
@@ -46,6 +47,11 @@ BEGIN = "<!-- simulator-validation -->"
 END = "<!-- /simulator-validation -->"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 FIGURE = "simulator_validation.png"
+#: Per perception: the docs page holding the block, and the figure's name.
+DOCS_PAGES = {
+    "pixel-real": ("simulator.md", FIGURE),
+    "pixel-vlm": ("pixel_vlm.md", "simulator_validation_pixel_vlm.png"),
+}
 
 
 def configs(
@@ -55,8 +61,14 @@ def configs(
     envs: Sequence[str],
     policies: Sequence[str],
     seeds: Sequence[int],
+    perception: str = "pixel-real",
 ) -> dict[str, BenchConfig]:
-    """The two bench configs: ``simulated`` and ``pixel-real`` (on ``weights``)."""
+    """The two bench configs: ``simulated`` and ``perception`` (on ``weights``).
+
+    ``perception`` is ``pixel-real`` (the tiny CLIP in every role; ``weights`` its
+    folder) or ``pixel-vlm`` (the pixel VLM answers and captions, ``weights`` its
+    checkpoint folder; the pixel-real CLIP retrieves).
+    """
     common: dict[str, Any] = {
         "suite": suite,
         "categories": tuple(categories),
@@ -64,13 +76,15 @@ def configs(
         "policies": tuple(policies),
         "seeds": tuple(seeds),
     }
-    pixel: dict[str, Any] = {"perception": "pixel-real"}
+    pixel: dict[str, Any] = {"perception": perception}
     if weights is not None:
-        spec = f"pixel-real:{Path(weights).resolve()}"
-        pixel.update(vlm=spec, captioner=spec, clip=spec)
+        spec = f"{perception}:{Path(weights).resolve()}"
+        pixel.update(vlm=spec, captioner=spec)
+        if perception == "pixel-real":
+            pixel.update(clip=spec)
     return {
         "simulated": BenchConfig(**common),
-        "pixel-real": BenchConfig(**common, **pixel),
+        perception: BenchConfig(**common, **pixel),
     }
 
 
@@ -81,8 +95,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     results: dict[str, Any] = {}
     walls: dict[str, float] = {}
+    perception = args.perception
     for name, config in configs(
-        args.weights, args.suite, args.categories, args.envs, args.policies, args.seeds
+        args.weights, args.suite, args.categories, args.envs, args.policies, args.seeds, perception
     ).items():
         start = time.monotonic()
         print(f"== bench: {name} perception -> {out / name}", flush=True)
@@ -96,15 +111,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         walls[name] = round(time.monotonic() - start, 1)
         print(f"   {len(results[name].records)} episodes ({walls[name]} s)", flush=True)
-    sim, pix = results["simulated"], results["pixel-real"]
+    sim, pix = results["simulated"], results[perception]
     table = policy_table(sim.rows, pix.rows)
     rho = spearman([r["accuracy_simulated"] for r in table], [r["accuracy_pixel"] for r in table])
     versus = falconeye_vs_uniform(pix.records)
+    versus_sequential = falconeye_vs_uniform(pix.records, baseline="sequential")
     start = time.monotonic()
     from video_env.synth import load_suite
 
     zoom_samples = needle_mcqs(load_suite(args.zoom_suite), args.categories)[: args.zoom_limit]
-    vlm = Perception.pixel_real(args.weights).vlm
+    world = Perception.pixel_vlm if perception == "pixel-vlm" else Perception.pixel_real
+    vlm = world(args.weights).vlm
     assert vlm is not None
     windows = window_curve(zoom_samples, vlm)
     widths = resolution_curve(zoom_samples, vlm)
@@ -112,16 +129,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "command": "python -m benchmarks.studies.simulator_validation "
         + " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--update-docs"),
-        "weights": _weights_info(args.weights),
+        "perception": perception,
+        "weights": _weights_info(args.weights, perception),
         "suite": args.suite,
         "categories": list(args.categories),
         "questions": len({r["sample_id"] for r in pix.records}),
         "policies": table,
         "spearman": rho,
         "falconeye_vs_uniform": versus,
+        "falconeye_vs_sequential": versus_sequential,
         "readings": {
             "simulated": readings_summary(sim.records),
-            "pixel-real": readings_summary(pix.records),
+            perception: readings_summary(pix.records),
         },
         "zoom_suite": args.zoom_suite,
         "zoom_questions": len(zoom_samples),
@@ -131,8 +150,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _weights_info(weights: str | None) -> dict[str, Any]:
-    from video_env.pixel import WEIGHTS_DIR
+def _weights_info(weights: str | None, perception: str = "pixel-real") -> dict[str, Any]:
+    from video_env.pixel import PIXEL_VLM_DIR, PIXEL_VLM_MARKER, WEIGHTS_DIR
+
+    if perception == "pixel-vlm":
+        folder = Path(weights) if weights else PIXEL_VLM_DIR
+        path = folder / PIXEL_VLM_MARKER
+        meta = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        recipe = meta.get("recipe", {})
+        evaluation = meta.get("evaluation", {})
+        return {
+            "folder": "shipped (video_env/pixel/vlm_weights)" if weights is None else str(folder),
+            "parameters": meta.get("parameters"),
+            "steps": (recipe.get("vision_steps") or 0) + (recipe.get("language_steps") or 0),
+            "ace": evaluation.get("ace"),
+            "reliability": evaluation.get("reliability", []),
+        }
 
     folder = Path(weights) if weights else WEIGHTS_DIR
     meta_path = folder / "pixel_real.json"
@@ -155,8 +188,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.studies.simulator_validation", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--weights", help="pixel-real weights folder (default: the shipped)")
-    parser.add_argument("--out", default="runs/simulator-validation", help="results folder")
+    parser.add_argument(
+        "--perception",
+        default="pixel-real",
+        choices=["pixel-real", "pixel-vlm"],
+        help="the perception compared with the simulator (default pixel-real)",
+    )
+    parser.add_argument(
+        "--weights", help="pixel-real weights or pixel VLM folder (default: the shipped)"
+    )
+    parser.add_argument(
+        "--out", help="results folder (default: runs/simulator-validation[-pixel-vlm])"
+    )
     parser.add_argument("--suite", default="synth-quick")
     parser.add_argument("--categories", nargs="+", default=["visual", "object"])
     parser.add_argument("--envs", nargs="+", default=list(ENV_KINDS), choices=ENV_KINDS)
@@ -178,19 +221,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.executor = args.executor or ("process" if args.workers > 1 else "serial")
+    if args.out is None:
+        suffix = "-pixel-vlm" if args.perception == "pixel-vlm" else ""
+        args.out = f"runs/simulator-validation{suffix}"
     report = run(args)
     out = Path(args.out)
     from benchmarks.studies.validation_report import markdown, plot
 
-    figure = plot(out / FIGURE, report)
-    block = markdown(report, FIGURE)
+    picture = DOCS_PAGES[args.perception][1]
+    figure = plot(out / picture, report)
+    block = markdown(report, picture)
     (out / "validation.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (out / "validation.md").write_text(f"{BEGIN}\n{block}{END}\n", encoding="utf-8")
     print(f"{BEGIN}\n{block}{END}")
     if args.update_docs:
-        update_docs(DOCS / "simulator.md", block)
-        shutil.copyfile(figure, DOCS / FIGURE)
-        print(f"updated docs/simulator.md and docs/{FIGURE}")
+        page, picture = DOCS_PAGES[args.perception]
+        update_docs(DOCS / page, block)
+        shutil.copyfile(figure, DOCS / picture)
+        print(f"updated docs/{page} and docs/{picture}")
     return 0
 
 

@@ -12,30 +12,23 @@ by the end-of-turn token; only those tokens carry loss.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from video_env._optional import require
 from video_env.backends.base import FrameBatch, VisionMessage
-from video_env.backends.hf_generation import encode, prepare_conversations
+from video_env.backends.hf_turns import END_OF_TURN, TurnExample, collate_turns
 from video_env.backends.vlm_frames import FedFrames, fed_frames, frames_fps
 from video_env.errors import ConfigError
 from video_env.video.base import Size
 
-__all__ = ["TurnExample", "collate_turns", "conversation_from_messages", "conversation_from_row"]
-
-_PURPOSE = "training the VideoScout policy"
-END_OF_TURN = "<|im_end|>"
-
-
-@dataclass(frozen=True)
-class TurnExample:
-    """One turn: the conversation in ``hf_generation``'s form and the agent's reply."""
-
-    conversation: list[dict[str, Any]]
-    reply: str
+__all__ = [
+    "END_OF_TURN",
+    "TurnExample",
+    "collate_turns",
+    "conversation_from_messages",
+    "conversation_from_row",
+]
 
 
 def conversation_from_messages(
@@ -102,34 +95,3 @@ def _frames_part(pixels: np.ndarray[Any, Any], times: Sequence[float]) -> dict[s
     size = Size(int(pixels.shape[2]), int(pixels.shape[1]))
     fed = FedFrames(pixels, tuple(times), size, frames_fps(times))
     return {"type": "image" if len(times) == 1 else "video", "frames": fed}
-
-
-def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any]:
-    """A padded batch: ``input_ids``, ``attention_mask``, vision tensors, and ``labels``.
-
-    ``labels`` are -100 everywhere except on the reply's tokens (its end-of-turn token
-    included): the system prompt, the window text, the frames and the question carry
-    no loss. Rows are padded on the right.
-
-    Raises:
-        ConfigError: If the reply's tokens do not close the tokenised sequence (a chat
-            template or tokenizer that merges across the prompt/reply boundary).
-    """
-    torch = require("torch", "models", _PURPOSE)
-    conversations = [t.conversation for t in turns]
-    texts, images, videos, metas, _ = prepare_conversations(processor, conversations)
-    full = [text + t.reply + END_OF_TURN for text, t in zip(texts, turns, strict=True)]
-    batch = encode(processor, full, images, videos, metas, padding_side="right")
-    ids, mask = batch["input_ids"], batch["attention_mask"]
-    labels = torch.full_like(ids, -100)
-    tok = processor.tokenizer
-    for row, turn in enumerate(turns):
-        reply_ids = tok(turn.reply + END_OF_TURN, add_special_tokens=False)["input_ids"]
-        length = int(mask[row].sum())
-        start = length - len(reply_ids)
-        if start <= 0 or ids[row, start:length].tolist() != list(reply_ids):
-            raise ConfigError("the reply's tokens do not end the sequence; check the chat template")
-        labels[row, start:length] = ids[row, start:length]
-    out = dict(batch)
-    out["labels"] = labels
-    return out

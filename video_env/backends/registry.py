@@ -8,6 +8,10 @@ Specs (CLI ``--vlm/--captioner/--clip/--judge``, env arguments ``vlm=``, ``capti
 ``pixel-real[:FOLDER]``         the tiny models trained on the synthetic renderer
                                 (:mod:`video_env.pixel`; default: the shipped weights),
                                 labelled ``pixel-real`` (docs/pixel_real.md)
+``pixel-vlm[:FOLDER]``          (vlm, captioner) the pixel VLM, a tiny Qwen2.5-VL
+                                trained on the renderer, through the transformers
+                                backend (default: the shipped checkpoint), labelled
+                                ``pixel-vlm`` (docs/pixel_vlm.md)
 ``qwen2.5-vl:PATH_OR_ID``       :class:`~video_env.backends.transformers_vlm.TransformersVLM`
 ``transformers:PATH_OR_ID``     the same (any transformers chat VLM)
 ``openai:MODEL``                :class:`~video_env.backends.openai_vlm.OpenAIVLM`; server from
@@ -46,8 +50,8 @@ from video_env.errors import BackendError, ConfigError, UnknownNameError
 ROLES = ("vlm", "captioner", "clip")
 #: Spec kinds per role.
 KINDS = {
-    "vlm": ("simulated", "pixel-real", "qwen2.5-vl", "transformers", "openai"),
-    "captioner": ("simulated", "pixel-real", "qwen2.5-vl", "transformers", "openai"),
+    "vlm": ("simulated", "pixel-real", "pixel-vlm", "qwen2.5-vl", "transformers", "openai"),
+    "captioner": ("simulated", "pixel-real", "pixel-vlm", "qwen2.5-vl", "transformers", "openai"),
     "clip": ("simulated", "pixel-real", "open_clip"),
 }
 #: Environment variable with the base URL of an OpenAI-compatible VLM server.
@@ -95,14 +99,19 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
         return BackendSpec("simulated")
     if text == "pixel-real":
         return BackendSpec("pixel-real")
+    if text == "pixel-vlm" and "pixel-vlm" in KINDS[role]:
+        from video_env.pixel import PIXEL_VLM_DIR
+
+        return BackendSpec("transformers", str(PIXEL_VLM_DIR))
     kind, sep, rest = text.partition(":")
     if sep and kind in KINDS[role] and not os.path.exists(text):
         if not rest:
             raise ConfigError(f"{role} spec {spec!r} names no model")
         if kind == "open_clip":
             return _parse_open_clip(rest)
-        if kind == "pixel-real":
-            return BackendSpec(kind, os.path.abspath(os.path.expanduser(rest)))
+        if kind in ("pixel-real", "pixel-vlm"):
+            folder = os.path.abspath(os.path.expanduser(rest))
+            return BackendSpec("transformers" if kind == "pixel-vlm" else kind, folder)
         return BackendSpec("transformers" if kind == "qwen2.5-vl" else kind, rest)
     if os.path.isdir(os.path.expanduser(text)):
         folder = os.path.abspath(os.path.expanduser(text))

@@ -41,9 +41,15 @@ from video_env.backends.confidence import (
 from video_env.backends.hf_generation import Generated, VisionCall, generate, load_vlm
 from video_env.backends.llm.base import Completion
 from video_env.backends.random_weights import has_random_weights
-from video_env.backends.vlm_frames import check_pixel_budgets, fed_frames, message_parts
+from video_env.backends.vlm_frames import (
+    check_pixel_budgets,
+    fed_frames,
+    message_parts,
+    processor_budgets,
+)
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
+from video_env.pixel import is_pixel_vlm
 
 __all__ = ["DEFAULT_MODEL", "TransformersVLM"]
 
@@ -61,9 +67,11 @@ class TransformersVLM:
             dtype name (``"bfloat16"``...).
         attn_implementation: Passed to ``from_pretrained`` (``"sdpa"``,
             ``"flash_attention_2"``...); transformers' default if None.
-        min_pixels: Smallest frame area fed (Qwen's budget); none if None.
-        max_pixels: Largest frame area fed (the paper's runs use ``768 * 28 * 28``);
-            none if None, so the env's sizes are kept.
+        min_pixels: Smallest frame area fed (Qwen's budget); the checkpoint processor's
+            own (``size["shortest_edge"]``) if None.
+        max_pixels: Largest frame area fed (the paper's runs use ``768 * 28 * 28``); the
+            checkpoint processor's own (``size["longest_edge"]``, 12.8 M pixels for
+            Qwen2.5-VL-7B, so a bench's frames are kept) if None.
         confidence: ``"falconeye"`` (default), ``"sequence"``, ``"mean"`` or ``"verbal"``.
         max_batch: Most windows in one batched forward pass.
         answer_max_tokens: New-token cap of answers; FALCON-Bench's (64 MCQ, 128 open)
@@ -96,19 +104,22 @@ class TransformersVLM:
         self.confidence_rule = check_rule(confidence)
         self._torch = require("torch", "models", _PURPOSE)
         self.model_id = str(model)
-        self.min_pixels = min_pixels
-        self.max_pixels = max_pixels
         self.max_batch = max_batch
         self.answer_max_tokens = answer_max_tokens
         self.attn_implementation = attn_implementation
         self.device = _resolve_device(self._torch, device)
         loaded = load_vlm(self.model_id, self.device, dtype, attn_implementation)
         self._model, self._processor = loaded.model, loaded.processor
+        self.min_pixels, self.max_pixels = processor_budgets(
+            self._processor, min_pixels, max_pixels
+        )
         self.dtype = loaded.dtype
         self.revision = loaded.revision
         self.name = f"transformers:{self.model_id}"
         #: Loaded from a tiny test builder's folder: its answers mean nothing.
         self.random_weights = has_random_weights(self.model_id)
+        #: The pixel VLM (trained on the synthetic world): results are labelled pixel-vlm.
+        self.pixel_vlm = is_pixel_vlm(self.model_id)
         self.usage = Cost()
         self.last_call: VisionCall | None = None
         self._usage_lock = threading.Lock()

@@ -23,6 +23,7 @@ __all__ = [
     "fed_size",
     "frames_fps",
     "message_parts",
+    "processor_budgets",
 ]
 
 #: Qwen2/2.5-VL frame sides are multiples of patch (14) x spatial merge (2) pixels.
@@ -37,6 +38,30 @@ def check_pixel_budgets(min_pixels: int | None, max_pixels: int | None) -> None:
             raise ConfigError(f"{name} must be at least {QWEN_FACTOR**2} pixels, got {value}")
     if min_pixels is not None and max_pixels is not None and min_pixels > max_pixels:
         raise ConfigError(f"min_pixels {min_pixels} exceeds max_pixels {max_pixels}")
+
+
+def processor_budgets(
+    processor: object, min_pixels: int | None, max_pixels: int | None
+) -> tuple[int | None, int | None]:
+    """The pixel budgets to feed: those given, else the processor's own (Qwen's ``size``).
+
+    Qwen-VL processors resize every frame into ``[shortest_edge, longest_edge]`` pixels;
+    the backends decide sizes themselves (and tell the processor not to resize), so a
+    budget left unset takes the checkpoint's value, as the model's own pipeline would.
+
+    Raises:
+        ConfigError: If the resulting budgets are out of order.
+    """
+    size = getattr(getattr(processor, "image_processor", None), "size", None)
+
+    def read(key: str) -> int | None:
+        value = size.get(key) if isinstance(size, dict) else getattr(size, key, None)
+        return int(value) if isinstance(value, int) and value >= QWEN_FACTOR**2 else None
+
+    low = min_pixels if min_pixels is not None else read("shortest_edge")
+    high = max_pixels if max_pixels is not None else read("longest_edge")
+    check_pixel_budgets(low, high)
+    return low, high
 
 
 def fed_size(size: Size, min_pixels: int | None = None, max_pixels: int | None = None) -> Size:

@@ -69,6 +69,9 @@ class _Cached:
         self.backend = backend
         self.config = backend_config(backend)
         self.name = str(getattr(backend, "name", type(backend).__name__))
+        #: Labels of the wrapped model's results (read by Perception).
+        self.random_weights = bool(getattr(backend, "random_weights", False))
+        self.pixel_vlm = bool(getattr(backend, "pixel_vlm", False))
         self.cache: DiskCache | None = resolve_cache(cache)
         self.usage = Cost()
         self.hits = 0

@@ -1,4 +1,4 @@
-"""``video-env train perception``: train the pixel-real CLIP on the synthetic renderer."""
+"""``video-env train perception`` and ``train vlm``: the pixel world's models, from its renderer."""
 
 from __future__ import annotations
 
@@ -57,3 +57,43 @@ def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentPa
         "--evaluate-only", action="store_true", help="calibrate and evaluate the weights in --out"
     )
     p.set_defaults(func=_perception)
+
+
+def _vlm(args: argparse.Namespace) -> int:
+    from video_env.pixel import PIXEL_VLM_DIR
+    from video_env.pixel.vlm_pipeline import train_pixel_vlm
+    from video_env.pixel.vlm_train import VLMRecipe
+
+    out = Path(args.out) if args.out else PIXEL_VLM_DIR
+    recipe = VLMRecipe(
+        seed=args.seed,
+        train_videos=args.train_videos,
+        vision_steps=args.vision_steps,
+        language_steps=args.language_steps,
+        threads=args.threads,
+    )
+    train_pixel_vlm(recipe, out, lambda line: print(line, flush=True))
+    print(
+        "measure it on the held-out test videos: python -m benchmarks.studies.pixel_vlm_eval"
+        + (f" --model {out}" if args.out else "")
+    )
+    return 0
+
+
+def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vlm`` to the ``video-env train`` kinds: the pixel VLM (a tiny Qwen2.5-VL)."""
+    from video_env.pixel.vlm_train import VLMRecipe
+
+    default = VLMRecipe()
+    p = kinds.add_parser(
+        "vlm",
+        help="train the pixel VLM (a tiny generative Qwen2.5-VL) on rendered synthetic "
+        "frames and save it as a transformers checkpoint",
+    )
+    p.add_argument("--out", help="checkpoint folder (default: the one shipped in the package)")
+    p.add_argument("--seed", type=int, default=default.seed)
+    p.add_argument("--train-videos", type=int, default=default.train_videos)
+    p.add_argument("--vision-steps", type=int, default=default.vision_steps)
+    p.add_argument("--language-steps", type=int, default=default.language_steps)
+    p.add_argument("--threads", type=int, default=default.threads)
+    p.set_defaults(func=_vlm)

@@ -312,6 +312,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             "legal_actions": [] if episode.done else self._legal_kinds(),
             "simulated": episode.simulated,
             "pixel_real": not episode.simulated and episode.perception.is_pixel_real,
+            "pixel_vlm": not episode.simulated and episode.perception.is_pixel_vlm,
             "step_cost": episode.steps[-1].cost if episode.steps else {},
         }
 

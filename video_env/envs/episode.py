@@ -154,6 +154,7 @@ class EpisodeTracker:
             "simulated": self.simulated,
             "standin": self.standin,
             "pixel_real": not self.simulated and self.perception.is_pixel_real,
+            "pixel_vlm": not self.simulated and self.perception.is_pixel_vlm,
             "random_weights": self.perception.random_weights,
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],

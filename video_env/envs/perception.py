@@ -53,6 +53,20 @@ class Perception:
         return cls.from_specs(spec, spec, spec)
 
     @classmethod
+    def pixel_vlm(cls, folder: str | None = None) -> Perception:
+        """The pixel VLM world: a tiny Qwen2.5-VL trained on the renderer answers and captions.
+
+        The VLM and captioner are the pixel VLM through the transformers backend (the
+        code path of Qwen2.5-VL-7B); ClipQuery retrieves with the pixel-real CLIP.
+        Results are labelled ``pixel-vlm`` (see docs/pixel_vlm.md).
+
+        Args:
+            folder: The checkpoint folder (default: the shipped one).
+        """
+        spec = f"pixel-vlm:{folder}" if folder else "pixel-vlm"
+        return cls.from_specs(spec, spec, "pixel-real")
+
+    @classmethod
     def from_specs(
         cls,
         vlm: str | VLM | None = None,
@@ -124,9 +138,18 @@ class Perception:
         return any(getattr(b, "pixel_real", False) for b in self.backends)
 
     @property
+    def is_pixel_vlm(self) -> bool:
+        """Whether any backend is the pixel VLM (a tiny Qwen2.5-VL trained on the renderer)."""
+        return any(getattr(b, "pixel_vlm", False) for b in self.backends)
+
+    @property
     def label(self) -> str:
-        """``simulated``, ``pixel-real`` or ``real``: how results must be labelled."""
-        return "simulated" if self.simulated else "pixel-real" if self.is_pixel_real else "real"
+        """``simulated``, ``pixel-vlm``, ``pixel-real`` or ``real``: how results are labelled."""
+        if self.simulated:
+            return "simulated"
+        if self.is_pixel_vlm:
+            return "pixel-vlm"
+        return "pixel-real" if self.is_pixel_real else "real"
 
     def usage(self) -> Cost:
         """Total usage of all backends so far."""
@@ -173,12 +196,13 @@ def resolve_perception(
         ConfigError: For another ``perception`` string.
     """
     if isinstance(perception, str):
-        if perception.strip() not in ("simulated", "pixel-real"):
+        named = {"pixel-real": Perception.pixel_real, "pixel-vlm": Perception.pixel_vlm}
+        if perception.strip() not in ("simulated", *named):
             raise ConfigError(
-                f"perception {perception!r}: give 'simulated', 'pixel-real', a Perception, or "
-                "the roles (vlm=, captioner=, clip=) as backend specs"
+                f"perception {perception!r}: give 'simulated', 'pixel-real', 'pixel-vlm', a "
+                "Perception, or the roles (vlm=, captioner=, clip=) as backend specs"
             )
-        perception = Perception.pixel_real() if perception.strip() == "pixel-real" else None
+        perception = named[perception.strip()]() if perception.strip() in named else None
     if vlm is None and captioner is None and clip is None:
         return perception or Perception.offline()
     if perception is None:

@@ -7,6 +7,11 @@ layout, to :data:`WEIGHTS_DIR` (shipped inside the package).
 it from rendered pixels; the VLM role scores options over tiles of the env's frames; the
 captioner names what it detects. Results are labelled ``pixel-real`` (not simulated, not
 a real-model result). See ``docs/pixel_real.md``.
+
+``video-env train vlm`` trains the *pixel VLM*, a tiny generative Qwen2.5-VL, on the same
+renderer (:mod:`video_env.pixel.vlm_pipeline`) and writes a transformers checkpoint to
+:data:`PIXEL_VLM_DIR`; ``--perception pixel-vlm`` runs it through the transformers
+backend. See ``docs/pixel_vlm.md``.
 """
 
 from __future__ import annotations
@@ -15,5 +20,17 @@ from pathlib import Path
 
 #: Folder of the shipped pixel-real CLIP (``OpenCLIP(str(WEIGHTS_DIR))`` loads it).
 WEIGHTS_DIR = Path(__file__).parent / "weights"
+#: Folder of the shipped pixel VLM, a transformers checkpoint (``video-env train vlm``):
+#: ``TransformersVLM(str(PIXEL_VLM_DIR))`` or ``--vlm qwen2.5-vl:FOLDER`` loads it.
+PIXEL_VLM_DIR = Path(__file__).parent / "vlm_weights"
 
-__all__ = ["WEIGHTS_DIR"]
+#: The provenance file ``video-env train vlm`` writes: it marks a folder as the pixel VLM.
+PIXEL_VLM_MARKER = "pixel_vlm.json"
+
+__all__ = ["PIXEL_VLM_DIR", "PIXEL_VLM_MARKER", "WEIGHTS_DIR", "is_pixel_vlm"]
+
+
+def is_pixel_vlm(model: str | Path) -> bool:
+    """Whether ``model`` is a folder of the pixel VLM (results are labelled ``pixel-vlm``)."""
+    folder = Path(str(model)).expanduser()
+    return folder.is_dir() and (folder / PIXEL_VLM_MARKER).is_file()

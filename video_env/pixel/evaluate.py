@@ -68,7 +68,7 @@ N_FRAMES = 4
 NO_EVIDENCE_DRAWS = 4
 
 
-def _window(video: SynthVideo, needle: Needle, condition: str, draw: int = 0) -> Interval:
+def condition_window(video: SynthVideo, needle: Needle, condition: str, draw: int = 0) -> Interval:
     """The window a condition looks at: the needle's, another needle's, or a needle-free one.
 
     A needle's window is the middle 80 % of its interval; ``"other"`` is the middle of the
@@ -139,7 +139,7 @@ def mcq_scores(
                 continue
             for name, size in conditions.items():
                 for draw in range(draws if name in NO_EVIDENCE else 1):
-                    window = _window(video, needle, name, draw)
+                    window = condition_window(video, needle, name, draw)
                     frames = FrameBatch.sample(video, window, N_FRAMES, size or Size(1280, 720))
                     row = _statistics(scorer, scorer.tile_features(frames), carrier, sample)
                     row.update(

@@ -115,13 +115,22 @@ class Renderer:
         mask = (yy - cy) ** 2 + (xx - cx) ** 2 <= radius**2
         frame[y0:y1, x0:x1][mask] = (40, 40, 60)
 
-    def _paste(self, frame: FrameArray, needle: Needle, t: float, size: Size) -> None:
-        patch = self._patch(needle, size)
-        ph, pw = patch.shape[:2]
+    def needle_box(self, needle: Needle, t: float, size: Size) -> tuple[int, int, int, int]:
+        """Where ``needle`` is drawn at ``t`` in a frame of ``size``: ``(x0, y0, x1, y1)``.
+
+        The box of its patch (which may reach past the frame's edges), jitter included.
+        """
+        ph, pw = self._patch(needle, size).shape[:2]
         jitter = 0.01 * size.width * math.sin(2 * math.pi * t / 7.0 + len(needle.id))
         cx = needle.position[0] * size.width + jitter
         cy = needle.position[1] * size.height
         x0, y0 = round(cx - pw / 2), round(cy - ph / 2)
+        return x0, y0, x0 + pw, y0 + ph
+
+    def _paste(self, frame: FrameArray, needle: Needle, t: float, size: Size) -> None:
+        patch = self._patch(needle, size)
+        ph, pw = patch.shape[:2]
+        x0, y0, _, _ = self.needle_box(needle, t, size)
         fx0, fy0 = max(0, x0), max(0, y0)
         fx1, fy1 = min(size.width, x0 + pw), min(size.height, y0 + ph)
         if fx0 >= fx1 or fy0 >= fy1:

@@ -208,6 +208,15 @@ class SynthVideo:
         """Needles on screen at time ``t``."""
         return [n for n in self.needles if n.visible(t)]
 
+    def needle_boxes(self, t: float, size: Size) -> list[tuple[Needle, tuple[int, int, int, int]]]:
+        """Needles drawn at ``t`` (snapped) in a frame of ``size``, each with its box.
+
+        Boxes are ``(x0, y0, x1, y1)`` pixels of the drawn patch (they may reach past
+        the frame); for training labels of the pixel VLM, never for a policy.
+        """
+        snapped = float(self.snap([t])[0])
+        return [(n, self._renderer.needle_box(n, snapped, size)) for n in self.needles_at(snapped)]
+
     def needle_for(self, question: str) -> Needle | None:
         """The needle that answers ``question`` (exact text), if any."""
         return self._by_question.get(question.strip())

@@ -1,0 +1,195 @@
+"""The pixel VLM: its training data, a few-step training run, loading, labels and specs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("torch")
+
+from video_env.pixel import PIXEL_VLM_DIR, PIXEL_VLM_MARKER, is_pixel_vlm  # noqa: E402
+from video_env.pixel.data import split_videos  # noqa: E402
+from video_env.pixel.vlm_checkpoint import NOT_VISIBLE  # noqa: E402
+from video_env.pixel.vlm_data import (  # noqa: E402
+    CARRIER_CLASSES,
+    FACT_CLASSES,
+    MAX_FED,
+    FrameBank,
+    Window,
+    caption_reply,
+    paste_needle,
+    readable,
+    token_labels,
+    turns,
+)
+from video_env.types import OPTION_LETTERS  # noqa: E402
+from video_env.video.base import Size  # noqa: E402
+
+SHIPPED = is_pixel_vlm(PIXEL_VLM_DIR)
+
+
+@pytest.fixture(scope="module")
+def video():  # type: ignore[no-untyped-def]
+    return split_videos("train", 1)[0]
+
+
+def test_token_labels_follow_the_needle_box(video) -> None:  # type: ignore[no-untyped-def]
+    needle = video.needles[0]
+    t = (needle.start + needle.end) / 2
+    render = Size(1280, 720)
+    carrier, fact = token_labels(video, t, render, MAX_FED)
+    assert carrier.shape == (MAX_FED.height // 28, MAX_FED.width // 28)
+    marked = np.argwhere(carrier == CARRIER_CLASSES.index(needle.carrier))
+    assert len(marked), "the needle's tokens are labelled"
+    (_, (x0, y0, x1, y1)), *_ = video.needle_boxes(t, render)
+    scale = MAX_FED.width / render.width
+    centre_col = int((x0 + x1) / 2 * scale // 28)
+    centre_row = int((y0 + y1) / 2 * scale // 28)
+    assert [centre_row, centre_col] in marked.tolist()
+    if readable(needle):
+        assert (fact[carrier < len(CARRIER_CLASSES)] == FACT_CLASSES.index(needle.fact)).all()
+    else:
+        assert (fact == len(FACT_CLASSES)).all()
+    free = next(
+        float(t) for t in np.arange(0, video.duration, 1.0) if not video.needles_at(float(t))
+    )
+    empty, _ = token_labels(video, free, render, MAX_FED)
+    assert (empty == len(CARRIER_CLASSES)).all()
+
+
+def test_a_pasted_needle_changes_pixels_and_labels() -> None:
+    rng = np.random.default_rng(3)
+    image = np.full((224, 224, 3), 128, np.uint8)
+    carrier = np.full((8, 8), len(CARRIER_CLASSES), np.int16)
+    fact = np.full((8, 8), len(FACT_CLASSES), np.int16)
+    for _ in range(5):
+        paste_needle(image, carrier, fact, rng)
+    changed = (image != 128).any(axis=2)
+    labelled = carrier < len(CARRIER_CLASSES)
+    assert changed.any() and labelled.any()
+    rows, cols = np.nonzero(labelled)
+    for r, c in zip(rows, cols, strict=True):  # every labelled token has drawn pixels
+        assert changed[r * 28 : (r + 1) * 28, c * 28 : (c + 1) * 28].any()
+
+
+def _window(video, needle, in_view: bool) -> Window:  # type: ignore[no-untyped-def]
+    t = (needle.start + needle.end) / 2 if in_view else 0.0
+    pixels = video.frames([t, t + 0.5], size=(504, 280))
+    needles = (needle,) if in_view else ()
+    return Window(pixels, (t, t + 0.5), video, needles, video.scene_at(t).description)
+
+
+def test_turn_replies_say_what_the_frames_show(video) -> None:  # type: ignore[no-untyped-def]
+    needle = next(n for n in video.needles if readable(n))
+    shown = _window(video, needle, in_view=True)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        (mcq, letter), (open_q, reply), (caption, text) = turns(shown, rng)
+        prompt = mcq[1]["content"][0]["text"]
+        if needle.question not in prompt:
+            continue  # another needle of the video, not in view
+        options = [line[3:] for line in prompt.splitlines() if line[:2] in ("A.", "B.", "C.", "D.")]
+        assert options[OPTION_LETTERS.index(letter)] == needle.fact
+        assert reply == needle.fact
+        assert needle.statement in text and text.startswith(shown.scene)
+        assert caption[1]["content"][1]["type"] == "video"
+    assert caption_reply(_window(video, needle, in_view=False)) == video.scene_at(0.0).description
+
+
+def test_without_the_evidence_the_open_reply_is_not_visible(video) -> None:  # type: ignore[no-untyped-def]
+    needle = next(n for n in video.needles if readable(n))
+    shown = _window(video, needle, in_view=False)
+    rng = np.random.default_rng(1)
+    letters = set()
+    for _ in range(40):
+        (_, letter), (_, reply), _ = turns(shown, rng)
+        assert reply == NOT_VISIBLE
+        letters.add(letter)
+    assert len(letters) == 4, "a forced guess is uniform over the options"
+
+
+def test_a_few_steps_of_training_write_a_plain_transformers_checkpoint(
+    tmp_path: Path,
+) -> None:
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from video_env.backends.transformers_vlm import TransformersVLM
+    from video_env.pixel.vlm_pipeline import train_pixel_vlm
+    from video_env.pixel.vlm_train import VLMRecipe
+
+    recipe = VLMRecipe(
+        train_videos=1, check_videos=0, vision_steps=2, vision_batch=2, language_steps=2,
+        language_windows=1, warmup=1, threads=1,
+    )  # fmt: skip
+    meta = train_pixel_vlm(recipe, tmp_path, progress=lambda _: None)
+    assert meta["recipe"]["vision_steps"] == 2 and meta["data_digest"]
+    assert json.loads((tmp_path / PIXEL_VLM_MARKER).read_text())["parameters"] > 1e6
+    model = AutoModelForImageTextToText.from_pretrained(tmp_path, local_files_only=True)
+    processor = AutoProcessor.from_pretrained(tmp_path, local_files_only=True)
+    assert type(model).__name__ == "Qwen2_5_VLForConditionalGeneration"
+    assert processor.image_processor.size["longest_edge"] == 512 * 288
+    vlm = TransformersVLM(str(tmp_path), device="cpu", answer_max_tokens=3)
+    assert vlm.pixel_vlm and not vlm.random_weights
+    assert vlm.max_pixels == 512 * 288, "the processor's own budget is fed"
+    from video_env.backends.base import FrameBatch
+    from video_env.types import Interval
+
+    video = split_videos("test", 1)[0]
+    frames = FrameBatch.sample(video, Interval(0.0, 4.0), 4, (1280, 720))
+    answer = vlm.answer(frames, video.needles[0].question, ["a", "b", "c", "d"])
+    assert 0.0 <= answer.confidence <= 1.0
+    assert vlm.last_call is not None and vlm.last_call.frames[0][1] == Size(504, 280)
+
+
+def test_pixel_vlm_specs_and_labels() -> None:
+    from benchmarks.config import BenchConfig
+    from video_env.backends.registry import parse_spec
+
+    spec = parse_spec("vlm", "pixel-vlm")
+    assert spec.kind == "transformers" and spec.target == str(PIXEL_VLM_DIR)
+    assert parse_spec("captioner", "pixel-vlm:/tmp/x").target == "/tmp/x"
+    config = BenchConfig(perception="pixel-vlm")
+    specs = config.perception_specs()
+    assert specs == {"vlm": "pixel-vlm", "captioner": "pixel-vlm", "clip": "pixel-real"}
+    assert config.perception_label == ("pixel-vlm" if SHIPPED else "pixel-real")
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the pixel VLM is not shipped in this checkout")
+def test_plain_transformers_reads_a_colour_from_a_rendered_frame() -> None:
+    """No project code between the checkpoint and ``generate``: processor, template, model."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from video_env.backends.vlm_prompts import question_prompt
+
+    model = AutoModelForImageTextToText.from_pretrained(PIXEL_VLM_DIR, local_files_only=True)
+    processor = AutoProcessor.from_pretrained(PIXEL_VLM_DIR, local_files_only=True)
+    video, needle = next(
+        (v, n) for v in split_videos("test", 6) for n in v.needles
+        if n.fact in ("red", "blue", "green", "yellow") and n.pixel_size > 80
+    )  # fmt: skip
+    t = (needle.start + needle.end) / 2
+    frame = video.frames([t], size=(1280, 720))[0]
+    messages = [
+        {"role": "user", "content": [
+            {"type": "text", "text": question_prompt(needle.question)}, {"type": "image"},
+        ]},
+    ]  # fmt: skip
+    text = processor.apply_chat_template(messages, add_generation_prompt=True)
+    inputs = processor(text=[text], images=[frame], return_tensors="pt")
+    out = model.generate(**inputs, max_new_tokens=6, do_sample=False)
+    reply = processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert reply[0].strip() == needle.fact
+
+
+def test_a_bank_gives_crops_with_needles() -> None:
+    video = split_videos("train", 1)[0]
+    bank = FrameBank()
+    bank.add_video(video, np.random.default_rng(0), empty=2)
+    images, carriers, facts, scenes = bank.crops(np.random.default_rng(1), 6, needle_share=1.0)
+    assert images.shape == (6, 224, 224, 3) and carriers.shape == (6, 8, 8)
+    assert all((c < len(CARRIER_CLASSES)).any() for c in carriers)
+    assert len(scenes) == 6 and facts.max() <= len(FACT_CLASSES)
