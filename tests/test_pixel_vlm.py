@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from video_env.pixel import PIXEL_VLM_DIR, PIXEL_VLM_MARKER, is_pixel_vlm  # noqa: E402
-from video_env.pixel.data import split_videos  # noqa: E402
-from video_env.pixel.vlm_checkpoint import NOT_VISIBLE  # noqa: E402
-from video_env.pixel.vlm_data import (  # noqa: E402
+from video_env.pixel import PIXEL_VLM_DIR, PIXEL_VLM_MARKER, is_pixel_vlm
+from video_env.pixel.data import split_videos
+from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
+from video_env.pixel.vlm_data import (
     CARRIER_CLASSES,
     FACT_CLASSES,
     MAX_FED,
@@ -26,8 +26,8 @@ from video_env.pixel.vlm_data import (  # noqa: E402
     token_labels,
     turns,
 )
-from video_env.types import OPTION_LETTERS  # noqa: E402
-from video_env.video.base import Size  # noqa: E402
+from video_env.types import OPTION_LETTERS
+from video_env.video.base import Size
 
 SHIPPED = is_pixel_vlm(PIXEL_VLM_DIR)
 
@@ -145,17 +145,29 @@ def test_a_few_steps_of_training_write_a_plain_transformers_checkpoint(
     assert vlm.last_call is not None and vlm.last_call.frames[0][1] == Size(504, 280)
 
 
-def test_pixel_vlm_specs_and_labels() -> None:
+def test_pixel_vlm_specs_and_labels(tmp_path: Path) -> None:
     from benchmarks.config import BenchConfig
     from video_env.backends.registry import parse_spec
+    from video_env.errors import ConfigError
 
-    spec = parse_spec("vlm", "pixel-vlm")
-    assert spec.kind == "transformers" and spec.target == str(PIXEL_VLM_DIR)
-    assert parse_spec("captioner", "pixel-vlm:/tmp/x").target == "/tmp/x"
-    config = BenchConfig(perception="pixel-vlm")
-    specs = config.perception_specs()
-    assert specs == {"vlm": "pixel-vlm", "captioner": "pixel-vlm", "clip": "pixel-real"}
-    assert config.perception_label == ("pixel-vlm" if SHIPPED else "pixel-real")
+    assert parse_spec("captioner", f"pixel-vlm:{tmp_path}").target == str(tmp_path)
+    assert parse_spec("vlm", f"pixel-vlm:{tmp_path}").kind == "transformers"
+    if SHIPPED:
+        assert parse_spec("vlm", "pixel-vlm").target == str(PIXEL_VLM_DIR)
+        config = BenchConfig(perception="pixel-vlm")
+        specs = config.perception_specs()
+        assert specs == {"vlm": "pixel-vlm", "captioner": "pixel-vlm", "clip": "pixel-real"}
+        assert config.perception_label == "pixel-vlm"
+    else:
+        with pytest.raises(ConfigError, match="video-env train vlm"):
+            parse_spec("vlm", "pixel-vlm")
+        with pytest.raises(ConfigError, match="video-env train vlm"):
+            BenchConfig(perception="pixel-vlm")
+    (tmp_path / PIXEL_VLM_MARKER).write_text("{}")
+    spec = f"pixel-vlm:{tmp_path}"
+    config = BenchConfig(perception="pixel-vlm", vlm=spec, captioner=spec)
+    assert config.perception_specs()["clip"] == "pixel-real"
+    assert config.perception_label == "pixel-vlm"
 
 
 @pytest.mark.skipif(not SHIPPED, reason="the pixel VLM is not shipped in this checkout")
@@ -193,3 +205,19 @@ def test_a_bank_gives_crops_with_needles() -> None:
     assert images.shape == (6, 224, 224, 3) and carriers.shape == (6, 8, 8)
     assert all((c < len(CARRIER_CLASSES)).any() for c in carriers)
     assert len(scenes) == 6 and facts.max() <= len(FACT_CLASSES)
+
+
+def test_the_language_check_scores_first_reply_tokens() -> None:
+    import re
+
+    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
+    from video_env.pixel.vlm_train import language_accuracy
+
+    video = split_videos("calib", 1)[0]
+    bank = FrameBank()
+    bank.add_video(video, np.random.default_rng(0), empty=2)
+    tokenizer = new_tokenizer()
+    note = language_accuracy(new_model(tokenizer, 0), build_processor(tokenizer), bank, 0, n=2)
+    shares = [float(x) for x in re.findall(r"\d\.\d\d", note)]
+    assert note.startswith("first token") and len(shares) == 2
+    assert all(0.0 <= x <= 1.0 for x in shares)

@@ -100,8 +100,14 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
     if text == "pixel-real":
         return BackendSpec("pixel-real")
     if text == "pixel-vlm" and "pixel-vlm" in KINDS[role]:
-        from video_env.pixel import PIXEL_VLM_DIR
+        from video_env.pixel import PIXEL_VLM_DIR, is_pixel_vlm
 
+        if not is_pixel_vlm(PIXEL_VLM_DIR):
+            raise ConfigError(
+                f"{role} spec 'pixel-vlm': this package ships no pixel VLM yet "
+                "(video_env/pixel/vlm_weights); train one with `video-env train vlm --out DIR` "
+                "(docs/pixel_vlm.md) and pass pixel-vlm:DIR"
+            )
         return BackendSpec("transformers", str(PIXEL_VLM_DIR))
     kind, sep, rest = text.partition(":")
     if sep and kind in KINDS[role] and not os.path.exists(text):

@@ -72,7 +72,8 @@ def _vlm(args: argparse.Namespace) -> int:
         language_steps=args.language_steps,
         threads=args.threads,
     )
-    train_pixel_vlm(recipe, out, lambda line: print(line, flush=True))
+    start_from = Path(args.start_from) if args.start_from else None
+    train_pixel_vlm(recipe, out, lambda line: print(line, flush=True), start_from)
     print(
         "measure it on the held-out test videos: python -m benchmarks.studies.pixel_vlm_eval"
         + (f" --model {out}" if args.out else "")
@@ -96,4 +97,9 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--vision-steps", type=int, default=default.vision_steps)
     p.add_argument("--language-steps", type=int, default=default.language_steps)
     p.add_argument("--threads", type=int, default=default.threads)
+    p.add_argument(
+        "--from",
+        dest="start_from",
+        help="a pixel VLM folder whose model continues stage 2 (language) only",
+    )
     p.set_defaults(func=_vlm)

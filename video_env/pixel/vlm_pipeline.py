@@ -65,10 +65,27 @@ def machine() -> dict[str, object]:
     }
 
 
+def load_checkpoint(folder: Path) -> tuple[Any, Any]:
+    """A saved pixel VLM and its processor (float32, training mode off)."""
+    transformers = require("transformers", "models", "the pixel VLM")
+    transformers.logging.disable_progress_bar()
+    model = transformers.AutoModelForImageTextToText.from_pretrained(folder, local_files_only=True)
+    processor = transformers.AutoProcessor.from_pretrained(folder, local_files_only=True)
+    return model.float().eval(), processor
+
+
 def train_pixel_vlm(
-    recipe: VLMRecipe, out: Path, progress: Callable[[str], None] = print
+    recipe: VLMRecipe,
+    out: Path,
+    progress: Callable[[str], None] = print,
+    start_from: Path | None = None,
 ) -> dict[str, Any]:
-    """Render the training split, train both stages, save the checkpoint to ``out``."""
+    """Render the training split, train both stages, save the checkpoint to ``out``.
+
+    With ``start_from`` (a pixel VLM folder), stage 1 is skipped: that checkpoint's
+    model continues stage 2 for ``recipe.language_steps`` steps, and its provenance is
+    kept under ``continued_from``.
+    """
     start = time.monotonic()
     bank = bank_of(split_videos("train", recipe.train_videos), recipe.seed)
     check = (
@@ -80,13 +97,20 @@ def train_pixel_vlm(
     progress(
         f"rendered {len(bank)} frames of {recipe.train_videos} training videos ({rendered:.0f} s)"
     )
-    tokenizer = new_tokenizer()
-    processor = build_processor(tokenizer)
-    model = new_model(tokenizer, recipe.seed)
-    progress(f"pixel VLM: {parameter_count(model) / 1e6:.2f} M parameters")
-    heads = train_vision(model, processor, bank, recipe, progress, check)
+    previous: dict[str, Any] | None = None
+    if start_from is None:
+        tokenizer = new_tokenizer()
+        processor = build_processor(tokenizer)
+        model = new_model(tokenizer, recipe.seed)
+        progress(f"pixel VLM: {parameter_count(model) / 1e6:.2f} M parameters")
+        heads = train_vision(model, processor, bank, recipe, progress, check)
+        aligned = align_fact_words(model, processor, heads)
+    else:
+        model, processor = load_checkpoint(start_from)
+        previous = json.loads((start_from / MARKER).read_text(encoding="utf-8"))
+        aligned = int(previous.get("aligned_fact_tokens", 0))
+        progress(f"continuing stage 2 from {start_from}")
     vision_seconds = time.monotonic() - start - rendered
-    aligned = align_fact_words(model, processor, heads)
     train_language(model, processor, bank, recipe, progress, check)
     meta: dict[str, Any] = {
         "model": "the pixel VLM: a tiny Qwen2.5-VL trained on the synthetic world's pixels",
@@ -103,6 +127,8 @@ def train_pixel_vlm(
         "machine": machine(),
         "command": " ".join(["video-env", *sys.argv[1:]]) if sys.argv else "",
     }
+    if previous is not None:
+        meta["continued_from"] = previous
     save_checkpoint(model, processor, out)
     (out / MARKER).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6

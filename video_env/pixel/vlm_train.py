@@ -235,6 +235,22 @@ def align_fact_words(model: Any, processor: Any, heads: VisionHeads) -> int:
     return count
 
 
+def turn_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
+    """Cross-entropy of the reply tokens, averaged per turn, then over turns.
+
+    Every turn weighs the same: a two-token MCQ reply ("B" and the end token) counts as
+    much as a twenty-token caption (the token-mean loss gave MCQs 5 % of the gradient).
+    """
+    labels = batch.pop("labels")
+    logits = model(**batch).logits[:, :-1].float()
+    target = labels[:, 1:]
+    per_token = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), reduction="none"
+    ).view(target.shape)
+    mask = (target != -100).float()
+    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)).mean()
+
+
 def language_accuracy(model: Any, processor: Any, bank: FrameBank, seed: int, n: int = 24) -> str:
     """First-reply-token accuracy on ``bank`` turns whose asked fact is in view.
 
@@ -296,7 +312,7 @@ def train_language(
             for conversation, reply in turns(window(bank, rng), rng)
         ]
         batch = collate_turns(processor, examples)
-        loss = model(**batch).loss
+        loss = turn_loss(torch, model, batch)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
