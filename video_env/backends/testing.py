@@ -73,11 +73,12 @@ _CORPUS = (
 )
 
 
-def tiny_qwen_tokenizer(vocab_size: int = 384) -> Any:
+def tiny_qwen_tokenizer(vocab_size: int = 384, corpus: list[str] | None = None) -> Any:
     """A byte-level BPE tokenizer trained offline on a small corpus, with Qwen's special tokens.
 
     Args:
         vocab_size: Target vocabulary size (the 256 bytes, merges and special tokens).
+        corpus: Texts to learn the merges from (default: a few sentences of the world).
 
     Returns:
         A ``transformers.PreTrainedTokenizerFast`` with ``<|im_end|>`` as end token and
@@ -94,7 +95,7 @@ def tiny_qwen_tokenizer(vocab_size: int = 384) -> Any:
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator([_CORPUS] * 4, trainer=trainer)
+    tok.train_from_iterator((corpus or [_CORPUS]) * 4, trainer=trainer)
     wrapped = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",

@@ -19,7 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from video_env._optional import require
-from video_env.backends.testing import QWEN_CHAT_TEMPLATE, QWEN_SPECIAL_TOKENS
+from video_env.backends.testing import (
+    QWEN_CHAT_TEMPLATE,
+    QWEN_SPECIAL_TOKENS,
+    tiny_qwen_tokenizer,
+)
 from video_env.backends.vlm_prompts import SYSTEM_PROMPT, caption_prompt, question_prompt
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
 from video_env.types import OPTION_LETTERS
@@ -89,29 +93,7 @@ def world_corpus() -> Iterator[str]:
 
 def new_tokenizer() -> Any:
     """A byte-level BPE of :data:`VOCAB_SIZE` trained on :func:`world_corpus`, Qwen's tokens."""
-    tokenizers = require("tokenizers", "models", _PURPOSE)
-    transformers = require("transformers", "models", _PURPOSE)
-    tok = tokenizers.Tokenizer(tokenizers.models.BPE())
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=VOCAB_SIZE,
-        special_tokens=list(QWEN_SPECIAL_TOKENS),
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    corpus = list(world_corpus())
-    tok.train_from_iterator(corpus * 4, trainer=trainer)
-    wrapped = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=list(QWEN_SPECIAL_TOKENS[1:]),
-        padding_side="left",
-        clean_up_tokenization_spaces=False,
-    )
-    wrapped.chat_template = QWEN_CHAT_TEMPLATE
-    return wrapped
+    return tiny_qwen_tokenizer(VOCAB_SIZE, list(world_corpus()))
 
 
 def build_processor(tokenizer: Any) -> Any:

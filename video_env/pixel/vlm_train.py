@@ -80,6 +80,30 @@ def _schedule(steps: int, warmup: int) -> Callable[[int], float]:
     return factor
 
 
+def _seeded_torch(recipe: VLMRecipe) -> Any:
+    torch = require("torch", "models", _PURPOSE)
+    torch.set_num_threads(recipe.threads)
+    torch.manual_seed(recipe.seed)
+    return torch
+
+
+def _optimizer(
+    torch: Any, params: list[Any], lr: float, steps: int, recipe: VLMRecipe
+) -> tuple[Any, Any]:
+    """AdamW with warm-up and cosine decay over ``steps``."""
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=recipe.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(steps, recipe.warmup))
+    return optimizer, scheduler
+
+
+def _step(torch: Any, optimizer: Any, scheduler: Any, params: list[Any], loss: Any) -> None:
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optimizer.step()
+    scheduler.step()
+
+
 class VisionHeads:
     """The linear heads of stage 1.
 
@@ -147,28 +171,19 @@ def train_vision(
     check: FrameBank | None = None,
 ) -> VisionHeads:
     """Stage 1: train ``model``'s vision tower on ``bank`` crops; returns the heads."""
-    torch = require("torch", "models", _PURPOSE)
-    torch.set_num_threads(recipe.threads)
-    torch.manual_seed(recipe.seed)
+    torch = _seeded_torch(recipe)
     rng = np.random.default_rng([recipe.seed, 1])
     visual = model.model.visual
     heads = VisionHeads(torch, model.config.vision_config.out_hidden_size)
     params = [*visual.parameters(), *heads.parameters()]
-    optimizer = torch.optim.AdamW(params, lr=recipe.vision_lr, weight_decay=recipe.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _schedule(recipe.vision_steps, recipe.warmup)
-    )
+    optimizer, scheduler = _optimizer(torch, params, recipe.vision_lr, recipe.vision_steps, recipe)
     visual.train()
     start, running = time.monotonic(), 0.0
     for step in range(recipe.vision_steps):
         batch = bank.crops(rng, recipe.vision_batch, pasted_share=recipe.vision_pasted)
         tokens = vision_tokens(model, processor, batch[0])
         loss = _vision_loss(torch, heads, tokens, batch)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
+        _step(torch, optimizer, scheduler, params, loss)
         running = 0.9 * running + 0.1 * loss.item() if step else loss.item()
         if (step + 1) % 100 == 0 or step + 1 == recipe.vision_steps:
             note = ""
@@ -289,18 +304,15 @@ def train_language(
     check: FrameBank | None = None,
 ) -> None:
     """Stage 2: the vision tower frozen, train the language model on chat turns of ``bank``."""
-    torch = require("torch", "models", _PURPOSE)
-    torch.set_num_threads(recipe.threads)
-    torch.manual_seed(recipe.seed)
+    torch = _seeded_torch(recipe)
     rng = np.random.default_rng([recipe.seed, 2])
     for p in model.model.visual.parameters():
         p.requires_grad_(False)
     for p in model.model.visual.merger.parameters():  # the projection into the LM adapts
         p.requires_grad_(True)
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=recipe.language_lr, weight_decay=recipe.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _schedule(recipe.language_steps, recipe.warmup)
+    optimizer, scheduler = _optimizer(
+        torch, params, recipe.language_lr, recipe.language_steps, recipe
     )
     model.train()
     model.model.visual.eval()
@@ -313,11 +325,7 @@ def train_language(
         ]
         batch = collate_turns(processor, examples)
         loss = turn_loss(torch, model, batch)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
+        _step(torch, optimizer, scheduler, params, loss)
         running = 0.9 * running + 0.1 * loss.item() if step else loss.item()
         if (step + 1) % 100 == 0 or step + 1 == recipe.language_steps:
             note = ""
