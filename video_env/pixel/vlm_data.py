@@ -87,6 +87,8 @@ class FrameBank:
     videos: list[SynthVideo] = field(default_factory=list)
     #: Per (video, needle index or -1): frame indices in time order.
     runs: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    #: Indices of the frames with a needle token, in order (set as frames are added).
+    needle_frames: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.pixels)
@@ -133,6 +135,8 @@ class FrameBank:
         run = self.runs.setdefault((v, k), [])
         for t, frame in zip(times, frames, strict=True):
             carrier, fact = token_labels(video, float(t), render, fed)
+            if (carrier < len(CARRIER_CLASSES)).any():
+                self.needle_frames.append(len(self.pixels))
             run.append(len(self.pixels))
             self.pixels.append(frame)
             self.carrier.append(carrier)
@@ -155,7 +159,7 @@ class FrameBank:
         Returns pixels
         ``uint8[n, 224, 224, 3]``, carrier and fact labels ``int64[n, 8, 8]`` and scenes.
         """
-        with_needle = [i for i, c in enumerate(self.carrier) if (c < len(CARRIER_CLASSES)).any()]
+        with_needle = self.needle_frames
         images, carriers, facts, scenes = [], [], [], []
         for _ in range(n):
             pool = with_needle if with_needle and rng.random() < needle_share else None
@@ -300,7 +304,8 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
         free = [k for k in keys if k[1] < 0]
         key = free[int(rng.integers(len(free)))]
     run = bank.runs[key]
-    shown = [i for i in run if (bank.carrier[i] < len(CARRIER_CLASSES)).any()]
+    with_needle = set(bank.needle_frames)
+    shown = [i for i in run if i in with_needle]
     n_run = min(n, len(run))
     if key[1] >= 0 and shown:
         anchor = run.index(int(rng.choice(shown)))
@@ -317,7 +322,7 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
     needles = {
         video.needles[bank.source[i][1]].id: video.needles[bank.source[i][1]]
         for i in picked
-        if bank.source[i][1] >= 0 and (bank.carrier[i] < len(CARRIER_CLASSES)).any()
+        if bank.source[i][1] >= 0 and i in with_needle
     }
     scenes = [SCENE_CLASSES[bank.scene[i]] for i in picked]
     scene = max(set(scenes), key=scenes.count)
