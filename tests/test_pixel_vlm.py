@@ -221,3 +221,38 @@ def test_the_language_check_scores_first_reply_tokens() -> None:
     shares = [float(x) for x in re.findall(r"\d\.\d\d", note)]
     assert note.startswith("first token") and len(shares) == 2
     assert all(0.0 <= x <= 1.0 for x in shares)
+
+
+def test_one_vision_pass_per_window_gives_the_same_logits_as_every_turns_pixels() -> None:
+    import torch
+
+    from video_env.backends.hf_turns import TurnExample, collate_turns
+    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
+    from video_env.pixel.vlm_data import window
+    from video_env.pixel.vlm_train import accepts_encoder_outputs, shared_vision
+
+    video = split_videos("train", 1)[0]
+    bank = FrameBank()
+    bank.add_video(video, np.random.default_rng(0), empty=2)
+    tokenizer = new_tokenizer()
+    model, processor = new_model(tokenizer, 0).eval(), build_processor(tokenizer)
+    if not accepts_encoder_outputs(model):
+        pytest.skip("this transformers takes no precomputed vision outputs")
+    rng = np.random.default_rng(3)
+    shown = [window(bank, rng) for _ in range(12)]
+    one = next(w for w in shown if len(w.times) == 1)
+    many = [w for w in shown if len(w.times) > 1][:2]
+    examples: list[TurnExample] = []
+    windows: list[tuple[str, int]] = []
+    for w in (many[0], one, many[1]):  # video, image, video: the kinds interleave
+        on_window = [TurnExample(c, reply) for c, reply in turns(w, rng)]
+        examples += on_window
+        windows.append(("image" if len(w.times) == 1 else "video", len(on_window)))
+    batch = collate_turns(processor, examples)
+    batch.pop("labels")
+    with torch.no_grad():
+        expected = model(**batch).logits
+        shared_vision(model, batch, windows)
+        assert "pixel_values" not in batch and "pixel_values_videos" not in batch
+        got = model(**batch).logits
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)

@@ -21,9 +21,10 @@ The heads are dropped after stage 1: the checkpoint is a plain Qwen2.5-VL.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ from video_env.pixel.vlm_data import (
     window,
 )
 
-__all__ = ["VLMRecipe", "train_language", "train_vision"]
+__all__ = ["VLMRecipe", "shared_vision", "train_language", "train_vision"]
 
 _PURPOSE = "training the pixel VLM"
 
@@ -266,6 +267,55 @@ def turn_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
     return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)).mean()
 
 
+def shared_vision(model: Any, batch: dict[str, Any], windows: Sequence[tuple[str, int]]) -> None:
+    """Run the vision tower once per window and hand its tokens to every turn on it, in place.
+
+    ``windows`` lists, in the batch's order, each window's media kind (``"image"`` or
+    ``"video"``) and how many consecutive turns show it. The turns' pixels are dropped
+    from ``batch`` and the tower's output for each window's first turn is passed as
+    ``mm_encoder_outputs`` for all of them: the same inputs to the language model as
+    sending every turn's pixels (the frames are identical), for one tower pass per window
+    instead of one per turn. The merger keeps its gradient.
+    """
+    from transformers.modeling_outputs import BaseModelOutputWithPooling
+
+    torch = require("torch", "models", _PURPOSE)
+    visual = model.model.visual
+    outputs: dict[str, Any] = {}
+    for kind, pixel_key, grid_key in (
+        ("image", "pixel_values", "image_grid_thw"),
+        ("video", "pixel_values_videos", "video_grid_thw"),
+    ):
+        pixels = batch.pop(pixel_key, None)
+        if pixels is None:
+            continue
+        grid = batch[grid_key]
+        rows = grid.prod(-1).tolist()
+        starts = np.cumsum([0, *rows]).tolist()
+        firsts, counts, item = [], [], 0
+        for window_kind, count in windows:
+            if window_kind == kind:
+                firsts.append(item)
+                counts.append(count)
+                item += count
+        chunks = [pixels[starts[i] : starts[i] + rows[i]] for i in firsts]
+        tokens = visual(torch.cat(chunks).type(visual.dtype), grid_thw=grid[firsts]).pooler_output
+        merge = visual.spatial_merge_size**2
+        per_window = tokens.split([rows[i] // merge for i in firsts])
+        repeated = [t for t, n in zip(per_window, counts, strict=True) for _ in range(n)]
+        # the model splits its own vision output per item the same way (a tuple of tensors)
+        outputs[kind] = BaseModelOutputWithPooling(pooler_output=tuple(repeated))  # type: ignore[arg-type]
+    batch["mm_encoder_outputs"] = outputs
+
+
+def accepts_encoder_outputs(model: Any) -> bool:
+    """Whether ``model.forward`` takes precomputed vision outputs (newer transformers)."""
+    try:
+        return "mm_encoder_outputs" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def language_accuracy(model: Any, processor: Any, bank: FrameBank, seed: int, n: int = 24) -> str:
     """First-reply-token accuracy on ``bank`` turns whose asked fact is in view.
 
@@ -316,14 +366,19 @@ def train_language(
     )
     model.train()
     model.model.visual.eval()
+    share = accepts_encoder_outputs(model)
     start, running = time.monotonic(), 0.0
     for step in range(recipe.language_steps):
-        examples = [
-            TurnExample(conversation, reply)
-            for _ in range(recipe.language_windows)
-            for conversation, reply in turns(window(bank, rng), rng)
-        ]
+        examples: list[TurnExample] = []
+        windows: list[tuple[str, int]] = []
+        for _ in range(recipe.language_windows):
+            shown = window(bank, rng)
+            on_window = [TurnExample(c, reply) for c, reply in turns(shown, rng)]
+            examples += on_window
+            windows.append(("image" if len(shown.times) == 1 else "video", len(on_window)))
         batch = collate_turns(processor, examples)
+        if share:
+            shared_vision(model, batch, windows)
         loss = turn_loss(torch, model, batch)
         _step(torch, optimizer, scheduler, params, loss)
         running = 0.9 * running + 0.1 * loss.item() if step else loss.item()
