@@ -12,13 +12,13 @@ LLM's raw reply (``str``: parsed on the server) or a wire action.
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
+from video_env._closing import Closing
 from video_env.actions.types import (
     AnswerAction,
     EvaluateAction,
@@ -110,7 +110,7 @@ def wire_action(action: Any, env_class: str) -> WireAction:
         raise ConfigError(f"{type(action).__name__} is not a {env_class} action: {exc}") from exc
 
 
-class RemoteVideoEnv:
+class RemoteVideoEnv(Closing):
     """A remote session with the in-process environment's calls (see the module docstring).
 
     Args:
@@ -165,14 +165,3 @@ class RemoteVideoEnv:
     def close(self) -> None:
         """End the session (the server frees its environment)."""
         self.client.close()
-
-    def __enter__(self) -> RemoteVideoEnv:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

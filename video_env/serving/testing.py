@@ -16,9 +16,9 @@ import sys
 import threading
 import time
 import urllib.request
-from types import TracebackType
 from typing import Any
 
+from video_env._closing import Closing
 from video_env.serving.server import DEFAULT_MAX_REQUEST_BYTES, make_app, uvicorn_config
 
 __all__ = ["LocalServer", "ServerProcess", "get_json"]
@@ -30,7 +30,7 @@ def get_json(url: str, timeout: float = 10.0) -> Any:
         return json.loads(reply.read())
 
 
-class LocalServer:
+class LocalServer(Closing):
     """:func:`make_app` served from a thread (use as a context manager).
 
     Args:
@@ -76,19 +76,8 @@ class LocalServer:
         self._thread.join(timeout=10)
         self._sock.close()
 
-    def __enter__(self) -> LocalServer:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class ServerProcess:
+class ServerProcess(Closing):
     """``video-env serve`` in a child process on a free loopback port.
 
     Args:
@@ -151,14 +140,3 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-
-    def __enter__(self) -> ServerProcess:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

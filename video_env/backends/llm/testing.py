@@ -15,8 +15,9 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from video_env._closing import Closing
 
 __all__ = [
     "FakeOpenAIServer",
@@ -183,7 +184,7 @@ class _Server(ThreadingHTTPServer):
         self.state = state
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(Closing):
     """A scripted OpenAI-compatible server on ``127.0.0.1`` (use as a context manager).
 
     Args:
@@ -221,14 +222,3 @@ class FakeOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
