@@ -42,7 +42,13 @@ from video_env.pixel.vlm_data import (
     window,
 )
 
-__all__ = ["VLMRecipe", "shared_vision", "train_language", "train_vision"]
+__all__ = [
+    "VLMRecipe",
+    "accepts_encoder_outputs",
+    "shared_vision",
+    "train_language",
+    "train_vision",
+]
 
 _PURPOSE = "training the pixel VLM"
 
