@@ -93,6 +93,10 @@ class FrameBank:
     def __len__(self) -> int:
         return len(self.pixels)
 
+    def shows_needle(self, index: int) -> bool:
+        """Whether frame ``index`` has a needle token."""
+        return bool((self.carrier[index] < len(CARRIER_CLASSES)).any())
+
     def add_video(
         self, video: SynthVideo, rng: np.random.Generator, empty: int = 6, inside: int = 5
     ) -> None:
@@ -135,7 +139,7 @@ class FrameBank:
         run = self.runs.setdefault((v, k), [])
         for t, frame in zip(times, frames, strict=True):
             carrier, fact = token_labels(video, float(t), render, fed)
-            if (carrier < len(CARRIER_CLASSES)).any():
+            if (carrier < len(CARRIER_CLASSES)).any():  # as shows_needle, before appending
                 self.needle_frames.append(len(self.pixels))
             run.append(len(self.pixels))
             self.pixels.append(frame)
@@ -304,8 +308,7 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
         free = [k for k in keys if k[1] < 0]
         key = free[int(rng.integers(len(free)))]
     run = bank.runs[key]
-    with_needle = set(bank.needle_frames)
-    shown = [i for i in run if i in with_needle]
+    shown = [i for i in run if bank.shows_needle(i)]
     n_run = min(n, len(run))
     if key[1] >= 0 and shown:
         anchor = run.index(int(rng.choice(shown)))
@@ -322,7 +325,7 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
     needles = {
         video.needles[bank.source[i][1]].id: video.needles[bank.source[i][1]]
         for i in picked
-        if bank.source[i][1] >= 0 and i in with_needle
+        if bank.source[i][1] >= 0 and bank.shows_needle(i)
     }
     scenes = [SCENE_CLASSES[bank.scene[i]] for i in picked]
     scene = max(set(scenes), key=scenes.count)

@@ -66,12 +66,11 @@ def machine() -> dict[str, object]:
 
 
 def load_checkpoint(folder: Path) -> tuple[Any, Any]:
-    """A saved pixel VLM and its processor (float32, training mode off)."""
-    transformers = require("transformers", "models", "the pixel VLM")
-    transformers.logging.disable_progress_bar()
-    model = transformers.AutoModelForImageTextToText.from_pretrained(folder, local_files_only=True)
-    processor = transformers.AutoProcessor.from_pretrained(folder, local_files_only=True)
-    return model.float().eval(), processor
+    """A saved pixel VLM and its processor (float32, training mode off; local files only)."""
+    from video_env.backends.hf_generation import load_vlm
+
+    loaded = load_vlm(str(folder), "cpu", "float32", None)
+    return loaded.model, loaded.processor
 
 
 def train_pixel_vlm(

@@ -283,14 +283,11 @@ def shared_vision(model: Any, batch: dict[str, Any], windows: Sequence[tuple[str
     sending every turn's pixels (the frames are identical), for one tower pass per window
     instead of one per turn. The merger keeps its gradient.
     """
-    from transformers.modeling_outputs import BaseModelOutputWithPooling
-
     torch = require("torch", "models", _PURPOSE)
-    visual = model.model.visual
     outputs: dict[str, Any] = {}
-    for kind, pixel_key, grid_key in (
-        ("image", "pixel_values", "image_grid_thw"),
-        ("video", "pixel_values_videos", "video_grid_thw"),
+    for kind, pixel_key, grid_key, features in (
+        ("image", "pixel_values", "image_grid_thw", model.model.get_image_features),
+        ("video", "pixel_values_videos", "video_grid_thw", model.model.get_video_features),
     ):
         pixels = batch.pop(pixel_key, None)
         if pixels is None:
@@ -305,12 +302,10 @@ def shared_vision(model: Any, batch: dict[str, Any], windows: Sequence[tuple[str
                 counts.append(count)
                 item += count
         chunks = [pixels[starts[i] : starts[i] + rows[i]] for i in firsts]
-        tokens = visual(torch.cat(chunks).type(visual.dtype), grid_thw=grid[firsts]).pooler_output
-        merge = visual.spatial_merge_size**2
-        per_window = tokens.split([rows[i] // merge for i in firsts])
-        repeated = [t for t, n in zip(per_window, counts, strict=True) for _ in range(n)]
-        # the model splits its own vision output per item the same way (a tuple of tensors)
-        outputs[kind] = BaseModelOutputWithPooling(pooler_output=tuple(repeated))  # type: ignore[arg-type]
+        out = features(torch.cat(chunks), grid[firsts], return_dict=True)  # split per window
+        per_window = zip(out.pooler_output, counts, strict=True)
+        out.pooler_output = tuple(t for t, n in per_window for _ in range(n))
+        outputs[kind] = out
     batch["mm_encoder_outputs"] = outputs
 
 
