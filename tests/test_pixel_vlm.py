@@ -123,7 +123,8 @@ def test_a_few_steps_of_training_write_a_plain_transformers_checkpoint(
 
     recipe = VLMRecipe(
         train_videos=1, check_videos=0, vision_steps=2, vision_batch=2, language_steps=2,
-        language_windows=1, warmup=1, threads=1,
+        language_windows=1, binding_steps=2, binding_batch=2, rehearsal_crops=1, warmup=1,
+        threads=1,
     )  # fmt: skip
     meta = train_pixel_vlm(recipe, tmp_path, progress=lambda _: None)
     assert meta["recipe"]["vision_steps"] == 2 and meta["data_digest"]

@@ -71,6 +71,7 @@ def _vlm(args: argparse.Namespace) -> int:
         vision_steps=args.vision_steps,
         language_steps=args.language_steps,
         threads=args.threads,
+        binding=args.binding,
     )
     start_from = Path(args.start_from) if args.start_from else None
     train_pixel_vlm(recipe, out, lambda line: print(line, flush=True), start_from)
@@ -97,6 +98,12 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--vision-steps", type=int, default=default.vision_steps)
     p.add_argument("--language-steps", type=int, default=default.language_steps)
     p.add_argument("--threads", type=int, default=default.threads)
+    p.add_argument(
+        "--binding",
+        type=float,
+        default=default.binding,
+        help="weight of the MCQ binding targets in stage 2 (0: the reply loss alone)",
+    )
     p.add_argument(
         "--from",
         dest="start_from",

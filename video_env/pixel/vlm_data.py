@@ -44,10 +44,14 @@ __all__ = [
     "CARRIER_CLASSES",
     "FACT_CLASSES",
     "SCENE_CLASSES",
+    "CropQuestion",
     "FrameBank",
     "Window",
     "caption_reply",
+    "crop_questions",
+    "fact_index",
     "turns",
+    "window_turns",
 ]
 
 #: Frame sizes the bank renders at (then resized to the fed size, as the backend does).
@@ -66,6 +70,11 @@ MAX_FED = fed_size(RENDER_SIZES[-1], MIN_PIXELS, MAX_PIXELS)
 _CARRIER_INDEX = {name: i for i, name in enumerate(CARRIER_CLASSES)}
 _FACT_INDEX = {name: i for i, name in enumerate(FACT_CLASSES)}
 _SCENE_INDEX = {name: i for i, name in enumerate(SCENE_CLASSES)}
+
+
+def fact_index(fact: str) -> int:
+    """The class index of a fact the model is taught to read (:data:`FACT_CLASSES`)."""
+    return _FACT_INDEX[fact]
 
 
 def readable(needle: Needle) -> bool:
@@ -276,6 +285,8 @@ class Window:
     video: SynthVideo
     needles: tuple[Needle, ...]
     scene: str
+    #: Per frame, the fact class of each merged token (training labels, as the bank's).
+    facts: tuple[npt.NDArray[np.int16], ...] = ()
 
     def fed(self) -> FedFrames:
         """The frames as the backend feeds them."""
@@ -335,6 +346,7 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
         video,
         tuple(needles.values()),
         scene,
+        tuple(bank.fact[i] for i in picked),
     )
 
 
@@ -350,6 +362,17 @@ def turns(shown: Window, rng: np.random.Generator) -> list[tuple[list[dict[str, 
 
     The question is about a needle in view (its category readable or not) or, one time
     in five or when none is in view, about another needle of the video.
+    """
+    return window_turns(shown, rng)[0]
+
+
+def window_turns(
+    shown: Window, rng: np.random.Generator
+) -> tuple[list[tuple[list[dict[str, Any]], str]], str | None]:
+    """:func:`turns`, and the fact the MCQ asks about when it is in view and readable.
+
+    The fact (``None`` when the evidence is not in view) tells the binding targets of
+    :mod:`video_env.pixel.vlm_binding` which visual tokens hold the answer.
     """
     video = shown.video
     in_view = list(shown.needles)
@@ -373,6 +396,66 @@ def turns(shown: Window, rng: np.random.Generator) -> list[tuple[list[dict[str, 
         (_conversation(question_prompt(asked.question), frames), open_reply),
         (_conversation(caption_prompt(style), frames), caption_reply(shown)),
     ]
+    return out, asked.fact if sees else None
+
+
+@dataclass(frozen=True)
+class CropQuestion:
+    """An MCQ on one crop (one image), for the binding warm-up of stage 2.
+
+    Attributes:
+        conversation: The chat turn, built as the backend prompts.
+        reply: The option letter (a uniform guess when the fact is not in view).
+        facts: The crop's fact grid, as a one-frame window's :attr:`Window.facts`.
+        fact: The asked fact's class when it is in view, else ``None``.
+    """
+
+    conversation: list[dict[str, Any]]
+    reply: str
+    facts: tuple[npt.NDArray[np.int16], ...]
+    fact: int | None
+
+
+def crop_questions(
+    bank: FrameBank, rng: np.random.Generator, n: int, evidence_share: float = 0.8
+) -> list[CropQuestion]:
+    """``n`` MCQs on needle crops: about a needle the crop shows, or one it does not.
+
+    A crop holds 64 visual tokens where a frame holds 180 a pair, so the option-letter
+    binding (:mod:`video_env.pixel.vlm_binding`) is taught at a fraction of a window's
+    cost. The question names a carrier and its options are four facts of its pool; when
+    the crop shows that carrier's fact (``evidence_share`` of the questions) the reply is
+    its letter, else the question is another carrier's and the reply a uniform guess.
+    """
+    images, carriers, facts, _ = bank.crops(rng, n, needle_share=1.0, pasted_share=0.5)
+    out = []
+    for image, carrier, fact in zip(images, carriers, facts, strict=True):
+        shown = sorted(
+            {(int(c), int(k)) for c, k in zip(carrier.flat, fact.flat, strict=True)}
+            - {(len(CARRIER_CLASSES), len(FACT_CLASSES))}
+        )
+        seen = [(c, k) for c, k in shown if k < len(FACT_CLASSES)]
+        if seen and rng.random() < evidence_share:
+            c, k = seen[int(rng.integers(len(seen)))]
+            spec, asked = CARRIERS[c], FACT_CLASSES[k]
+        else:
+            in_crop = {c for c, _ in shown}
+            others = [
+                i
+                for i, spec in enumerate(CARRIERS)
+                if i not in in_crop and spec.category in READ_CATEGORIES
+            ]
+            spec, asked, k = CARRIERS[others[int(rng.integers(len(others)))]], None, None
+        pool = [f for f in FACT_POOLS[spec.facts] if f != asked]
+        choices = [pool[i] for i in rng.choice(len(pool), size=3 + (asked is None), replace=False)]
+        if asked is not None:
+            choices.insert(int(rng.integers(4)), asked)
+        letter = OPTION_LETTERS[choices.index(asked) if asked else int(rng.integers(4))]
+        question = spec.question.format(carrier=spec.name)
+        size = Size(int(image.shape[1]), int(image.shape[0]))
+        frames = {"type": "image", "frames": FedFrames(image[None], (0.0,), size, 1.0)}
+        conversation = _conversation(question_prompt(question, choices), frames)
+        out.append(CropQuestion(conversation, letter, (fact.astype(np.int16),), k))
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from video_env._optional import require
 from video_env.pixel import PIXEL_VLM_MARKER
 from video_env.pixel.data import split_videos
+from video_env.pixel.vlm_binding import init_match_head
 from video_env.pixel.vlm_checkpoint import (
     build_processor,
     new_model,
@@ -104,6 +105,8 @@ def train_pixel_vlm(
         progress(f"pixel VLM: {parameter_count(model) / 1e6:.2f} M parameters")
         heads = train_vision(model, processor, bank, recipe, progress, check)
         aligned = align_fact_words(model, processor, heads)
+        if recipe.binding > 0:
+            init_match_head(require("torch", "models", "the pixel VLM"), model, recipe.seed)
     else:
         model, processor = load_checkpoint(start_from)
         previous = json.loads((start_from / MARKER).read_text(encoding="utf-8"))

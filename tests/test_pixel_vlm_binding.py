@@ -1,0 +1,156 @@
+"""The MCQ binding targets of the pixel VLM's stage 2: where they point, and that they train."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("torch")
+
+from video_env.pixel.data import split_videos
+from video_env.pixel.vlm_binding import BindingTarget, binding_targets, evidence_mask
+from video_env.pixel.vlm_data import FrameBank, fact_index, window, window_turns
+from video_env.types import OPTION_LETTERS
+
+
+def test_evidence_tokens_of_an_image_and_of_frame_pairs() -> None:
+    a = np.array([[0, 5], [5, 5]], np.int16)
+    b = np.array([[5, 5], [0, 5]], np.int16)
+    assert evidence_mask([a], 0).tolist() == [True, False, False, False]
+    # two frames per token: a pair shows the fact when either frame does
+    assert evidence_mask([a, b], 0).tolist() == [True, False, True, False]
+    # an odd last frame is paired with itself (the processor repeats it)
+    first_pair, second_pair = [False, False, True, False], [True, False, False, False]
+    assert evidence_mask([b, b, a], 0).tolist() == [*first_pair, *second_pair]
+
+
+@pytest.fixture(scope="module")
+def setup() -> tuple[Any, Any, FrameBank]:
+    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
+
+    bank = FrameBank()
+    bank.add_video(split_videos("train", 1)[0], np.random.default_rng(0), empty=2)
+    tokenizer = new_tokenizer()
+    return new_model(tokenizer, 0), build_processor(tokenizer), bank
+
+
+def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[BindingTarget]]:
+    from video_env.backends.hf_turns import TurnExample, collate_turns
+
+    model, processor, bank = setup
+    rng = np.random.default_rng(seed)
+    while True:
+        shown = window(bank, rng, evidence_share=1.0)
+        on_window, fact = window_turns(shown, rng)
+        if fact is not None:
+            break
+    batch = collate_turns(processor, [TurnExample(c, r) for c, r in on_window])
+    answer = OPTION_LETTERS.index(on_window[0][1])
+    rows = [(0, shown.facts, fact_index(fact), answer)]
+    targets = binding_targets(
+        processor.tokenizer, model.config, batch["input_ids"], batch["labels"], rows
+    )
+    return batch, targets
+
+
+def test_targets_point_at_letters_words_evidence_and_the_reply(setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = setup
+    batch, targets = _mcq_batch(setup, 1)
+    assert len(targets) == 1
+    t = targets[0]
+    ids = batch["input_ids"][0].tolist()
+    tokens = processor.tokenizer.convert_ids_to_tokens(ids)
+    assert [tokens[p] for p in t.letters] == list(OPTION_LETTERS[: len(t.letters)])
+    assert all(tokens[p - 1] == "." for p in t.words)
+    visual = {model.config.image_token_id, model.config.video_token_id}
+    assert t.evidence and all(ids[p] in visual for p in t.evidence)
+    assert tokens[t.reply + 1] == OPTION_LETTERS[t.answer], "the reply's letter follows"
+    assert t.letter_ids[t.answer] == ids[t.reply + 1]
+
+
+def test_a_turn_without_its_evidence_in_view_has_no_target(setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = setup
+    batch, targets = _mcq_batch(setup, 1)
+    nothing = np.full((10, 18), 99, np.int16)  # no token shows the fact
+    rows = [(0, [nothing, nothing], 0, 0)]
+    assert not binding_targets(
+        processor.tokenizer, model.config, batch["input_ids"], batch["labels"], rows
+    )
+
+
+def test_the_binding_loss_falls_when_trained_and_the_attention_kernel_is_restored(
+    setup,  # type: ignore[no-untyped-def]
+) -> None:
+    import torch
+
+    from video_env.pixel.vlm_binding import binding_loss
+    from video_env.pixel.vlm_train import VLMRecipe, train_language
+
+    model, processor, bank = setup
+    kernel = model.config.text_config._attn_implementation
+    train_language(
+        model, processor, bank,
+        VLMRecipe(
+            language_steps=1, language_windows=1, binding_steps=1, binding_batch=2,
+            rehearsal_crops=2, warmup=1, threads=1,
+        ),
+        progress=lambda _: None,
+    )  # fmt: skip
+    assert model.config.text_config._attn_implementation == kernel
+
+    model.set_attn_implementation({"text_config": "eager"})
+    batch, targets = _mcq_batch(setup, 2)
+    batch.pop("labels")
+    optimizer = torch.optim.Adam(model.model.language_model.parameters(), lr=2e-3)
+    losses = []
+    model.train()
+    for _ in range(6):
+        out = model(**batch, output_attentions=True, output_hidden_states=True)
+        loss = binding_loss(torch, model, out, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.set_attn_implementation({"text_config": kernel})
+    model.eval()
+    assert np.isfinite(losses).all() and losses[-1] < 0.8 * losses[0]
+
+
+def test_crop_questions_ask_what_the_crop_shows_or_force_a_guess(setup) -> None:  # type: ignore[no-untyped-def]
+    from video_env.pixel.vlm_data import FACT_CLASSES, crop_questions
+
+    _, _, bank = setup
+    questions = crop_questions(bank, np.random.default_rng(4), 60)
+    guesses = set()
+    for q in questions:
+        text = q.conversation[1]["content"][0]["text"]
+        options = [line[3:] for line in text.splitlines() if line[1:3] == ". "]
+        assert len(options) == 4 and q.conversation[1]["content"][1]["type"] == "image"
+        answer = options[OPTION_LETTERS.index(q.reply)]
+        if q.fact is None:
+            guesses.add(q.reply)
+        else:
+            assert answer == FACT_CLASSES[q.fact], "the reply's option is the fact asked"
+            assert (q.facts[0] == q.fact).any(), "and the crop shows it"
+    assert len(guesses) > 1, "without the evidence the letter is a guess"
+    assert sum(q.fact is not None for q in questions) > len(questions) / 2
+
+
+def test_the_match_head_starts_with_equal_orthonormal_query_and_key_maps(setup) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from video_env.pixel.vlm_binding import HEAD, MATCH_LAYER, init_match_head
+    from video_env.pixel.vlm_checkpoint import new_model
+
+    model = new_model(setup[1].tokenizer, 1)
+    init_match_head(torch, model, seed=0, scale=2.0)
+    attention = model.model.language_model.layers[MATCH_LAYER].self_attn
+    rows = slice(HEAD * attention.head_dim, (HEAD + 1) * attention.head_dim)
+    q, k = attention.q_proj.weight[rows].detach(), attention.k_proj.weight[rows].detach()
+    torch.testing.assert_close(q, k)
+    torch.testing.assert_close(q @ q.T, 4.0 * torch.eye(attention.head_dim), atol=1e-4, rtol=0)
+    other = attention.q_proj.weight[rows.stop :].detach()
+    assert not torch.allclose(other @ other.T, 4.0 * torch.eye(len(other))), "one head only"
