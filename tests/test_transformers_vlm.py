@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -343,3 +344,21 @@ def test_alternative_confidence_rules(tiny_qwen_dir: str, sample: VideoQA) -> No
     assert call.prompt_tokens[0] > replies["mean"][1].prompt_tokens[0]  # the instruction
     with pytest.raises(ConfigError, match="unknown confidence rule"):
         TransformersVLM(tiny_qwen_dir, confidence="entropy")
+
+
+def test_a_retrained_local_folder_is_a_new_revision(tiny_qwen_dir: str, tmp_path: Path) -> None:
+    import shutil
+
+    from video_env.backends.hf_generation import folder_revision
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_qwen_dir, folder)
+    before = TransformersVLM(str(folder), device="cpu").config["revision"]
+    assert before == folder_revision(str(tiny_qwen_dir)), "the same bytes, the same revision"
+    weights = next(folder.glob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # one changed bit of one weight: another model in the same folder
+    weights.write_bytes(bytes(data))
+    after = TransformersVLM(str(folder), device="cpu").config["revision"]
+    assert before and after and before != after, "the caches must not serve the old answers"
+    assert folder_revision("Qwen/Qwen2.5-VL-7B-Instruct") is None

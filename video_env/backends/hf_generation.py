@@ -9,6 +9,7 @@ dropped.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
 from collections.abc import Sequence
@@ -96,8 +97,41 @@ def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> Loaded
     model = model.to(device).eval()
     tokenizer = processor.tokenizer
     tokenizer.padding_side = "left"  # batched generation appends on the right
-    revision = getattr(model.config, "_commit_hash", None)
+    revision = getattr(model.config, "_commit_hash", None) or folder_revision(model_id)
     return LoadedVLM(model, processor, str(model.dtype).removeprefix("torch."), revision)
+
+
+#: Weight folders up to this size are identified by their bytes, larger ones by their files.
+CONTENT_HASH_LIMIT = 256 * 2**20
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def folder_revision(model_id: str) -> str | None:
+    """A revision for a local checkpoint folder (a Hub snapshot has its commit hash).
+
+    Without it the caches would key a folder's answers by its path alone, and a model
+    retrained into the same folder (``video-env train vlm`` writes the shipped one) would be
+    served its predecessor's answers. Small folders are identified by the bytes of their
+    weight and config files; large ones (a 7B model) by each file's name, size and
+    modification time — a rewritten file is a new revision either way. ``None`` for a
+    model id that is not a local folder.
+    """
+    folder = Path(model_id)
+    if not folder.is_dir():
+        return None
+    files = sorted(
+        p for p in folder.iterdir() if p.suffix in _WEIGHT_SUFFIXES or p.name == "config.json"
+    )
+    digest = hashlib.sha256()
+    by_content = sum(p.stat().st_size for p in files) <= CONTENT_HASH_LIMIT
+    for path in files:
+        digest.update(path.name.encode())
+        if by_content:
+            digest.update(path.read_bytes())
+        else:
+            stat = path.stat()
+            digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return f"{'content' if by_content else 'files'}-{digest.hexdigest()[:16]}"
 
 
 def _from_pretrained(transformers: Any, model_id: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
