@@ -146,11 +146,20 @@ def _find(ids: list[int], pattern: list[int]) -> int | None:
     return None
 
 
-def binding_loss(torch: Any, model: Any, outputs: Any, targets: Sequence[BindingTarget]) -> Any:
+def binding_loss(
+    torch: Any,
+    model: Any,
+    outputs: Any,
+    targets: Sequence[BindingTarget],
+    attention: bool = True,
+    letters: bool = True,
+) -> Any:
     """The attention and letter targets' loss, from a forward pass with attentions and states.
 
-    The mean negative log attention weight of the three heads' targets, plus the
-    cross-entropy of the letters read at the hops (module docstring).
+    The mean negative log attention weight of the three heads' targets (``attention``),
+    plus the cross-entropy of the letters read at the hops (``letters``; module
+    docstring). Stage 2 uses both; the probe of ``benchmarks.studies.binding_probe``
+    switches each off.
     """
     attentions, states = outputs.attentions, outputs.hidden_states
     norm = model.model.language_model.norm
@@ -161,16 +170,15 @@ def binding_loss(torch: Any, model: Any, outputs: Any, targets: Sequence[Binding
     word_letters: list[int] = []
     evidence_letters: list[int] = []
     for t in targets:
-        words, letters, evidence = list(t.words), list(t.letters), list(t.evidence)
+        words, letter_at, evidence = list(t.words), list(t.letters), list(t.evidence)
         first, second, third = (attentions[k][t.row, HEAD] for k in (0, MATCH_LAYER, 2))
-        attention_terms.append(-torch.log(first[words, letters] + _EPS))
+        attention_terms.append(-torch.log(first[words, letter_at] + _EPS))
         attention_terms.append(-torch.log(second[evidence, t.words[t.answer]] + _EPS))
         attention_terms.append(-torch.log(third[t.reply, evidence].sum() + _EPS).reshape(1))
         word_states.append(states[1][t.row, words])
         word_letters += t.letter_ids
         evidence_states.append(states[2][t.row, evidence])
         evidence_letters += [t.letter_ids[t.answer]] * len(evidence)
-    attention = torch.cat(attention_terms).mean()
     read = model.lm_head
     words_ce = f.cross_entropy(
         read(norm(torch.cat(word_states))).float(), torch.tensor(word_letters)
@@ -178,7 +186,10 @@ def binding_loss(torch: Any, model: Any, outputs: Any, targets: Sequence[Binding
     evidence_ce = f.cross_entropy(
         read(norm(torch.cat(evidence_states))).float(), torch.tensor(evidence_letters)
     )
-    return attention + words_ce + evidence_ce
+    total = torch.cat(attention_terms).mean() if attention else 0.0
+    if letters:
+        total = total + words_ce + evidence_ce
+    return total
 
 
 def init_match_head(torch: Any, model: Any, seed: int, scale: float = 1.5) -> None:
