@@ -173,7 +173,11 @@ def test_pixel_vlm_specs_and_labels(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not SHIPPED, reason="the pixel VLM is not shipped in this checkout")
 def test_plain_transformers_reads_a_colour_from_a_rendered_frame() -> None:
-    """No project code between the checkpoint and ``generate``: processor, template, model."""
+    """No project code between the checkpoint and ``generate``: processor, template, model.
+
+    The colour is asked as FALCON-Bench's MCQ, with the right colour under each letter in
+    turn: the reply must follow it (the shipped model reads MCQs; docs/pixel_vlm.md).
+    """
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from video_env.backends.vlm_prompts import question_prompt
@@ -186,16 +190,22 @@ def test_plain_transformers_reads_a_colour_from_a_rendered_frame() -> None:
     )  # fmt: skip
     t = (needle.start + needle.end) / 2
     frame = video.frames([t], size=(1280, 720))[0]
-    messages = [
-        {"role": "user", "content": [
-            {"type": "text", "text": question_prompt(needle.question)}, {"type": "image"},
-        ]},
-    ]  # fmt: skip
-    text = processor.apply_chat_template(messages, add_generation_prompt=True)
-    inputs = processor(text=[text], images=[frame], return_tensors="pt")
-    out = model.generate(**inputs, max_new_tokens=6, do_sample=False)
-    reply = processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-    assert reply[0].strip() == needle.fact
+    replies = []
+    for k in range(4):
+        options = list(needle.distractors)
+        options.insert(k, needle.fact)
+        messages = [
+            {"role": "user", "content": [
+                {"type": "text", "text": question_prompt(needle.question, options)},
+                {"type": "image"},
+            ]},
+        ]  # fmt: skip
+        text = processor.apply_chat_template(messages, add_generation_prompt=True)
+        inputs = processor(text=[text], images=[frame], return_tensors="pt")
+        out = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+        new = out[:, inputs["input_ids"].shape[1] :]
+        replies.append(processor.batch_decode(new, skip_special_tokens=True)[0].strip())
+    assert replies == list(OPTION_LETTERS[:4])
 
 
 def test_a_bank_gives_crops_with_needles() -> None:
