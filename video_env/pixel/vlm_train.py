@@ -281,18 +281,12 @@ def align_fact_words(model: Any, processor: Any, heads: VisionHeads) -> int:
     return count
 
 
-def turn_loss(torch: Any, model: Any, batch: dict[str, Any]) -> Any:
-    """Cross-entropy of the reply tokens, averaged per turn, then over turns.
+def reply_loss(torch: Any, logits: Any, labels: Any) -> Any:
+    """Cross-entropy of the reply tokens (``labels`` -100 elsewhere), per turn, then over turns.
 
     Every turn weighs the same: a two-token MCQ reply ("B" and the end token) counts as
     much as a twenty-token caption (the token-mean loss gave MCQs 5 % of the gradient).
     """
-    labels = batch.pop("labels")
-    return reply_loss(torch, model(**batch).logits, labels)
-
-
-def reply_loss(torch: Any, logits: Any, labels: Any) -> Any:
-    """:func:`turn_loss` from a forward pass's logits and the batch's labels."""
     logits = logits[:, :-1].float()
     target = labels[:, 1:]
     per_token = torch.nn.functional.cross_entropy(
