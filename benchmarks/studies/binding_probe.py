@@ -121,7 +121,7 @@ def probe(
             input_ids=ids, attention_mask=mask, output_attentions=True, output_hidden_states=True
         )
         reply = torch.tensor([t.reply for t in targets])
-        loss = torch.nn.functional.cross_entropy(out.logits[rows, reply], ids[rows, reply + 1])
+        loss: Any = torch.nn.functional.cross_entropy(out.logits[rows, reply], ids[rows, reply + 1])
         if attention or letters:
             loss = loss + binding_loss(torch, model, out, targets, attention, letters)
         optimizer.zero_grad()
