@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     block = "\n".join(lines)
     print(block)
     if args.update_docs:
-        replace_block(DOCS / "pixel_vlm.md", BEGIN, END, block)
+        replace_block(DOCS / "pixel_vlm.md", BEGIN, END, block + "\n")
         print("updated docs/pixel_vlm.md")
     return 0
 
