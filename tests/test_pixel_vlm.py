@@ -218,7 +218,7 @@ def test_a_bank_gives_crops_with_needles() -> None:
     assert len(scenes) == 6 and facts.max() <= len(FACT_CLASSES)
 
 
-def test_the_language_check_scores_first_reply_tokens() -> None:
+def test_the_language_check_scores_the_tokens_read_off_the_evidence() -> None:
     import re
 
     from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
@@ -230,7 +230,8 @@ def test_the_language_check_scores_first_reply_tokens() -> None:
     tokenizer = new_tokenizer()
     note = language_accuracy(new_model(tokenizer, 0), build_processor(tokenizer), bank, 0, n=2)
     shares = [float(x) for x in re.findall(r"\d\.\d\d", note)]
-    assert note.startswith("first token") and len(shares) == 2
+    assert note.startswith("read off the evidence") and len(shares) == 3
+    assert [w for w in note.split() if w.isalpha()][-3:] == ["mcq", "open", "caption"]
     assert all(0.0 <= x <= 1.0 for x in shares)
 
 

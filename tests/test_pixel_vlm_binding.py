@@ -11,8 +11,20 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 from video_env.pixel.data import split_videos
-from video_env.pixel.vlm_binding import BindingTarget, binding_targets, evidence_mask
-from video_env.pixel.vlm_data import FrameBank, fact_index, window, window_turns
+from video_env.pixel.vlm_binding import (
+    BindingTarget,
+    EvidenceRow,
+    binding_targets,
+    evidence_mask,
+)
+from video_env.pixel.vlm_data import (
+    FrameBank,
+    Window,
+    caption_carrier,
+    fact_index,
+    window,
+    window_turns,
+)
 from video_env.types import OPTION_LETTERS
 
 
@@ -37,10 +49,12 @@ def setup() -> tuple[Any, Any, FrameBank]:
     return new_model(tokenizer, 0), build_processor(tokenizer), bank
 
 
-def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[BindingTarget]]:
+def _window_batch(
+    setup: tuple[Any, Any, FrameBank], seed: int
+) -> tuple[Any, Window, list[tuple[Any, str]], str]:
     from video_env.backends.hf_turns import TurnExample, collate_turns
 
-    model, processor, bank = setup
+    _, processor, bank = setup
     rng = np.random.default_rng(seed)
     while True:
         shown = window(bank, rng, evidence_share=1.0)
@@ -48,8 +62,14 @@ def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[
         if fact is not None:
             break
     batch = collate_turns(processor, [TurnExample(c, r) for c, r in on_window])
+    return batch, shown, on_window, fact
+
+
+def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[BindingTarget]]:
+    model, processor, _ = setup
+    batch, shown, on_window, fact = _window_batch(setup, seed)
     answer = OPTION_LETTERS.index(on_window[0][1])
-    rows = [(0, shown.facts, fact_index(fact), answer)]
+    rows = [EvidenceRow(0, shown.facts, fact_index(fact), answer)]
     targets = binding_targets(
         processor.tokenizer, model.config, batch["input_ids"], batch["labels"], rows
     )
@@ -75,10 +95,37 @@ def test_a_turn_without_its_evidence_in_view_has_no_target(setup) -> None:  # ty
     model, processor, _ = setup
     batch, targets = _mcq_batch(setup, 1)
     nothing = np.full((10, 18), 99, np.int16)  # no token shows the fact
-    rows = [(0, [nothing, nothing], 0, 0)]
+    rows = [EvidenceRow(0, [nothing, nothing], 0, 0)]
     assert not binding_targets(
         processor.tokenizer, model.config, batch["input_ids"], batch["labels"], rows
     )
+
+
+def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = setup
+    batch, shown, on_window, fact = _window_batch(setup, 3)
+    named = caption_carrier(shown)
+    assert named is not None
+    rows = [
+        EvidenceRow(1, shown.facts, fact_index(fact)),
+        EvidenceRow(2, shown.carriers, named[0], prefix=named[1]),
+    ]
+    ids, labels = batch["input_ids"], batch["labels"]
+    open_t, caption_t = binding_targets(processor.tokenizer, model.config, ids, labels, rows)
+    decode = processor.tokenizer.decode
+    assert not open_t.is_mcq and not caption_t.is_mcq
+    assert int(labels[1, open_t.reply]) == -100, "the open target is the reply's first token"
+    assert fact.startswith(decode([open_t.reads]).strip()), "it reads the fact's first token"
+    assert int(ids[1, open_t.reply + 1]) == open_t.reads
+    reply = decode(ids[2, caption_t.reply + 1 :].tolist())
+    head = shown.needles[0]
+    phrase = head.statement if head.statement in on_window[2][1] else head.presence
+    assert reply.startswith(" " + phrase.split(" ", 1)[1].split(" ")[0][:2]), reply
+    assert decode(ids[2, : caption_t.reply + 1].tolist()).endswith(named[1])
+    visual = {model.config.image_token_id, model.config.video_token_id}
+    assert all(int(ids[2, p]) in visual for p in caption_t.evidence)
+    # a caption's evidence is its carrier's tokens, not only the fact's
+    assert len(caption_t.evidence) >= len(open_t.evidence)
 
 
 def test_the_binding_loss_falls_when_trained_and_the_attention_kernel_is_restored(
@@ -154,3 +201,22 @@ def test_the_match_head_starts_with_equal_orthonormal_query_and_key_maps(setup) 
     torch.testing.assert_close(q @ q.T, 4.0 * torch.eye(attention.head_dim), atol=1e-4, rtol=0)
     other = attention.q_proj.weight[rows.stop :].detach()
     assert not torch.allclose(other @ other.T, 4.0 * torch.eye(len(other))), "one head only"
+
+
+def test_open_crop_questions_reply_with_the_fact_or_not_visible(setup) -> None:  # type: ignore[no-untyped-def]
+    from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
+    from video_env.pixel.vlm_data import FACT_CLASSES, crop_questions
+
+    _, _, bank = setup
+    questions = crop_questions(bank, np.random.default_rng(5), 40, open_share=1.0)
+    for q in questions:
+        text = q.conversation[1]["content"][0]["text"]
+        assert q.is_open and q.answer is None
+        assert not any(line[1:3] == ". " for line in text.splitlines()), "no options"
+        if q.fact is None:
+            assert q.reply == NOT_VISIBLE
+        else:
+            assert q.reply == FACT_CLASSES[q.fact] and (q.facts[0] == q.fact).any()
+    assert {q.reply == NOT_VISIBLE for q in questions} == {True, False}
+    mixed = crop_questions(bank, np.random.default_rng(5), 60, open_share=0.5)
+    assert 10 < sum(q.is_open for q in mixed) < 50

@@ -102,7 +102,7 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--binding",
         type=float,
         default=default.binding,
-        help="weight of the MCQ binding targets in stage 2 (0: the reply loss alone)",
+        help="weight of the binding targets in stage 2 (0: the reply loss alone)",
     )
     p.add_argument(
         "--from",

@@ -1,4 +1,4 @@
-"""Binding targets: how stage 2 teaches the pixel VLM to answer an MCQ with the right letter.
+"""Binding targets: how stage 2 teaches the pixel VLM to read its answers off the evidence.
 
 An MCQ's letter takes three hops through the 3-layer decoder: each option's word must
 learn its letter (the letter comes first in ``"A. red"``), the visual tokens that show the
@@ -19,8 +19,14 @@ each hop — the training data knows where every option, letter and needle token
   after layer 0 each option word names its letter, after layer 1 each evidence token
   names the answer's letter.
 
+An open question whose fact is in view is the last hop alone: head 0 of layer 2 attends
+from the reply's position to the evidence, and after layer 1 the evidence tokens name
+the reply's first token (the fact's word) — the same copy that writes an MCQ's letter.
+A caption that names a needle is that hop too, from the position before the carrier's
+word to the carrier's tokens, which name that word.
+
 A text-only probe of the same circuit (the fact written after the options) stayed at
-chance for 450 steps with either kind of target alone and reached 0.75 at step 300 with
+chance for 300 steps with either kind of target alone and reached 0.72 at step 300 with
 both. With pixels the middle hop is a match of unlike things — a visual token's fact
 features against a word's embedding — so :func:`init_match_head` starts that head's
 query and key maps equal (its scores begin as dot products of the two vectors, which
@@ -43,6 +49,7 @@ from video_env.types import OPTION_LETTERS
 
 __all__ = [
     "BindingTarget",
+    "EvidenceRow",
     "binding_loss",
     "binding_targets",
     "evidence_mask",
@@ -57,8 +64,34 @@ MATCH_LAYER = 1
 
 
 @dataclass(frozen=True)
+class EvidenceRow:
+    """A turn of a collated batch whose reply is read off visual tokens it shows.
+
+    Attributes:
+        row: The turn's row in the batch.
+        grids: Per frame, the class of each merged token (facts, or carriers for a caption).
+        label: The class whose tokens are the evidence.
+        answer: The answer's option index of an MCQ; ``None`` otherwise.
+        prefix: The reply's text before the token read off the evidence (a caption's
+            scene before the carrier's word); empty for questions, whose first reply
+            token is read.
+    """
+
+    row: int
+    grids: Sequence[npt.NDArray[np.int16]]
+    label: int
+    answer: int | None = None
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
 class BindingTarget:
-    """Where one MCQ row's letters, words, evidence and reply are (token positions)."""
+    """Where one row's letters, words, evidence and reply are (token positions).
+
+    ``reply`` is the position that writes the token read off the evidence (``reads``):
+    the reply's first for a question, the carrier's word for a caption. An open question
+    or a caption has no letters or words (empty tuples, ``answer`` -1).
+    """
 
     row: int
     letters: tuple[int, ...]
@@ -67,6 +100,12 @@ class BindingTarget:
     answer: int
     evidence: tuple[int, ...]
     reply: int
+    reads: int
+
+    @property
+    def is_mcq(self) -> bool:
+        """Whether the row is an MCQ (it has option letters)."""
+        return bool(self.letters)
 
 
 def evidence_mask(facts: Sequence[npt.NDArray[np.int16]], fact: int) -> npt.NDArray[np.bool_]:
@@ -88,30 +127,41 @@ def binding_targets(
     config: Any,
     input_ids: Any,
     labels: Any,
-    rows: Sequence[tuple[int, Sequence[npt.NDArray[np.int16]], int, int]],
+    rows: Sequence[EvidenceRow],
 ) -> list[BindingTarget]:
-    """The targets of MCQ ``rows`` of a collated batch.
+    """The targets of ``rows`` of a collated batch.
 
     Args:
         tokenizer: The processor's tokenizer.
         config: The model's config (its image and video token ids).
         input_ids: The batch's ``input_ids`` ``[B, T]``.
         labels: The batch's labels (-100 outside replies).
-        rows: Per MCQ row whose fact is in view: (row, the window's per-frame fact
-            grids, the fact's class, the answer's option index).
+        rows: The turns whose evidence is in view.
 
-    Rows whose option lines or visual tokens cannot be located are left out (a
+    Rows whose option lines, visual tokens or prefix cannot be located are left out (a
     tokenizer that merges across an option line's tokens, say), never guessed.
     """
     newline = tokenizer.convert_tokens_to_ids("Ċ")
     dot = tokenizer.convert_tokens_to_ids(".")
     visual_ids = {int(config.image_token_id), int(config.video_token_id)}
     out: list[BindingTarget] = []
-    for row, facts, fact, answer in rows:
+    for asked in rows:
+        row, answer = asked.row, asked.answer
         ids = input_ids[row].tolist()
         visual = [i for i, t in enumerate(ids) if t in visual_ids]
-        mask = evidence_mask(facts, fact)
+        mask = evidence_mask(asked.grids, asked.label)
         if not visual or len(mask) != len(visual) or not mask.any():
+            continue
+        reply = int((labels[row] != -100).nonzero()[0]) - 1
+        evidence = tuple(int(p) for p in np.asarray(visual)[mask])
+        if answer is None:
+            before = tokenizer(asked.prefix, add_special_tokens=False)["input_ids"]
+            if ids[reply + 1 : reply + 1 + len(before)] != before:
+                continue
+            reads_at = reply + len(before)
+            out.append(
+                BindingTarget(row, (), (), (), -1, evidence, reads_at, int(ids[reads_at + 1]))
+            )
             continue
         letters, letter_ids = [], []
         for letter in OPTION_LETTERS:
@@ -123,7 +173,6 @@ def binding_targets(
             letter_ids.append(letter_id)
         if answer >= len(letters):
             continue
-        reply = int((labels[row] != -100).nonzero()[0]) - 1
         out.append(
             BindingTarget(
                 row=row,
@@ -131,8 +180,9 @@ def binding_targets(
                 words=tuple(p + 2 for p in letters),
                 letter_ids=tuple(letter_ids),
                 answer=answer,
-                evidence=tuple(int(p) for p in np.asarray(visual)[mask]),
+                evidence=evidence,
                 reply=reply,
+                reads=letter_ids[answer],
             )
         )
     return out
@@ -170,25 +220,30 @@ def binding_loss(
     word_letters: list[int] = []
     evidence_letters: list[int] = []
     for t in targets:
-        words, letter_at, evidence = list(t.words), list(t.letters), list(t.evidence)
-        first, second, third = (attentions[k][t.row, HEAD] for k in (0, MATCH_LAYER, 2))
+        evidence = list(t.evidence)
+        third = attentions[2][t.row, HEAD]
+        attention_terms.append(-torch.log(third[t.reply, evidence].sum() + _EPS).reshape(1))
+        evidence_states.append(states[2][t.row, evidence])
+        evidence_letters += [t.reads] * len(evidence)
+        if not t.is_mcq:
+            continue
+        words, letter_at = list(t.words), list(t.letters)
+        first, second = (attentions[k][t.row, HEAD] for k in (0, MATCH_LAYER))
         attention_terms.append(-torch.log(first[words, letter_at] + _EPS))
         attention_terms.append(-torch.log(second[evidence, t.words[t.answer]] + _EPS))
-        attention_terms.append(-torch.log(third[t.reply, evidence].sum() + _EPS).reshape(1))
         word_states.append(states[1][t.row, words])
         word_letters += t.letter_ids
-        evidence_states.append(states[2][t.row, evidence])
-        evidence_letters += [t.letter_ids[t.answer]] * len(evidence)
     read = model.lm_head
-    words_ce = f.cross_entropy(
-        read(norm(torch.cat(word_states))).float(), torch.tensor(word_letters)
-    )
-    evidence_ce = f.cross_entropy(
-        read(norm(torch.cat(evidence_states))).float(), torch.tensor(evidence_letters)
-    )
+
+    def readout(at: list[Any], wanted: list[int]) -> Any:
+        if not at:
+            return 0.0
+        return f.cross_entropy(read(norm(torch.cat(at))).float(), torch.tensor(wanted))
+
     total = torch.cat(attention_terms).mean() if attention else 0.0
     if letters:
-        total = total + words_ce + evidence_ce
+        total = total + readout(word_states, word_letters)
+        total = total + readout(evidence_states, evidence_letters)
     return total
 
 

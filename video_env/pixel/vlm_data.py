@@ -47,6 +47,7 @@ __all__ = [
     "CropQuestion",
     "FrameBank",
     "Window",
+    "caption_carrier",
     "caption_reply",
     "crop_questions",
     "fact_index",
@@ -287,6 +288,8 @@ class Window:
     scene: str
     #: Per frame, the fact class of each merged token (training labels, as the bank's).
     facts: tuple[npt.NDArray[np.int16], ...] = ()
+    #: Per frame, the carrier class of each merged token.
+    carriers: tuple[npt.NDArray[np.int16], ...] = ()
 
     def fed(self) -> FedFrames:
         """The frames as the backend feeds them."""
@@ -347,6 +350,7 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
         tuple(needles.values()),
         scene,
         tuple(bank.fact[i] for i in picked),
+        tuple(bank.carrier[i] for i in picked),
     )
 
 
@@ -355,6 +359,20 @@ def caption_reply(shown: Window) -> str:
     parts = [shown.scene]
     parts += [n.statement if readable(n) else n.presence for n in shown.needles]
     return "; ".join(parts)
+
+
+def caption_carrier(shown: Window) -> tuple[int, str] | None:
+    """The first needle a caption names: its carrier class and the reply's text before it.
+
+    The text ends before the phrase's second word (``"street; a"`` of ``"street; a street
+    sign reading STOP"``): the word that names the carrier, which the binding targets teach
+    the caption to read off the carrier's tokens. ``None`` when no needle is in view.
+    """
+    if not shown.needles:
+        return None
+    needle = shown.needles[0]
+    phrase = needle.statement if readable(needle) else needle.presence
+    return CARRIER_CLASSES.index(needle.carrier), f"{shown.scene}; {phrase.split(' ')[0]}"
 
 
 def turns(shown: Window, rng: np.random.Generator) -> list[tuple[list[dict[str, Any]], str]]:
@@ -401,31 +419,42 @@ def window_turns(
 
 @dataclass(frozen=True)
 class CropQuestion:
-    """An MCQ on one crop (one image), for the binding warm-up of stage 2.
+    """A question on one crop (one image), for the binding phase of stage 2.
 
     Attributes:
         conversation: The chat turn, built as the backend prompts.
-        reply: The option letter (a uniform guess when the fact is not in view).
+        reply: The option letter (a uniform guess when the fact is not in view) of an
+            MCQ; the fact (or :data:`NOT_VISIBLE`) of an open question.
         facts: The crop's fact grid, as a one-frame window's :attr:`Window.facts`.
         fact: The asked fact's class when it is in view, else ``None``.
+        answer: The answer's option index of an MCQ whose fact is in view, else ``None``.
+        is_open: Whether the question is open (no options).
     """
 
     conversation: list[dict[str, Any]]
     reply: str
     facts: tuple[npt.NDArray[np.int16], ...]
     fact: int | None
+    answer: int | None = None
+    is_open: bool = False
 
 
 def crop_questions(
-    bank: FrameBank, rng: np.random.Generator, n: int, evidence_share: float = 0.8
+    bank: FrameBank,
+    rng: np.random.Generator,
+    n: int,
+    evidence_share: float = 0.8,
+    open_share: float = 0.0,
 ) -> list[CropQuestion]:
-    """``n`` MCQs on needle crops: about a needle the crop shows, or one it does not.
+    """``n`` questions on needle crops: about a needle the crop shows, or one it does not.
 
-    A crop holds 64 visual tokens where a frame holds 180 a pair, so the option-letter
-    binding (:mod:`video_env.pixel.vlm_binding`) is taught at a fraction of a window's
-    cost. The question names a carrier and its options are four facts of its pool; when
-    the crop shows that carrier's fact (``evidence_share`` of the questions) the reply is
-    its letter, else the question is another carrier's and the reply a uniform guess.
+    A crop holds 64 visual tokens where a frame holds 180 a pair, so reading the answer
+    off the evidence (:mod:`video_env.pixel.vlm_binding`) is taught at a fraction of a
+    window's cost. The question names a carrier; when the crop shows that carrier's fact
+    (``evidence_share`` of the questions) the answer is that fact, else the question is
+    another carrier's. ``open_share`` of the questions are open (reply: the fact, or
+    :data:`NOT_VISIBLE`); the others are MCQs on four facts of the carrier's pool (reply:
+    the answer's letter, or a uniform guess).
     """
     images, carriers, facts, _ = bank.crops(rng, n, needle_share=1.0, pasted_share=0.5)
     out = []
@@ -446,16 +475,22 @@ def crop_questions(
                 if i not in in_crop and spec.category in READ_CATEGORIES
             ]
             spec, asked, k = CARRIERS[others[int(rng.integers(len(others)))]], None, None
+        question = spec.question.format(carrier=spec.name)
+        size = Size(int(image.shape[1]), int(image.shape[0]))
+        frames = {"type": "image", "frames": FedFrames(image[None], (0.0,), size, 1.0)}
+        grid = (fact.astype(np.int16),)
+        if rng.random() < open_share:
+            conversation = _conversation(question_prompt(question), frames)
+            out.append(CropQuestion(conversation, asked or NOT_VISIBLE, grid, k, is_open=True))
+            continue
         pool = [f for f in FACT_POOLS[spec.facts] if f != asked]
         choices = [pool[i] for i in rng.choice(len(pool), size=3 + (asked is None), replace=False)]
         if asked is not None:
             choices.insert(int(rng.integers(4)), asked)
-        letter = OPTION_LETTERS[choices.index(asked) if asked else int(rng.integers(4))]
-        question = spec.question.format(carrier=spec.name)
-        size = Size(int(image.shape[1]), int(image.shape[0]))
-        frames = {"type": "image", "frames": FedFrames(image[None], (0.0,), size, 1.0)}
+        answer = choices.index(asked) if asked else None
+        letter = OPTION_LETTERS[int(rng.integers(4)) if answer is None else answer]
         conversation = _conversation(question_prompt(question, choices), frames)
-        out.append(CropQuestion(conversation, letter, (fact.astype(np.int16),), k))
+        out.append(CropQuestion(conversation, letter, grid, k, answer))
     return out
 
 
