@@ -268,3 +268,20 @@ def test_one_vision_pass_per_window_gives_the_same_logits_as_every_turns_pixels(
         assert "pixel_values" not in batch and "pixel_values_videos" not in batch
         got = model(**batch).logits
     torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_the_train_vlm_command_passes_its_stage_2_settings_to_the_recipe() -> None:
+    import argparse
+
+    from video_env.cli.train import add_vlm_command, vlm_recipe
+    from video_env.pixel.vlm_train import VLMRecipe
+
+    parser = argparse.ArgumentParser()
+    add_vlm_command(parser.add_subparsers())
+    args = parser.parse_args(
+        ["vlm", "--binding-open", "0.5", "--open-crops", "0.25", "--rehearsal-crops", "3"]
+    )
+    recipe = vlm_recipe(args)
+    assert (recipe.binding_open, recipe.open_crops, recipe.rehearsal_crops) == (0.5, 0.25, 3)
+    defaults = vlm_recipe(parser.parse_args(["vlm"]))
+    assert defaults == VLMRecipe(), "no flag: the shipped recipe"

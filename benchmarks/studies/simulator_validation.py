@@ -162,7 +162,10 @@ def _weights_info(weights: str | None, perception: str = "pixel-real") -> dict[s
         return {
             "folder": "shipped (video_env/pixel/vlm_weights)" if weights is None else str(folder),
             "parameters": meta.get("parameters"),
-            "steps": (recipe.get("vision_steps") or 0) + (recipe.get("language_steps") or 0),
+            "steps": sum(
+                recipe.get(key) or 0 for key in ("vision_steps", "binding_steps", "language_steps")
+            )
+            - (recipe.get("binding_steps") or 0) * (recipe.get("binding", 0) <= 0),
             "ace": evaluation.get("ace"),
             "reliability": evaluation.get("reliability", []),
         }

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from video_env.pixel.vlm_train import VLMRecipe
 
 
 def _perception(args: argparse.Namespace) -> int:
@@ -59,20 +63,29 @@ def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentPa
     p.set_defaults(func=_perception)
 
 
-def _vlm(args: argparse.Namespace) -> int:
-    from video_env.pixel import PIXEL_VLM_DIR
-    from video_env.pixel.vlm_pipeline import train_pixel_vlm
+def vlm_recipe(args: argparse.Namespace) -> VLMRecipe:
+    """The pixel VLM's recipe from ``video-env train vlm``'s arguments."""
     from video_env.pixel.vlm_train import VLMRecipe
 
-    out = Path(args.out) if args.out else PIXEL_VLM_DIR
-    recipe = VLMRecipe(
+    return VLMRecipe(
         seed=args.seed,
         train_videos=args.train_videos,
         vision_steps=args.vision_steps,
         language_steps=args.language_steps,
         threads=args.threads,
         binding=args.binding,
+        binding_open=args.binding_open,
+        rehearsal_crops=args.rehearsal_crops,
+        open_crops=args.open_crops,
     )
+
+
+def _vlm(args: argparse.Namespace) -> int:
+    from video_env.pixel import PIXEL_VLM_DIR
+    from video_env.pixel.vlm_pipeline import train_pixel_vlm
+
+    out = Path(args.out) if args.out else PIXEL_VLM_DIR
+    recipe = vlm_recipe(args)
     start_from = Path(args.start_from) if args.start_from else None
     train_pixel_vlm(recipe, out, lambda line: print(line, flush=True), start_from)
     print(
@@ -103,6 +116,24 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=float,
         default=default.binding,
         help="weight of the binding targets in stage 2 (0: the reply loss alone)",
+    )
+    p.add_argument(
+        "--binding-open",
+        type=float,
+        default=default.binding_open,
+        help="share of the binding phase's crop questions asked open (the rest MCQs)",
+    )
+    p.add_argument(
+        "--rehearsal-crops",
+        type=int,
+        default=default.rehearsal_crops,
+        help="crop questions added to every step of the windows' turns",
+    )
+    p.add_argument(
+        "--open-crops",
+        type=float,
+        default=default.open_crops,
+        help="share of the rehearsal crop questions asked open",
     )
     p.add_argument(
         "--from",

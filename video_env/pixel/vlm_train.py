@@ -78,9 +78,11 @@ class VLMRecipe:
     threads: int = 2
     #: Weight of the binding targets in stage 2 (:mod:`video_env.pixel.vlm_binding`).
     binding: float = 1.0
-    #: Steps of MCQs on crops before the windows' turns, and crops per step.
+    #: Steps of questions on crops before the windows' turns, crops per step, and the
+    #: share of them asked open (MCQs alone form the letter circuit: see train_language).
     binding_steps: int = 600
     binding_batch: int = 16
+    binding_open: float = 0.0
     #: Questions on crops added to every step of the windows' turns (so the binding stays),
     #: and the share of them asked open (the others are MCQs).
     rehearsal_crops: int = 12
@@ -438,19 +440,21 @@ def train_language(
 ) -> None:
     """Stage 2: the vision tower frozen, train the language model on chat turns of ``bank``.
 
-    With binding targets (``recipe.binding``), MCQs on crops come first
-    (``recipe.binding_steps``), then the windows' turns with ``recipe.rehearsal_crops``
-    crop questions in every step (``recipe.open_crops`` of them open): without them the
-    windows' turns undid the binding (first-token MCQ accuracy on calibration videos 0.79
-    after the crops, 0.25 after 300 window steps). Half the crops open during the binding
-    phase left its MCQs at 0.12 after 600 steps (open answers 0.46).
+    With binding targets (``recipe.binding``), questions on crops come first
+    (``recipe.binding_steps``; ``recipe.binding_open`` of them open), then the windows'
+    turns with ``recipe.rehearsal_crops`` crop questions in every step
+    (``recipe.open_crops`` of them open): without them the windows' turns undid the
+    binding (first-token MCQ accuracy on calibration videos 0.79 after the crops, 0.25
+    after 300 window steps). Half the crops open during the binding phase
+    (``binding_open=0.5``) left its MCQs at 0.12 after 600 steps (open answers 0.46).
     """
     rng = np.random.default_rng([recipe.seed, 2])
     crops = recipe.rehearsal_crops if recipe.binding > 0 else 0
     if recipe.binding > 0 and recipe.binding_steps:
         _train_turns(
             model, processor, recipe, "binding", recipe.binding_steps,
-            lambda: [crop_batch(bank, rng, recipe.binding_batch)], progress, check,
+            lambda: [crop_batch(bank, rng, recipe.binding_batch, recipe.binding_open)],
+            progress, check,
         )  # fmt: skip
     _train_turns(
         model, processor, recipe, "language", recipe.language_steps,
