@@ -100,6 +100,20 @@ def test_turn_replies_say_what_the_frames_show(video) -> None:  # type: ignore[n
     assert caption_reply(_window(video, needle, in_view=False)) == video.scene_at(0.0).description
 
 
+def test_the_caption_target_stops_before_the_carriers_head_noun(video) -> None:  # type: ignore[no-untyped-def]
+    from video_env.pixel.vlm_data import caption_carrier
+
+    for needle in video.needles:
+        shown = _window(video, needle, in_view=True)
+        named = caption_carrier(shown)
+        assert named is not None
+        label, before = named
+        head = needle.carrier.split()[-1]
+        assert CARRIER_CLASSES[label] == needle.carrier
+        assert caption_reply(shown).startswith(f"{before} {head}"), (before, caption_reply(shown))
+    assert caption_carrier(_window(video, video.needles[0], in_view=False)) is None
+
+
 def test_without_the_evidence_the_open_reply_is_not_visible(video) -> None:  # type: ignore[no-untyped-def]
     needle = next(n for n in video.needles if readable(n))
     shown = _window(video, needle, in_view=False)

@@ -118,9 +118,9 @@ def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(setup) -> N
     assert fact.startswith(decode([open_t.reads]).strip()), "it reads the fact's first token"
     assert int(ids[1, open_t.reply + 1]) == open_t.reads
     reply = decode(ids[2, caption_t.reply + 1 :].tolist())
-    head = shown.needles[0]
-    phrase = head.statement if head.statement in on_window[2][1] else head.presence
-    assert reply.startswith(" " + phrase.split(" ", 1)[1].split(" ")[0][:2]), reply
+    head = shown.needles[0].carrier.split()[-1]
+    assert reply.startswith(" " + head), "the caption target reads the carrier's head noun"
+    assert head.startswith(decode([caption_t.reads]).strip()), "it reads the head noun"
     assert decode(ids[2, : caption_t.reply + 1].tolist()).endswith(named[1])
     visual = {model.config.image_token_id, model.config.video_token_id}
     assert all(int(ids[2, p]) in visual for p in caption_t.evidence)

@@ -364,15 +364,23 @@ def caption_reply(shown: Window) -> str:
 def caption_carrier(shown: Window) -> tuple[int, str] | None:
     """The first needle a caption names: its carrier class and the reply's text before it.
 
-    The text ends before the phrase's second word (``"street; a"`` of ``"street; a street
-    sign reading STOP"``): the word that names the carrier, which the binding targets teach
-    the caption to read off the carrier's tokens. ``None`` when no needle is in view.
+    The text ends before the carrier's head noun, the last word of its name
+    (``"street; a red"`` of ``"street; a red umbrella"``; ``"street; a cup on a"`` of
+    ``"street; a cup on a table"``): the word that names the carrier, which the binding
+    targets teach the caption to read off the carrier's tokens. ``None`` when no needle
+    is in view or its phrase lacks the head noun.
     """
     if not shown.needles:
         return None
     needle = shown.needles[0]
     phrase = needle.statement if readable(needle) else needle.presence
-    return CARRIER_CLASSES.index(needle.carrier), f"{shown.scene}; {phrase.split(' ')[0]}"
+    words = phrase.split(" ")
+    head = needle.carrier.split(" ")[-1]
+    if head not in words[1:]:
+        return None
+    at = len(words) - 1 - words[::-1].index(head)  # the last, should a fact be the same word
+    before = " ".join(words[:at])
+    return CARRIER_CLASSES.index(needle.carrier), f"{shown.scene}; {before}"
 
 
 def turns(shown: Window, rng: np.random.Generator) -> list[tuple[list[dict[str, Any]], str]]:
