@@ -100,18 +100,21 @@ def test_turn_replies_say_what_the_frames_show(video) -> None:  # type: ignore[n
     assert caption_reply(_window(video, needle, in_view=False)) == video.scene_at(0.0).description
 
 
-def test_the_caption_target_stops_before_the_carriers_head_noun(video) -> None:  # type: ignore[no-untyped-def]
+def test_the_caption_target_stops_before_the_second_word_or_the_head_noun(video) -> None:  # type: ignore[no-untyped-def]
     from video_env.pixel.vlm_data import caption_carrier
 
     for needle in video.needles:
         shown = _window(video, needle, in_view=True)
-        named = caption_carrier(shown)
-        assert named is not None
-        label, before = named
-        head = needle.carrier.split()[-1]
+        said = caption_reply(shown)
+        phrase = said.split("; ", 1)[1]
+        label, before = caption_carrier(shown) or (-1, "")
         assert CARRIER_CLASSES[label] == needle.carrier
-        assert caption_reply(shown).startswith(f"{before} {head}"), (before, caption_reply(shown))
+        assert before == f"{shown.scene}; {phrase.split()[0]}"
+        label, before = caption_carrier(shown, "head") or (-1, "")
+        assert said.startswith(f"{before} {needle.carrier.split()[-1]}"), (before, said)
     assert caption_carrier(_window(video, video.needles[0], in_view=False)) is None
+    with pytest.raises(ValueError, match="word"):
+        caption_carrier(_window(video, video.needles[0], in_view=True), "third")
 
 
 def test_without_the_evidence_the_open_reply_is_not_visible(video) -> None:  # type: ignore[no-untyped-def]
@@ -293,9 +296,13 @@ def test_the_train_vlm_command_passes_its_stage_2_settings_to_the_recipe() -> No
     parser = argparse.ArgumentParser()
     add_vlm_command(parser.add_subparsers())
     args = parser.parse_args(
-        ["vlm", "--binding-open", "0.5", "--open-crops", "0.25", "--rehearsal-crops", "3"]
-    )
+        [
+            "vlm", "--binding-open", "0.5", "--open-crops", "0.25", "--rehearsal-crops", "3",
+            "--caption-word", "head",
+        ]
+    )  # fmt: skip
     recipe = vlm_recipe(args)
     assert (recipe.binding_open, recipe.open_crops, recipe.rehearsal_crops) == (0.5, 0.25, 3)
+    assert recipe.caption_word == "head"
     defaults = vlm_recipe(parser.parse_args(["vlm"]))
     assert defaults == VLMRecipe(), "no flag: the shipped recipe"

@@ -104,7 +104,7 @@ def test_a_turn_without_its_evidence_in_view_has_no_target(setup) -> None:  # ty
 def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(setup) -> None:  # type: ignore[no-untyped-def]
     model, processor, _ = setup
     batch, shown, on_window, fact = _window_batch(setup, 3)
-    named = caption_carrier(shown)
+    named = caption_carrier(shown, "head")
     assert named is not None
     rows = [
         EvidenceRow(1, shown.facts, fact_index(fact)),

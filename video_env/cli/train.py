@@ -77,6 +77,7 @@ def vlm_recipe(args: argparse.Namespace) -> VLMRecipe:
         binding_open=args.binding_open,
         rehearsal_crops=args.rehearsal_crops,
         open_crops=args.open_crops,
+        caption_word=args.caption_word,
     )
 
 
@@ -97,6 +98,7 @@ def _vlm(args: argparse.Namespace) -> int:
 
 def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vlm`` to the ``video-env train`` kinds: the pixel VLM (a tiny Qwen2.5-VL)."""
+    from video_env.pixel.vlm_data import CAPTION_WORDS
     from video_env.pixel.vlm_train import VLMRecipe
 
     default = VLMRecipe()
@@ -134,6 +136,13 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=float,
         default=default.open_crops,
         help="share of the rehearsal crop questions asked open",
+    )
+    p.add_argument(
+        "--caption-word",
+        choices=CAPTION_WORDS,
+        default=default.caption_word,
+        help="the word of a caption's needle phrase its binding target reads: the phrase's "
+        "second word or the carrier's head noun",
     )
     p.add_argument(
         "--from",

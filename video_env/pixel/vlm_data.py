@@ -41,6 +41,7 @@ from video_env.video.base import Size
 from video_env.video.resize import Resize, resize_frames
 
 __all__ = [
+    "CAPTION_WORDS",
     "CARRIER_CLASSES",
     "FACT_CLASSES",
     "SCENE_CLASSES",
@@ -361,24 +362,36 @@ def caption_reply(shown: Window) -> str:
     return "; ".join(parts)
 
 
-def caption_carrier(shown: Window) -> tuple[int, str] | None:
-    """The first needle a caption names: its carrier class and the reply's text before it.
+#: Which word of a caption's needle phrase the binding targets read off the carrier's
+#: tokens: the phrase's second word, or the carrier's head noun.
+CAPTION_WORDS = ("second", "head")
 
-    The text ends before the carrier's head noun, the last word of its name
-    (``"street; a red"`` of ``"street; a red umbrella"``; ``"street; a cup on a"`` of
-    ``"street; a cup on a table"``): the word that names the carrier, which the binding
-    targets teach the caption to read off the carrier's tokens. ``None`` when no needle
-    is in view or its phrase lacks the head noun.
+
+def caption_carrier(shown: Window, word: str = "second") -> tuple[int, str] | None:
+    """The first needle a caption names: its carrier class and the reply's text before a word.
+
+    With ``word="second"`` the text ends before the phrase's second word (``"street; a"``
+    of ``"street; a red umbrella"``): the fact for colour, material and object carriers,
+    the carrier's first word for text and clock carriers (``"a street sign reading
+    STOP"``). With ``word="head"`` it ends before the carrier's head noun, the last word
+    of its name (``"street; a red"``; ``"street; a cup on a"`` of ``"... on a table"``).
+    The binding targets teach the caption to read that word off the carrier's tokens.
+    ``None`` when no needle is in view or its phrase lacks the word.
     """
+    if word not in CAPTION_WORDS:
+        raise ValueError(f"word must be one of {CAPTION_WORDS}, not {word!r}")
     if not shown.needles:
         return None
     needle = shown.needles[0]
     phrase = needle.statement if readable(needle) else needle.presence
     words = phrase.split(" ")
     head = needle.carrier.split(" ")[-1]
-    if head not in words[1:]:
+    if word == "second":
+        at = 1
+    elif head in words[1:]:
+        at = len(words) - 1 - words[::-1].index(head)  # the last, should a fact be the same
+    else:
         return None
-    at = len(words) - 1 - words[::-1].index(head)  # the last, should a fact be the same word
     before = " ".join(words[:at])
     return CARRIER_CLASSES.index(needle.carrier), f"{shown.scene}; {before}"
 

@@ -87,6 +87,10 @@ class VLMRecipe:
     #: and the share of them asked open (the others are MCQs).
     rehearsal_crops: int = 12
     open_crops: float = 1 / 3
+    #: The word of a caption's needle phrase its targets read off the carrier's tokens
+    #: (:data:`~video_env.pixel.vlm_data.CAPTION_WORDS`; "head" left the carrier's head
+    #: noun at 0.00 and the MCQs lower, docs/pixel_vlm.md).
+    caption_word: str = "second"
 
 
 def recipe_dict(recipe: VLMRecipe) -> dict[str, object]:
@@ -345,12 +349,20 @@ def accepts_encoder_outputs(model: Any) -> bool:
         return False
 
 
-def language_accuracy(model: Any, processor: Any, bank: FrameBank, seed: int, n: int = 24) -> str:
+def language_accuracy(
+    model: Any,
+    processor: Any,
+    bank: FrameBank,
+    seed: int,
+    n: int = 24,
+    caption_word: str = "second",
+) -> str:
     """Teacher-forced accuracy of the token read off the evidence, on ``bank`` windows.
 
     On windows whose asked fact is in view: is the model's most likely first reply token
     the taught one, for the MCQ (the option letter) and the open question (the fact)? And
-    for the caption, is its most likely token after the scene the carrier's word?
+    for the caption, is its most likely token the word the caption's targets read
+    (:func:`~video_env.pixel.vlm_data.caption_carrier`'s ``caption_word``)?
     """
     torch = require("torch", "models", _PURPOSE)
     rng = np.random.default_rng([seed, 98])
@@ -362,7 +374,7 @@ def language_accuracy(model: Any, processor: Any, bank: FrameBank, seed: int, n:
         tries += 1
         shown = window(bank, rng, evidence_share=1.0)
         (mcq, letter), (open_q, fact), (caption, said) = turns(shown, rng)
-        named = caption_carrier(shown)
+        named = caption_carrier(shown, caption_word)
         if fact == NOT_VISIBLE or named is None:
             continue
         seen += 1
@@ -398,8 +410,13 @@ class TurnBatch:
     evidence: list[EvidenceRow]
 
 
-def window_batch(bank: FrameBank, rng: np.random.Generator, windows: int) -> TurnBatch:
-    """``windows`` windows of ``bank``, three turns each (:func:`window_turns`)."""
+def window_batch(
+    bank: FrameBank, rng: np.random.Generator, windows: int, caption_word: str = "second"
+) -> TurnBatch:
+    """``windows`` windows of ``bank``, three turns each (:func:`window_turns`).
+
+    The caption's target reads ``caption_word`` (:func:`.vlm_data.caption_carrier`).
+    """
     batch = TurnBatch([], [], [])
     for _ in range(windows):
         shown = window(bank, rng)
@@ -409,7 +426,7 @@ def window_batch(bank: FrameBank, rng: np.random.Generator, windows: int) -> Tur
             answer = OPTION_LETTERS.index(on_window[0][1])
             batch.evidence.append(EvidenceRow(row, shown.facts, fact_index(fact), answer))
             batch.evidence.append(EvidenceRow(row + 1, shown.facts, fact_index(fact)))
-        named = caption_carrier(shown)
+        named = caption_carrier(shown, caption_word)
         if named is not None:
             batch.evidence.append(EvidenceRow(row + 2, shown.carriers, named[0], prefix=named[1]))
         batch.examples += [TurnExample(c, reply) for c, reply in on_window]
@@ -459,7 +476,7 @@ def train_language(
     _train_turns(
         model, processor, recipe, "language", recipe.language_steps,
         lambda: [
-            window_batch(bank, rng, recipe.language_windows),
+            window_batch(bank, rng, recipe.language_windows, recipe.caption_word),
             crop_batch(bank, rng, crops, recipe.open_crops),
         ],
         progress, check,
@@ -506,7 +523,9 @@ def _train_turns(
             note = ""
             if check is not None and ((step + 1) % 300 == 0 or step + 1 == steps):
                 model.eval()
-                note = " | " + language_accuracy(model, processor, check, recipe.seed)
+                note = " | " + language_accuracy(
+                    model, processor, check, recipe.seed, caption_word=recipe.caption_word
+                )
                 model.train()
                 model.model.visual.eval()
             progress(
