@@ -79,15 +79,17 @@ def _batch(torch: Any, tokenizer: Any, questions: Sequence[Any]) -> tuple[Any, A
         mask[row, :n] = 1
         token_of = {c: i for i, (a, b) in enumerate(e["offset_mapping"]) for c in range(a, b)}
         letters = tuple(token_of[c + 1] for c in lines)
+        letter_ids = tuple(int(ids[row, p]) for p in letters)
         targets.append(
             BindingTarget(
                 row=row,
                 letters=letters,
                 words=tuple(token_of[c + 4] for c in lines),
-                letter_ids=tuple(int(ids[row, p]) for p in letters),
+                letter_ids=letter_ids,
                 answer=answer,
                 evidence=(token_of[fact_at],),
                 reply=n - 3,  # the reply's letter is followed by the end token
+                reads=letter_ids[answer],
             )
         )
     return ids, mask, targets
