@@ -144,6 +144,7 @@ def binding_targets(
     newline = tokenizer.convert_tokens_to_ids("Ċ")
     dot = tokenizer.convert_tokens_to_ids(".")
     visual_ids = {int(config.image_token_id), int(config.video_token_id)}
+    option_ids = [tokenizer.convert_tokens_to_ids(letter) for letter in OPTION_LETTERS]
     out: list[BindingTarget] = []
     for asked in rows:
         row, answer = asked.row, asked.answer
@@ -164,8 +165,7 @@ def binding_targets(
             )
             continue
         letters, letter_ids = [], []
-        for letter in OPTION_LETTERS:
-            letter_id = tokenizer.convert_tokens_to_ids(letter)
+        for letter_id in option_ids:
             at = _find(ids[: visual[0]], [newline, letter_id, dot])
             if at is None:
                 break

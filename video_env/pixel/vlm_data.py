@@ -357,9 +357,12 @@ def window(bank: FrameBank, rng: np.random.Generator, evidence_share: float = 0.
 
 def caption_reply(shown: Window) -> str:
     """What a captioner that sees would say: the scene, then each needle in view."""
-    parts = [shown.scene]
-    parts += [n.statement if readable(n) else n.presence for n in shown.needles]
-    return "; ".join(parts)
+    return "; ".join([shown.scene, *(_needle_phrase(n) for n in shown.needles)])
+
+
+def _needle_phrase(needle: Needle) -> str:
+    """How a caption names ``needle``: its statement when readable, else its presence."""
+    return needle.statement if readable(needle) else needle.presence
 
 
 #: Which word of a caption's needle phrase the binding targets read off the carrier's
@@ -383,8 +386,7 @@ def caption_carrier(shown: Window, word: str = "second") -> tuple[int, str] | No
     if not shown.needles:
         return None
     needle = shown.needles[0]
-    phrase = needle.statement if readable(needle) else needle.presence
-    words = phrase.split(" ")
+    words = _needle_phrase(needle).split(" ")
     head = needle.carrier.split(" ")[-1]
     if word == "second":
         at = 1

@@ -423,9 +423,9 @@ def window_batch(
         on_window, fact = window_turns(shown, rng)
         row = len(batch.examples)  # the MCQ, the open question, then the caption
         if fact is not None:
-            answer = OPTION_LETTERS.index(on_window[0][1])
-            batch.evidence.append(EvidenceRow(row, shown.facts, fact_index(fact), answer))
-            batch.evidence.append(EvidenceRow(row + 1, shown.facts, fact_index(fact)))
+            label, answer = fact_index(fact), OPTION_LETTERS.index(on_window[0][1])
+            batch.evidence.append(EvidenceRow(row, shown.facts, label, answer))
+            batch.evidence.append(EvidenceRow(row + 1, shown.facts, label))
         named = caption_carrier(shown, caption_word)
         if named is not None:
             batch.evidence.append(EvidenceRow(row + 2, shown.carriers, named[0], prefix=named[1]))
@@ -548,9 +548,9 @@ def _part_losses(
     share: bool,
 ) -> Iterator[Any]:
     """Each part's loss (:func:`_part_loss`) weighted by its share of the step's turns."""
-    turns = sum(len(part.examples) for part in parts)
+    total = sum(len(part.examples) for part in parts)
     for part in parts:
-        weight = len(part.examples) / turns
+        weight = len(part.examples) / total
         yield weight * _part_loss(torch, model, processor, part, recipe, share)
 
 
