@@ -298,11 +298,12 @@ def test_the_train_vlm_command_passes_its_stage_2_settings_to_the_recipe() -> No
     args = parser.parse_args(
         [
             "vlm", "--binding-open", "0.5", "--open-crops", "0.25", "--rehearsal-crops", "3",
-            "--caption-word", "head",
+            "--caption-word", "head", "--no-soft-guesses", "--no-align-carriers",
         ]
     )  # fmt: skip
     recipe = vlm_recipe(args)
     assert (recipe.binding_open, recipe.open_crops, recipe.rehearsal_crops) == (0.5, 0.25, 3)
     assert recipe.caption_word == "head"
+    assert not recipe.soft_guesses and not recipe.align_carriers
     defaults = vlm_recipe(parser.parse_args(["vlm"]))
     assert defaults == VLMRecipe(), "no flag: the shipped recipe"

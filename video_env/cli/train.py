@@ -78,6 +78,8 @@ def vlm_recipe(args: argparse.Namespace) -> VLMRecipe:
         rehearsal_crops=args.rehearsal_crops,
         open_crops=args.open_crops,
         caption_word=args.caption_word,
+        soft_guesses=args.soft_guesses,
+        align_carriers=args.align_carriers,
     )
 
 
@@ -143,6 +145,19 @@ def add_vlm_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=default.caption_word,
         help="the word of a caption's needle phrase its binding target reads: the phrase's "
         "second word or the carrier's head noun",
+    )
+    p.add_argument(
+        "--soft-guesses",
+        action=argparse.BooleanOptionalAction,
+        default=default.soft_guesses,
+        help="teach an MCQ asked without its evidence the uniform distribution over the "
+        "letters (--no-soft-guesses: one random letter per turn)",
+    )
+    p.add_argument(
+        "--align-carriers",
+        action=argparse.BooleanOptionalAction,
+        default=default.align_carriers,
+        help="start the carriers' head nouns at the carrier head's weights, as the facts' words",
     )
     p.add_argument(
         "--from",

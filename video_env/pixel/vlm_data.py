@@ -34,6 +34,7 @@ from video_env.backends.vlm_frames import FedFrames, fed_size, frames_fps
 from video_env.backends.vlm_prompts import SYSTEM_PROMPT, caption_prompt, question_prompt
 from video_env.pixel.data import READ_CATEGORIES
 from video_env.pixel.vlm_checkpoint import MAX_PIXELS, MIN_PIXELS, NOT_VISIBLE
+from video_env.synth.generate import N_DISTRACTORS
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval
@@ -67,6 +68,8 @@ FACT_CLASSES = tuple(
 )
 SCENE_CLASSES = tuple(s.description for s in SCENE_STYLES)
 CROP_CELLS = 8
+#: Options of every MCQ (the fact and its distractors), in windows and on crops alike.
+MCQ_OPTIONS = 1 + N_DISTRACTORS
 #: The fed size of the largest render size (a 720p frame's).
 MAX_FED = fed_size(RENDER_SIZES[-1], MIN_PIXELS, MAX_PIXELS)
 _CARRIER_INDEX = {name: i for i, name in enumerate(CARRIER_CLASSES)}
@@ -507,11 +510,12 @@ def crop_questions(
             out.append(CropQuestion(conversation, asked or NOT_VISIBLE, grid, k, is_open=True))
             continue
         pool = [f for f in FACT_POOLS[spec.facts] if f != asked]
-        choices = [pool[i] for i in rng.choice(len(pool), size=3 + (asked is None), replace=False)]
+        drawn = MCQ_OPTIONS - (asked is not None)
+        choices = [pool[i] for i in rng.choice(len(pool), size=drawn, replace=False)]
         if asked is not None:
-            choices.insert(int(rng.integers(4)), asked)
+            choices.insert(int(rng.integers(MCQ_OPTIONS)), asked)
         answer = choices.index(asked) if asked else None
-        letter = OPTION_LETTERS[int(rng.integers(4)) if answer is None else answer]
+        letter = OPTION_LETTERS[int(rng.integers(MCQ_OPTIONS)) if answer is None else answer]
         conversation = _conversation(question_prompt(question, choices), frames)
         out.append(CropQuestion(conversation, letter, grid, k, answer))
     return out

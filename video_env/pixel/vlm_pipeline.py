@@ -32,6 +32,7 @@ from video_env.pixel.vlm_checkpoint import (
 from video_env.pixel.vlm_data import FrameBank, bank_of
 from video_env.pixel.vlm_train import (
     VLMRecipe,
+    align_carrier_words,
     align_fact_words,
     recipe_dict,
     train_language,
@@ -104,6 +105,7 @@ def train_pixel_vlm(
         model = new_model(tokenizer, recipe.seed)
         progress(f"pixel VLM: {parameter_count(model) / 1e6:.2f} M parameters")
         heads = train_vision(model, processor, bank, recipe, progress, check)
+        carriers = align_carrier_words(model, processor, heads) if recipe.align_carriers else 0
         aligned = align_fact_words(model, processor, heads)
         if recipe.binding > 0:
             init_match_head(require("torch", "models", "the pixel VLM"), model, recipe.seed)
@@ -111,6 +113,7 @@ def train_pixel_vlm(
         model, processor = load_checkpoint(start_from)
         previous = json.loads((start_from / MARKER).read_text(encoding="utf-8"))
         aligned = int(previous.get("aligned_fact_tokens", 0))
+        carriers = int(previous.get("aligned_carrier_tokens", 0))
         progress(f"continuing stage 2 from {start_from}")
     vision_seconds = time.monotonic() - start - rendered
     train_language(model, processor, bank, recipe, progress, check)
@@ -121,6 +124,7 @@ def train_pixel_vlm(
         "train_frames": len(bank),
         "data_digest": bank_digest(bank),
         "aligned_fact_tokens": aligned,
+        "aligned_carrier_tokens": carriers,
         "seconds": {
             "render": round(rendered, 1),
             "vision": round(vision_seconds, 1),

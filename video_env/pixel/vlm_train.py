@@ -24,8 +24,8 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
 from video_env.pixel.vlm_data import (
     CARRIER_CLASSES,
     FACT_CLASSES,
+    MCQ_OPTIONS,
     SCENE_CLASSES,
     FrameBank,
     caption_carrier,
@@ -70,7 +71,7 @@ class VLMRecipe:
     vision_batch: int = 24
     vision_lr: float = 2e-3
     vision_pasted: float = 0.7
-    language_steps: int = 700
+    language_steps: int = 600
     language_windows: int = 2
     language_lr: float = 1e-3
     weight_decay: float = 0.05
@@ -91,6 +92,13 @@ class VLMRecipe:
     #: (:data:`~video_env.pixel.vlm_data.CAPTION_WORDS`; "head" left the carrier's head
     #: noun at 0.00 and the MCQs lower, docs/pixel_vlm.md).
     caption_word: str = "second"
+    #: An MCQ asked without its evidence in view is taught the uniform distribution over
+    #: the option letters (:func:`reply_loss`) rather than one random letter per turn;
+    #: the random letter left Eq. 1 at 0.47 on wrong replies (docs/pixel_vlm.md).
+    soft_guesses: bool = True
+    #: The carriers' head nouns (" umbrella", " table") start at the carrier head's weights,
+    #: as the fact words start at the fact head's (:func:`align_words`).
+    align_carriers: bool = True
 
 
 def recipe_dict(recipe: VLMRecipe) -> dict[str, object]:
@@ -271,30 +279,63 @@ def align_fact_words(model: Any, processor: Any, heads: VisionHeads) -> int:
     Both spellings (``"red"``, ``" red"``) of a fact whose first token is its own are
     set; returns how many rows were set.
     """
+    weights = heads.fact.weight.detach()
+    return align_words(model, processor, {fact: weights[i] for i, fact in enumerate(FACT_CLASSES)})
+
+
+def align_carrier_words(model: Any, processor: Any, heads: VisionHeads) -> int:
+    """Start each carrier's head noun (``"umbrella"`` of "the umbrella") at its carrier head weight.
+
+    Carriers sharing a head noun (the four clocks) share the mean of their weights;
+    returns how many rows were set.
+    """
+    weights = heads.carrier.weight.detach()
+    by_noun: dict[str, list[int]] = {}
+    for i, name in enumerate(CARRIER_CLASSES):
+        by_noun.setdefault(name.split()[-1], []).append(i)
+    return align_words(
+        model, processor, {noun: weights[rows].mean(0) for noun, rows in by_noun.items()}
+    )
+
+
+def align_words(model: Any, processor: Any, vectors: dict[str, Any]) -> int:
+    """Set the embedding and output row of each word of ``vectors`` to its vector, rescaled.
+
+    Both spellings (``"red"``, ``" red"``) of a word that is a single token are set; the
+    vectors are scaled to the embeddings' spread. Returns how many rows were set.
+    """
     torch = require("torch", "models", _PURPOSE)
     tok = processor.tokenizer
     embed = model.get_input_embeddings().weight
     output = model.get_output_embeddings().weight
-    weight = heads.fact.weight.detach()
-    scale = embed.detach().std().item() / weight.std().item()
+    spread = torch.stack(list(vectors.values())).std().item()
+    scale = embed.detach().std().item() / spread
     count = 0
     with torch.no_grad():
-        for i, fact in enumerate(FACT_CLASSES):
-            for text in (fact, f" {fact}"):
+        for word, vector in vectors.items():
+            for text in (word, f" {word}"):
                 ids = tok(text, add_special_tokens=False)["input_ids"]
                 if len(ids) != 1:
                     continue
-                embed[ids[0]] = weight[i] * scale
-                output[ids[0]] = weight[i] * scale
+                embed[ids[0]] = vector * scale
+                output[ids[0]] = vector * scale
                 count += 1
     return count
 
 
-def reply_loss(torch: Any, logits: Any, labels: Any) -> Any:
+def reply_loss(
+    torch: Any,
+    logits: Any,
+    labels: Any,
+    guesses: Mapping[int, Sequence[int]] | None = None,
+) -> Any:
     """Cross-entropy of the reply tokens (``labels`` -100 elsewhere), per turn, then over turns.
 
     Every turn weighs the same: a two-token MCQ reply ("B" and the end token) counts as
     much as a twenty-token caption (the token-mean loss gave MCQs 5 % of the gradient).
+    The first reply token of each row in ``guesses`` (an MCQ asked without its evidence
+    in view) is taught the uniform distribution over that row's option-letter token ids
+    instead of its label.
     """
     logits = logits[:, :-1].float()
     target = labels[:, 1:]
@@ -302,6 +343,12 @@ def reply_loss(torch: Any, logits: Any, labels: Any) -> Any:
         logits.reshape(-1, logits.shape[-1]), target.reshape(-1), reduction="none"
     ).view(target.shape)
     mask = (target != -100).float()
+    for row, letter_ids in (guesses or {}).items():
+        first = int(mask[row].argmax())  # the reply's first token
+        log_p = torch.log_softmax(logits[row, first], -1)[list(letter_ids)]
+        per_token = per_token.index_put(
+            (torch.tensor([row]), torch.tensor([first])), -log_p.mean().reshape(1)
+        )
     return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)).mean()
 
 
@@ -403,11 +450,14 @@ class TurnBatch:
         windows: Each window's media kind and how many consecutive turns show it
             (:func:`shared_vision`).
         evidence: The turns whose evidence is in view, for the binding targets.
+        guesses: The MCQ turns asked without their evidence in view, each with its
+            number of options (:attr:`VLMRecipe.soft_guesses`).
     """
 
     examples: list[TurnExample]
     windows: list[tuple[str, int]]
     evidence: list[EvidenceRow]
+    guesses: dict[int, int] = field(default_factory=dict)
 
 
 def window_batch(
@@ -426,6 +476,8 @@ def window_batch(
             label, answer = fact_index(fact), OPTION_LETTERS.index(on_window[0][1])
             batch.evidence.append(EvidenceRow(row, shown.facts, label, answer))
             batch.evidence.append(EvidenceRow(row + 1, shown.facts, label))
+        else:
+            batch.guesses[row] = MCQ_OPTIONS
         named = caption_carrier(shown, caption_word)
         if named is not None:
             batch.evidence.append(EvidenceRow(row + 2, shown.carriers, named[0], prefix=named[1]))
@@ -442,6 +494,8 @@ def crop_batch(
     for q in crop_questions(bank, rng, n, open_share=open_share) if n else []:
         if q.fact is not None:
             batch.evidence.append(EvidenceRow(len(batch.examples), q.facts, q.fact, q.answer))
+        elif not q.is_open:
+            batch.guesses[len(batch.examples)] = MCQ_OPTIONS
         batch.examples.append(TurnExample(q.conversation, q.reply))
         batch.windows.append(("image", 1))
     return batch
@@ -570,7 +624,17 @@ def _part_loss(
     if share:
         shared_vision(model, batch, part.windows)
     out = model(**batch, output_attentions=bool(targets), output_hidden_states=bool(targets))
-    loss = reply_loss(torch, out.logits, labels)
+    loss = reply_loss(torch, out.logits, labels, _guess_letters(processor, part, recipe))
     if targets:
         loss = loss + recipe.binding * binding_loss(torch, model, out, targets)
     return loss
+
+
+def _guess_letters(
+    processor: Any, part: TurnBatch, recipe: VLMRecipe
+) -> dict[int, list[int]] | None:
+    """Each guessed MCQ row's option-letter token ids, when ``recipe.soft_guesses``."""
+    if not recipe.soft_guesses or not part.guesses:
+        return None
+    ids = processor.tokenizer.convert_tokens_to_ids(list(OPTION_LETTERS))
+    return {row: ids[:n] for row, n in part.guesses.items()}
