@@ -100,7 +100,7 @@ class VideoScoutPolicy(Policy):
         rewatching = bool(int(observation["rewatching"]))
         speed = _SPEED_NAMES[int(observation["speed"])]
         spec = self.rules.rewatch if rewatching else self.rules.speeds[int(speed[0])]
-        batch = observed_batch(observation, spec.resolution)
+        batch = observed_batch(observation, spec.size)
         first, last = (int(c) for c in observation["chunks"])
         n_chunks = int(observation["n_chunks"][0])
         view = "rewatching" if rewatching else f"at {speed}"
@@ -116,7 +116,7 @@ class VideoScoutPolicy(Policy):
             start=f"{float(observation['window'][0]):.0f}",
             end=f"{float(observation['window'][1]):.0f}",
             n_frames=len(batch),
-            resolution=batch.size.width,
+            size=f"{batch.size.width}x{batch.size.height}",
             times=", ".join(f"{t:.1f}s" for t in batch.times),
         )
         error = str(observation["last_action_error"])
@@ -149,7 +149,7 @@ class VideoScoutPolicy(Policy):
 
 
 def _frames(spec: SpeedSpec) -> str:
-    return f"{spec.frames} frames at {spec.resolution}x{spec.resolution}"
+    return f"{spec.frames} frames at {spec.size.width}x{spec.size.height}"
 
 
 def resolve_vision_chat(spec: str) -> VisionChat:

@@ -77,6 +77,31 @@ def test_per_speed_frames_resolution_and_coverage(
     assert env.batch.size == (resolution, resolution)
 
 
+def test_non_square_frames_keep_the_video_s_aspect(samples: list[VideoQA]) -> None:
+    from policies.observed_frames import observed_batch
+    from video_env.envs.pacing_rules import SpeedSpec
+
+    wide = PacingRules(
+        speeds={
+            1: SpeedSpec(4, 224, 1, 126),
+            2: SpeedSpec(4, 160, 2, 90),
+            4: SpeedSpec(2, 160, 4, 90),
+        },
+        rewatch=SpeedSpec(4, 224, 1, 126),
+    )
+    env = make(samples, pixel_observations=True, rules=wide)
+    assert env.observation_space["frames"].shape == (4, 126, 224, 3)
+    obs, *_ = env.step(SpeedAction(2))
+    assert env.batch.size == (160, 90)
+    assert obs["frames"][:4, :90, :160].std() > 0
+    assert not obs["frames"][:, 90:].any() and not obs["frames"][:, :, 160:].any()
+    assert env.observation_space.contains(obs)
+    batch = observed_batch(obs, env.turn_spec.size)
+    assert batch.size == (160, 90) and len(batch) == 4
+    np.testing.assert_array_equal(batch.pixels(), env.batch.pixels())
+    assert PacingRules().speeds[1].size == (448, 448), "the paper's frames stay square"
+
+
 def test_start_state(samples: list[VideoQA]) -> None:
     env = PacingEnv(samples)
     obs, info = env.reset(seed=3)

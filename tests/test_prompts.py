@@ -99,7 +99,7 @@ VALUES = {
         "start": "60",
         "end": "120",
         "n_frames": 12,
-        "resolution": 316,
+        "size": "316x316",
         "times": "62.5s, 67.5s",
     },
     "videoscout/question": {

@@ -137,9 +137,9 @@ def _pixel_overhead(steps: int) -> None:
         start = time.perf_counter()
         env.step(SpeedAction(2))
         env_s += time.perf_counter() - start
-        res = env.turn_spec.resolution
+        size = env.turn_spec.size
         start = time.perf_counter()
-        env.video.frames(env.batch.times, size=Resize.exact(res, res))
+        env.video.frames(env.batch.times, size=Resize.exact(size.width, size.height))
         raw_s += time.perf_counter() - start
     print(
         f"Pacing with pixels: {env_s / steps * 1e3:.2f} ms/step, raw frames "

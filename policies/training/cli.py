@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
@@ -10,18 +11,32 @@ from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
 SCRIPTED_TEACHER = "scripted-ground-truth"
+FRAME_TEACHER = "scripted-frames"
 
-#: Pacing presets: the paper's, and one small enough for a CPU smoke test of the pipeline.
-RULES = {
+#: Pacing presets: the paper's; one small enough for a CPU smoke test of the pipeline; and
+#: the paper's frame counts at the pixel VLM's own frame shape (16:9, fed as a 720p frame
+#: is, 504x280; 4x at the paper's 316/448 of that side), since that model never saw a
+#: square frame (docs/pixel_vlm.md).
+RULES: dict[str, Callable[[], PacingRules]] = {
     "paper": PacingRules,
     "cpu-smoke": lambda: PacingRules(
         speeds={1: SpeedSpec(4, 56, 1), 2: SpeedSpec(4, 56, 2), 4: SpeedSpec(2, 56, 4)},
         rewatch=SpeedSpec(4, 56, 1),
     ),
+    "pixel-vlm": lambda: PacingRules(
+        speeds={
+            1: SpeedSpec(20, 504, 1, 280),
+            2: SpeedSpec(16, 504, 2, 280),
+            4: SpeedSpec(12, 364, 4, 196),
+        },
+        rewatch=SpeedSpec(20, 504, 1, 280),
+    ),
 }
 
 
 def _samples(args: argparse.Namespace) -> list[VideoQA]:
+    if args.split:
+        return split_samples(args.split, args.videos, args.limit)
     if args.dataset:
         from video_env.data import load
 
@@ -33,7 +48,35 @@ def _samples(args: argparse.Namespace) -> list[VideoQA]:
     return load_suite(args.suite, limit=args.limit)
 
 
-def _teacher(spec: str, mistake_rate: float) -> Any:
+def split_samples(split: str, videos: int, limit: int | None = None) -> list[VideoQA]:
+    """Questions of the pixel-real world's ``split`` videos that its perception reads.
+
+    The first ``videos`` videos of ``split`` (``train``, ``calib`` or ``test``: disjoint
+    seeds, the test split being the pixel VLM's held-out harness), every colour, material
+    and object needle as an MCQ and as an open question; the first ``limit`` of them.
+    """
+    from video_env.pixel.data import READ_CATEGORIES, split_videos
+    from video_env.synth.questions import FORMS, needle_sample
+
+    samples = [
+        needle_sample(video, needle, form, source=f"pixel-{split}")
+        for video in split_videos(split, videos)
+        for needle in video.needles
+        if needle.category in READ_CATEGORIES
+        for form in FORMS
+    ]
+    return samples[:limit] if limit else samples
+
+
+def _teacher(spec: str, mistake_rate: float, rules: PacingRules) -> Any:
+    if spec == FRAME_TEACHER:
+        from policies.training.frame_teacher import FrameScriptedTeacher
+
+        print(
+            "teacher: a SCRIPTED teacher for synthetic videos: privileged pacing, and "
+            "reasoning and notes about what each turn's frames show (not a model)"
+        )
+        return FrameScriptedTeacher(rules)
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
 
@@ -59,7 +102,8 @@ def _distill(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     samples = _samples(args)
-    stats = distill(_teacher(args.teacher, args.mistake_rate), samples, args.out, config)
+    teacher = _teacher(args.teacher, args.mistake_rate, config.rules or PacingRules())
+    stats = distill(teacher, samples, args.out, config)
     print(stats.summary())
     print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
     return 0
@@ -192,6 +236,13 @@ def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
     parser.add_argument("--annotations", help="the dataset's annotation file or folder")
     parser.add_argument("--video-root", help="the dataset's video folder")
+    parser.add_argument(
+        "--split",
+        choices=("train", "calib", "test"),
+        help="the pixel-real world's videos of this split instead (colour, material and "
+        "object questions, both forms)",
+    )
+    parser.add_argument("--videos", type=int, default=8, help="videos of --split")
     parser.add_argument("--limit", type=int, help="first N questions")
     parser.add_argument("--rules", choices=sorted(RULES), default="paper", help="pacing preset")
     parser.add_argument("--seed", type=int, default=0)
@@ -208,8 +259,9 @@ def add_training_commands(kinds: Any) -> None:
         "answer chunk), questions.jsonl and stats.json. Resumable.",
     )
     teacher_help = (
-        f"openai:MODEL, qwen2.5-vl:PATH, or {SCRIPTED_TEACHER} (reads the ground truth: "
-        "tests and demos only)"
+        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER} (synthetic videos: privileged "
+        f"pacing, writes what the frames show) or {SCRIPTED_TEACHER} (reads the ground "
+        "truth: tests and demos only)"
     )
     distill.add_argument("--teacher", required=True, help=teacher_help)
     distill.add_argument("--out", required=True, help="output folder")

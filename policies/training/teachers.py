@@ -22,7 +22,7 @@ from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 
-__all__ = ["GroundTruthScriptedTeacher"]
+__all__ = ["GroundTruthScriptedTeacher", "frame_times"]
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -65,7 +65,7 @@ class GroundTruthScriptedTeacher:
         sample = self._sample
         if sample is None:
             raise ConfigError("call begin_question(sample, attempt) before each episode")
-        times = [t for m in messages for t in _frame_times(m)]
+        times = [t for m in messages for t in frame_times(m)]
         start, end = (min(times), max(times)) if times else (0.0, 0.0)
         evidence = [iv for iv in sample.gt_intervals if iv.start <= end and iv.end >= start]
         if not evidence:
@@ -100,7 +100,8 @@ class GroundTruthScriptedTeacher:
         )
 
 
-def _frame_times(message: VisionMessage) -> list[float]:
+def frame_times(message: VisionMessage) -> list[float]:
+    """The timestamps of every frame a chat message shows."""
     content = message.get("content", "")
     if isinstance(content, str):
         return []

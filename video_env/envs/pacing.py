@@ -27,7 +27,6 @@ from video_env.envs.spaces import (
 )
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import Interval, VideoQA
-from video_env.video.base import Size
 from video_env.video.resize import Resize
 from video_env.video.sampling import uniform_times
 
@@ -164,8 +163,8 @@ class PacingEnv(VideoQAEnv):
             "last_action_error": text_space(_ERROR),
         }
         if self.pixel_observations:
-            r = self.rules.max_resolution
-            fields["frames"] = spaces.Box(0, 255, (n, r, r, 3), np.uint8)
+            h, w = self.rules.max_height, self.rules.max_resolution
+            fields["frames"] = spaces.Box(0, 255, (n, h, w, 3), np.uint8)
         if self.sensors:
             fields["sensor"] = spaces.Dict(
                 {
@@ -200,9 +199,7 @@ class PacingEnv(VideoQAEnv):
         self.window = window
         self.turn_spec = spec
         self._last_times = uniform_times(window, spec.frames)
-        self.batch = FrameBatch(
-            self.video, self._last_times, Size(spec.resolution, spec.resolution)
-        )
+        self.batch = FrameBatch(self.video, self._last_times, spec.size)
         episode = self._require_episode_or_done()
         episode.explore(window, kind)
         episode.frames_shown += spec.frames
@@ -362,11 +359,11 @@ class PacingEnv(VideoQAEnv):
         return obs
 
     def _frames(self) -> np.ndarray:
-        n, r = self.rules.max_frames, self.rules.max_resolution
-        out = np.zeros((n, r, r, 3), dtype=np.uint8)
-        res = self.turn_spec.resolution
-        pixels = self.video.frames(self._last_times, size=Resize.exact(res, res))
-        out[: len(pixels), :res, :res] = pixels
+        n, h, w = self.rules.max_frames, self.rules.max_height, self.rules.max_resolution
+        out = np.zeros((n, h, w, 3), dtype=np.uint8)
+        size = self.turn_spec.size
+        pixels = self.video.frames(self._last_times, size=Resize.exact(size.width, size.height))
+        out[: len(pixels), : size.height, : size.width] = pixels
         return out
 
     def _info(self) -> dict[str, Any]:

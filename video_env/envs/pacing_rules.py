@@ -7,15 +7,31 @@ from dataclasses import dataclass, field
 
 from video_env.errors import ConfigError
 from video_env.types import Interval
+from video_env.video.base import Size
 
 
 @dataclass(frozen=True)
 class SpeedSpec:
-    """What one turn at a speed shows: frames, square resolution, chunks covered."""
+    """What one turn at a speed shows: frames, their resolution, chunks covered.
+
+    Attributes:
+        frames: Frames shown.
+        resolution: Frame width in pixels; also the height unless ``height`` is set
+            (the paper's square frames).
+        chunks: Chunks the turn covers.
+        height: Frame height for non-square frames (e.g. 16:9 for a model trained on
+            them), ``None`` for square ones.
+    """
 
     frames: int
     resolution: int
     chunks: int
+    height: int | None = None
+
+    @property
+    def size(self) -> Size:
+        """The shown frames' size (width, height)."""
+        return Size(self.resolution, self.height or self.resolution)
 
 
 def _default_speeds() -> dict[int, SpeedSpec]:
@@ -64,8 +80,16 @@ class PacingRules:
 
     @property
     def max_resolution(self) -> int:
-        """Largest per-turn resolution."""
-        return max([s.resolution for s in self.speeds.values()] + [self.rewatch.resolution])
+        """Largest per-turn frame width."""
+        return max(s.size.width for s in self._specs())
+
+    @property
+    def max_height(self) -> int:
+        """Largest per-turn frame height."""
+        return max(s.size.height for s in self._specs())
+
+    def _specs(self) -> list[SpeedSpec]:
+        return [*self.speeds.values(), self.rewatch]
 
     def chunk_seconds(self, duration: float) -> float:
         """Chunk duration for a video of ``duration`` seconds."""

@@ -235,8 +235,8 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             shape = list(frames.shape)
             n = int(observation["n_frames"])
             spec = getattr(self._env, "turn_spec", None)
-            res = int(spec.resolution) if spec is not None else frames.shape[1]
-            urls = encode_frames(frames[:n, :res, :res], self.image_format)
+            w, h = spec.size if spec is not None else (frames.shape[2], frames.shape[1])
+            urls = encode_frames(frames[:n, :h, :w], self.image_format)
         return VideoObservation(
             observation=encode_value(rest),
             frames=urls,

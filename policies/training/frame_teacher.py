@@ -1,0 +1,193 @@
+"""A scripted teacher for synthetic videos that writes only what each turn's frames show.
+
+:class:`FrameScriptedTeacher` is not a model and must never be evaluated as a policy. It
+plays VideoScout's Think-Act format on synthetic videos with *privileged pacing*: it
+knows where the asked needle is, and uses that only to choose its actions (skim at 4x or
+2x while the evidence is far ahead, 1x as it comes near, rewatch a chunk the fast frames
+skipped over, answer when a frame shows it). Everything it *writes* — reasoning and notes
+— is about the frames of the turn: the scene each stretch shows and every needle a frame
+shows (its caption statement, e.g. "a red umbrella"), read off the world the frames are
+rendered from. Its answer window spans the frames that showed the evidence. So a student
+trained on its turns learns to describe frames, to note what it saw, and to answer from
+what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
+the student can only learn its average (docs/training.md).
+
+Compare :class:`~policies.training.teachers.GroundTruthScriptedTeacher`, whose thoughts
+name the evidence window outright (a pipeline check, not data to learn from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from policies.training.teachers import frame_times
+from video_env.backends.base import VisionMessage
+from video_env.backends.llm.base import Completion
+from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
+from video_env.synth.world import Needle, SynthVideo
+from video_env.types import OPTION_LETTERS, Interval, VideoQA
+
+__all__ = ["FrameScriptedTeacher"]
+
+
+class FrameScriptedTeacher:
+    """A scripted :class:`VisionChat` teacher for synthetic videos (see the module docs).
+
+    Args:
+        rules: The Pacing env's rules (its chunks), as the episodes are played with.
+        notes_kept: How many of the latest needles seen the notes keep.
+    """
+
+    name = "frame-scripted-teacher"
+    simulated = True
+
+    def __init__(self, rules: PacingRules | None = None, notes_kept: int = 6) -> None:
+        self.rules = rules or PacingRules()
+        self.notes_kept = notes_kept
+        self.usage = Cost()
+        self._sample: VideoQA | None = None
+        self._notes: list[str] = []
+        self._watched = 0.0
+
+    def begin_question(self, sample: VideoQA, attempt: int) -> None:
+        """Take the next episode's question (the distiller calls this); ``attempt`` unused.
+
+        Raises:
+            ConfigError: If the sample is not a synthetic video's needle question.
+        """
+        video = sample.video
+        if not isinstance(video, SynthVideo) or video.needle_for(sample.question) is None:
+            raise ConfigError(f"{sample.id}: the frame teacher needs a synthetic video's question")
+        self._sample = sample
+        self._notes = []
+        self._watched = 0.0
+
+    def chat(
+        self,
+        messages: Sequence[VisionMessage],
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """The next Think-Act reply for the window shown in ``messages``."""
+        sample = self._sample
+        if sample is None:
+            raise ConfigError("call begin_question(sample, attempt) before each episode")
+        video = sample.video
+        assert isinstance(video, SynthVideo)
+        asked = video.needle_for(sample.question)
+        assert asked is not None
+        times = [t for m in messages for t in frame_times(m)]
+        seen = describe(video, times)
+        shows = [t for t in times if asked.visible(t)]
+        memory = self._remember(video, times)
+        if shows:
+            text = self._answer(sample, asked, seen, shows, times, memory)
+        else:
+            thought, action = self._pace(video, asked, seen, times)
+            text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
+        self.usage = self.usage + Cost(llm_calls=1)
+        return Completion(
+            text=text,
+            model=self.name,
+            prompt_tokens=0,
+            completion_tokens=len(text.split()),
+            finish_reason="stop",
+        )
+
+    def _remember(self, video: SynthVideo, times: list[float]) -> str:
+        """The notes: how far it has watched, and the latest needles its frames showed."""
+        for needle in video.needles:
+            hits = [t for t in times if needle.visible(t)]
+            note = f"{needle.statement} at {min(hits):.0f} s." if hits else ""
+            if note and not any(n.startswith(needle.statement) for n in self._notes):
+                self._notes.append(note)
+        self._watched = max(self._watched, max(times, default=0.0))
+        seen = " ".join(self._notes[-self.notes_kept :]) or "nothing to note yet."
+        return f"Watched up to {self._watched:.0f} s. Seen: {seen}"
+
+    def _answer(
+        self,
+        sample: VideoQA,
+        asked: Needle,
+        seen: str,
+        shows: list[float],
+        times: list[float],
+        memory: str,
+    ) -> str:
+        gap = (max(times) - min(times)) / max(1, len(times) - 1)
+        window = Interval(max(0.0, min(shows) - gap / 2), max(shows) + gap / 2)
+        if sample.options:
+            letter = OPTION_LETTERS[sample.options.index(asked.fact)]
+            reply, said = letter, f"{letter} ({asked.fact})"
+        else:
+            reply = said = asked.fact
+        return (
+            f"<think>{seen} {_capital(asked.statement)} answers the question: the answer is "
+            f"{said}.</think><memory>{memory}</memory>"
+            f'<action>answer("{reply}", [{window.start:.0f}, {window.end:.0f}])</action>'
+        )
+
+    def _pace(
+        self, video: SynthVideo, asked: Needle, seen: str, times: list[float]
+    ) -> tuple[str, str]:
+        """The turn's reasoning and action when no frame shows the asked needle."""
+        chunks = self.rules.chunks(video.duration)
+        first, last = _chunk_of(chunks, min(times)), _chunk_of(chunks, max(times))
+        target = _chunk_of(chunks, (asked.start + asked.end) / 2)
+        nothing = f"Nothing in these frames answers the question about {asked.carrier}."
+        if first <= target <= last and last > first:
+            gap = (max(times) - min(times)) / max(1, len(times) - 1)
+            return (
+                f"{seen} {nothing} The frames are {gap:.0f} s apart, so I look at chunk "
+                f"{target} again at full speed.",
+                f"rewatch({target})",
+            )
+        if last >= len(chunks):  # the evidence went by unseen: the episode will be rejected
+            return f"{seen} {nothing}", f'answer("{NOT_VISIBLE}", [0, 0])'
+        ahead = target - last
+        speed = 4 if ahead > 4 else 2 if ahead > 2 else 1
+        pace = "I skim on." if speed > 1 else "I watch the next chunk closely."
+        return f"{seen} {nothing} {pace}", f"speed({speed}x)"
+
+
+def describe(video: SynthVideo, times: Sequence[float]) -> str:
+    """What frames at ``times`` of ``video`` show: each scene's stretch and every needle seen.
+
+    E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``.
+    """
+    if not times:
+        return "No frames."
+    parts: list[str] = []
+    stretch: list[float] = []
+    for t in sorted(times):
+        if stretch and video.scene_at(t) is not video.scene_at(stretch[0]):
+            parts.append(_stretch(video, stretch))
+            stretch = []
+        stretch.append(t)
+    parts.append(_stretch(video, stretch))
+    for needle in video.needles:
+        hits = [t for t in times if needle.visible(t)]
+        if hits:
+            when = f"{min(hits):.0f} s" if len(hits) == 1 else f"{min(hits):.0f}-{max(hits):.0f} s"
+            parts.append(f"At {when}: {needle.statement}.")
+    return " ".join(parts)
+
+
+def _stretch(video: SynthVideo, times: list[float]) -> str:
+    return f"{times[0]:.0f}-{times[-1]:.0f} s: {video.scene_at(times[0]).description}."
+
+
+def _chunk_of(chunks: Sequence[Interval], t: float) -> int:
+    """The 1-based chunk holding ``t``."""
+    starts = np.array([c.start for c in chunks])
+    return int(np.searchsorted(starts, t, side="right"))
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

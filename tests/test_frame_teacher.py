@@ -1,0 +1,92 @@
+"""The frame teacher: privileged pacing, but reasoning and notes about the frames shown only."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from policies.training.cli import RULES, split_samples
+from policies.training.distill import DistillConfig, distill
+from policies.training.frame_teacher import FrameScriptedTeacher, describe
+from video_env.backends.base import FrameBatch
+from video_env.errors import ConfigError
+from video_env.pixel.data import READ_CATEGORIES, split_videos
+from video_env.synth.suites import load_suite
+from video_env.types import Interval
+
+SMOKE = RULES["cpu-smoke"]()
+
+
+def test_split_samples_are_the_read_questions_of_that_split_in_both_forms() -> None:
+    samples = split_samples("calib", 2)
+    videos = split_videos("calib", 2)
+    read = [n for v in videos for n in v.needles if n.category in READ_CATEGORIES]
+    assert len(samples) == 2 * len(read) > 0
+    assert {s.meta["form"] for s in samples} == {"mcq", "open"}
+    assert {s.video.id for s in samples} == {v.id for v in videos}  # type: ignore[union-attr]
+    assert [s.id for s in split_samples("calib", 2, limit=3)] == [s.id for s in samples[:3]]
+
+
+def test_describe_names_the_scene_and_exactly_the_needles_a_frame_shows() -> None:
+    video = split_videos("train", 1)[0]
+    needle = video.needles[0]
+    inside = (needle.start + needle.end) / 2
+    before = max(0.0, needle.start - 3.0)
+    text = describe(video, [before, inside])
+    assert needle.statement in text and f"At {inside:.0f} s" in text
+    assert video.scene_at(inside).description in text
+    empty = describe(video, [before])
+    assert needle.statement not in empty
+
+
+def _turn(teacher: FrameScriptedTeacher, video: object, window: Interval, n: int) -> str:
+    batch = FrameBatch.sample(video, window, n, (56, 56))  # type: ignore[arg-type]
+    return teacher.chat([{"role": "user", "content": ["window", batch, "question"]}]).text
+
+
+def test_the_teacher_answers_only_when_a_frame_shows_the_evidence() -> None:
+    sample = split_samples("train", 1)[0]
+    video = sample.video
+    needle = video.needle_for(sample.question)  # type: ignore[union-attr]
+    assert needle is not None
+    teacher = FrameScriptedTeacher(SMOKE)
+    teacher.begin_question(sample, 0)
+    chunks = SMOKE.chunks(video.duration)
+    seen = Interval(needle.start + 0.5, min(needle.end, needle.start + 4.0))
+    reply = _turn(teacher, video, seen, 4)
+    assert re.search(r"<action>answer\(", reply)
+    assert sample.options is not None and sample.answer is not None
+    assert f'answer("{sample.answer}"' in reply and needle.fact in reply
+    lo, hi = (float(x) for x in re.findall(r"\[(\d+), (\d+)\]", reply)[0])
+    assert needle.start - 1 <= lo <= hi <= needle.end + 1, "the window of the frames that showed it"
+    # far before the evidence: it writes what it sees, not where the answer is
+    teacher.begin_question(sample, 1)
+    first = chunks[0]
+    reply = _turn(teacher, video, first, 4)
+    if not any(needle.visible(t) for t in FrameBatch.sample(video, first, 4).times):
+        assert "answer(" not in reply and needle.fact not in reply
+        assert f"{needle.start:.0f}" not in reply.split("<action>")[0]
+
+
+def test_the_teacher_needs_a_synthetic_question() -> None:
+    sample = load_suite("synth-tiny", limit=1)[0]
+    bad = sample.__class__(**{**sample.__dict__, "question": "Something else?"})
+    with pytest.raises(ConfigError):
+        FrameScriptedTeacher().begin_question(bad, 0)
+
+
+def test_distilled_frame_teacher_episodes_pass_validation_and_write_their_notes(
+    tmp_path: Path,
+) -> None:
+    samples = split_samples("train", 1, limit=4)
+    stats = distill(
+        FrameScriptedTeacher(SMOKE), samples, tmp_path, DistillConfig(rules=SMOKE, tries=1)
+    )
+    assert stats.kept >= 3, stats.summary()
+    turns = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    kinds = {re.search(r"<action>(\w+)", t["completion"][0]["content"]).group(1) for t in turns}  # type: ignore[union-attr]
+    assert "answer" in kinds and kinds & {"speed", "rewatch"}
+    for t in turns:
+        reply = t["completion"][0]["content"]
+        assert "<think>" in reply and "<memory>" in reply
