@@ -76,3 +76,33 @@ def test_sft_loss_falls(turns: Path, tmp_path: Path) -> None:
     assert result.losses[-1] < result.losses[0] - 0.5
     reloaded = transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / "sft")
     assert reloaded is not None and (tmp_path / "sft" / "sft.json").exists()
+
+
+def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
+    turns: Path, tmp_path: Path
+) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.backends.testing import tiny_qwen2_5_vl
+    from video_env.pixel import PIXEL_VLM_MARKER, is_pixel_vlm
+
+    base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
+    (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))
+    settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=2,
+                           warmup_ratio=0.0, scheduler="constant", progress_bar=False,
+                           freeze_vision=True)  # fmt: skip
+    train_sft(str(base), turns, tmp_path / "sft", settings)
+    before = load_file(base / "model.safetensors")
+    after = load_file(tmp_path / "sft" / "model.safetensors")
+    tower = [k for k in before if "visual." in k and "merger." not in k]
+    merger = [k for k in before if "visual.merger." in k]
+    assert tower and merger
+    assert all(torch.equal(before[k], after[k]) for k in tower), "the tower's blocks are kept"
+    assert any(not torch.equal(before[k], after[k]) for k in merger), "the merger trains"
+    assert is_pixel_vlm(tmp_path / "sft")
+    meta = json.loads((tmp_path / "sft" / PIXEL_VLM_MARKER).read_text())
+    assert meta["continued_from"] == {"recipe": {"seed": 7}}
+    assert meta["sft"]["steps"] == 2 and meta["sft"]["settings"]["freeze_vision"]
+    assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]

@@ -124,6 +124,7 @@ def _sft(args: argparse.Namespace) -> int:
         seed=args.seed,
         save_steps=args.save_steps,
         progress_bar=not args.quiet,
+        freeze_vision=args.freeze_vision,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -295,6 +296,11 @@ def add_training_commands(kinds: Any) -> None:
     sft.add_argument("--save-steps", type=int, default=0)
     sft.add_argument("--seed", type=int, default=0)
     sft.add_argument("--quiet", action="store_true", help="no progress bar")
+    sft.add_argument(
+        "--freeze-vision",
+        action="store_true",
+        help="keep the vision tower's blocks fixed (its merger still trains)",
+    )
     sft.set_defaults(func=_sft)
 
     rl = kinds.add_parser(

@@ -15,6 +15,10 @@ optional for single-GPU users.
 from __future__ import annotations
 
 import json
+import os
+import platform
+import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,9 @@ class SFTSettings:
         logging_steps: Log every N optimizer steps.
         save_steps: Checkpoint every N optimizer steps (0: only at the end).
         progress_bar: Show the trainer's progress bar.
+        freeze_vision: Keep the vision tower's blocks as they are (its merger, the
+            projection into the language model, still trains): a small model fine-tuned
+            on a few hundred turns keeps what its tower learned to see.
     """
 
     learning_rate: float = 1.5e-5
@@ -65,6 +72,7 @@ class SFTSettings:
     logging_steps: int = 1
     save_steps: int = 0
     progress_bar: bool = True
+    freeze_vision: bool = False
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
@@ -127,6 +135,9 @@ def train_sft(
     model = transformers.AutoModelForImageTextToText.from_pretrained(
         model_path, dtype="bfloat16" if frozen_bf16 else "float32", local_files_only=True
     )
+    if cfg.freeze_vision:
+        freeze_vision_blocks(model)
+    start = time.monotonic()
     args = trl.SFTConfig(
         output_dir=str(out),
         learning_rate=cfg.learning_rate,
@@ -164,11 +175,57 @@ def train_sft(
     trained.save_pretrained(str(out))
     processor.save_pretrained(str(out))
     losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
-    (Path(out) / "sft.json").write_text(
-        json.dumps({"settings": asdict(cfg), "base": model_path, "losses": losses}, indent=2),
-        "utf-8",
-    )
+    record = {
+        "settings": asdict(cfg),
+        "base": model_path,
+        "data": str(turns),
+        "rows": len(dataset),
+        "steps": int(trainer.state.global_step),
+        "seconds": round(time.monotonic() - start, 1),
+        "machine": _machine(),
+        "command": " ".join(["video-env", *sys.argv[1:]]) if sys.argv else "",
+        "losses": losses,
+    }
+    (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
+    _keep_pixel_vlm_provenance(model_path, Path(out), record)
     return SFTResult(str(out), losses, int(trainer.state.global_step))
+
+
+def freeze_vision_blocks(model: Any) -> int:
+    """Freeze the vision tower of a Qwen2.5-VL but its merger; returns the frozen tensors."""
+    visual = model.model.visual
+    frozen = 0
+    for name, param in visual.named_parameters():
+        if not name.startswith("merger."):
+            param.requires_grad_(False)
+            frozen += 1
+    return frozen
+
+
+def _keep_pixel_vlm_provenance(base: str, out: Path, record: dict[str, Any]) -> None:
+    """A pixel VLM stays one after SFT: its marker, with the SFT run and the base's record."""
+    from video_env.pixel import PIXEL_VLM_MARKER, is_pixel_vlm
+
+    if not is_pixel_vlm(base):
+        return
+    previous = json.loads((Path(base) / PIXEL_VLM_MARKER).read_text(encoding="utf-8"))
+    meta = {
+        "model": "the pixel VLM fine-tuned into VideoScout's Think-Act format (SFT)",
+        "sft": {k: v for k, v in record.items() if k != "losses"},
+        "continued_from": previous,
+    }
+    (out / PIXEL_VLM_MARKER).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def _machine() -> dict[str, object]:
+    torch = require("torch", "models", _PURPOSE)
+    return {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cuda": bool(torch.cuda.is_available()),
+    }
 
 
 def _lora(cfg: SFTSettings) -> Any:
