@@ -113,3 +113,15 @@ def test_carrier_nouns_start_at_the_carrier_head_and_facts_keep_theirs(setup) ->
     shared = heads.carrier.weight.detach()[clocks].mean(0)
     assert len(clocks) > 1
     assert torch.nn.functional.cosine_similarity(row("clock")[0], shared, 0) > 0.999
+
+
+def test_needle_footprints_grow_with_the_fed_size() -> None:
+    from benchmarks.studies.pixel_vlm_eval import needle_footprints
+    from video_env.video.base import Size
+
+    videos = split_videos("test", 2)
+    small = needle_footprints(videos, Size(504, 280))
+    large = needle_footprints(videos, Size(1008, 560))
+    assert small["needles"] == large["needles"] > 0
+    assert large["quartiles"][1] == pytest.approx(4 * small["quartiles"][1], rel=0.15)
+    assert small["at_most_1"] >= large["at_most_1"]

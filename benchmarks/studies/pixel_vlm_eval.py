@@ -53,6 +53,8 @@ END = "<!-- /pixel-vlm-eval -->"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 FRAME_SIZE = Size(1280, 720)
+#: Pixels of one merged visual token's side at the fed size (14-px patches, 2×2 merge).
+MERGED_CELL = 28
 #: Windows per needle without the evidence (each another window).
 NO_EVIDENCE_DRAWS = 2
 READ_KINDS = ("colour", "material", "object")
@@ -128,6 +130,32 @@ def level1_seconds(vlm: Any, video: SynthVideo, repeats: int = 3) -> float:
     return float(np.median(times))
 
 
+def needle_footprints(videos: Sequence[SynthVideo], fed: Size) -> dict[str, Any]:
+    """How many merged visual tokens the read needles cover in a frame fed at ``fed``.
+
+    The area of each colour / material / object needle's drawn box at its midpoint, in
+    units of one merged token (28×28 fed pixels): the quartiles, and the share covering
+    at most one and at most two tokens.
+    """
+    areas = []
+    for video in videos:
+        for needle in video.needles:
+            if needle_kind(needle) not in READ_KINDS:
+                continue
+            t = (needle.start + needle.end) / 2
+            for shown, (x0, y0, x1, y1) in video.needle_boxes(t, fed):
+                if shown is needle:
+                    areas.append((x1 - x0) * (y1 - y0) / MERGED_CELL**2)
+    values = np.array(areas)
+    q1, median, q3 = (float(v) for v in np.quantile(values, [0.25, 0.5, 0.75]))
+    return {
+        "needles": len(values),
+        "quartiles": [round(q1, 2), round(median, 2), round(q3, 2)],
+        "at_most_1": round(float((values <= 1).mean()), 3),
+        "at_most_2": round(float((values <= 2).mean()), 3),
+    }
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Accuracies with clustered 95 % intervals, calibration and caption rates."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -181,6 +209,14 @@ def format_report(summary: dict[str, Any]) -> list[str]:
         f"> 0.9: {cal['above_0.9_right']} of right, {cal['above_0.9_wrong']} of wrong; "
         f"> 0.8: {cal['above_0.8_right']} of right, {cal['above_0.8_wrong']} of wrong.",
     ]
+    if "footprint" in summary:
+        foot = summary["footprint"]
+        q1, median, q3 = foot["quartiles"]
+        lines.append(
+            f"Needle footprint at the fed size ({foot['needles']} colour/material/object "
+            f"needles): median {median} merged tokens (quartiles {q1}–{q3}); "
+            f"{foot['at_most_1']:.2f} cover at most one token, {foot['at_most_2']:.2f} at most two."
+        )
     if "level1_seconds" in summary:
         lines.append(
             f"One level-1 FALCONEye evaluation (30 frames, 720p, fed at "
@@ -212,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary["level1_seconds"] = round(level1_seconds(vlm, videos[0]), 3)
     fed = vlm.last_call.frames[0][1] if vlm.last_call else None
     summary["fed_size"] = f"{fed.width}×{fed.height}" if fed else "?"
+    if fed:
+        summary["footprint"] = needle_footprints(videos, fed)
     summary["model"] = args.model
     summary["seconds"] = round(time.monotonic() - start, 1)
     out = Path(args.out)
