@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +148,12 @@ def plot(path: Path, report: dict[str, Any]) -> Path:
         xlim=(-0.02, 1.02),
         ylim=(-0.02, 1.02),
     )
-    for ax, key, xlabel, log in (
-        (axes[1], "window_curve", "window length (s), Zoom's frames and resolution", True),
-        (axes[2], "resolution_curve", "frame width (px), 5 s window in the evidence", False),
-    ):
+    for ax, key, xlabel, log, title in (
+        (axes[1], "window_curve", "window length (s), Zoom's frames and resolution", True,
+         "zoom-in effect: window length"),
+        (axes[2], "resolution_curve", "frame width (px), 5 s window in the evidence", False,
+         "frame width"),
+    ):  # fmt: skip
         points = report[key]
         xs = [p["value"] for p in points]
         ax.plot(xs, [p["simulated"] for p in points], "o--", label="simulated (expected)")
@@ -157,7 +162,7 @@ def plot(path: Path, report: dict[str, Any]) -> Path:
         if log:
             ax.set_xscale("log")
         ax.set(xlabel=xlabel, ylabel="MCQ accuracy", ylim=(-0.02, 1.02))
-        ax.set_title(f"zoom-in effect ({report['zoom_questions']} MCQs)")
+        ax.set_title(f"{title} ({report['zoom_questions']} MCQs)")
         ax.legend(fontsize=7)
     _reliability(axes[3], report["weights"], label)
     fig.suptitle(f"Simulator validation: SIMULATED vs {label.upper()} perception (synthetic world)")
@@ -255,3 +260,18 @@ def diagnose(report: dict[str, Any]) -> list[str]:
                f"{label} captions rarely state the right fact: **breaks**.")
         )  # fmt: skip
     return bullets
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Redraw a run's figure from its ``validation.json`` (no model is run)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("report", help="a simulator validation run's validation.json")
+    parser.add_argument("--png", required=True, help="where to write the figure")
+    args = parser.parse_args(argv)
+    report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    print(plot(Path(args.png), report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
