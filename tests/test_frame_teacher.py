@@ -90,3 +90,21 @@ def test_distilled_frame_teacher_episodes_pass_validation_and_write_their_notes(
     for t in turns:
         reply = t["completion"][0]["content"]
         assert "<think>" in reply and "<memory>" in reply
+
+
+def test_the_videoscout_study_scores_format_validity_and_clusters_by_video() -> None:
+    from benchmarks.studies.videoscout_pixel import COLUMNS, format_table, format_valid, summarise
+
+    good = (
+        "<think>0-29 s: a park.</think><memory>Watched up to 29 s.</memory>"
+        "<action>speed(2x)</action>"
+    )
+    assert format_valid(good)
+    assert not format_valid("C")
+    assert not format_valid("<think>x</think><action>speed(2x)</action>"), "no notes"
+    rows = [{"model": "m", "video": v, **dict.fromkeys(COLUMNS, float(v == "a"))} for v in "aab"]
+    summary = summarise(rows)
+    mean, low, high = summary["m"]["format_valid"]
+    assert mean == pytest.approx(2 / 3, abs=1e-3) and low <= mean <= high
+    assert summary["m"]["episodes"] == 3
+    assert "| m | 3 | 0.67" in "\n".join(format_table(summary, {}))

@@ -1,0 +1,163 @@
+"""The VideoScout policy on the pixel VLM and its fine-tuned descendants, in the pixel world.
+
+Each checkpoint drives VideoScout's policy (``policies/videoscout.py``: the paper's system
+prompt, the window's frames as the env shows them, its own notes, the question) in the
+Pacing env with pixel observations and the ``pixel-vlm`` pacing preset (the paper's frame
+counts at the pixel VLM's 16:9 frames), on the colour / material / object questions of the
+pixel-real world's calibration or test videos (both forms). Per checkpoint: accuracy,
+mean reward, GToU, frames shown, turns, the rewatch rate and the share of format-valid
+turns (a complete Think-Act reply with a legal action), each with a 95 % interval
+clustered by video. Results are real inference of the tiny pixel VLM on rendered frames,
+labelled ``pixel-vlm`` (docs/pixel_vlm.md), never a real benchmark model's.
+
+    python -m benchmarks.studies.videoscout_pixel --models MODEL_A MODEL_B --split calib
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from policies.training.cli import RULES, split_samples
+from policies.training.distill import load_reference_chunks, with_reference_chunks
+from policies.training.episodes import EpisodeRun, run_recorded_episode
+from video_env._seeding import stable_seed
+from video_env.actions.pacing import PacingActionSet
+from video_env.actions.types import InvalidAction
+from video_env.metrics.bootstrap import cluster_bootstrap_ci
+from video_env.types import VideoQA
+from video_env.wrappers.text_actions import parse_text_action
+
+#: The columns of the table, each a per-episode value (mean over episodes).
+COLUMNS = ("accuracy", "reward", "gtou", "frames", "turns", "rewatch_rate", "format_valid")
+
+
+def format_valid(reply: str) -> bool:
+    """Whether ``reply`` is a complete Think-Act reply whose action parses."""
+    action = parse_text_action(PacingActionSet(), reply)
+    return not isinstance(action, InvalidAction) and bool(getattr(action, "well_formed", False))
+
+
+def episode_row(model: str, sample: VideoQA, run: EpisodeRun) -> dict[str, Any]:
+    """One episode's values (the table's columns) with its video and replies."""
+    record = run.record
+    explored = record.get("explored") or []
+    replies = [t.reply for t in run.turns]
+    valid = [format_valid(r) for r in replies]
+    return {
+        "model": model,
+        "sample_id": sample.id,
+        "video": str(sample.meta.get("video_id", sample.id.split("/")[0])),
+        "accuracy": float(bool(record.get("correct"))),
+        "reward": float(record.get("reward") or 0.0),
+        "gtou": float(record.get("gtou") or 0.0),
+        "frames": float(record.get("frames_shown") or 0),
+        "turns": float(record.get("turns") or 0),
+        "rewatch_rate": (
+            sum(kind == "rewatch" for *_, kind in explored) / len(explored) if explored else 0.0
+        ),
+        "format_valid": sum(valid) / len(valid) if valid else 0.0,
+        "ended_by": record.get("ended_by"),
+        "replies": replies,
+    }
+
+
+def run_model(
+    model: str,
+    samples: Sequence[VideoQA],
+    rules_name: str = "pixel-vlm",
+    max_turns: int = 16,
+    max_new_tokens: int = 256,
+    log: Any = print,
+) -> list[dict[str, Any]]:
+    """Every sample's episode with ``model`` as VideoScout's policy (greedy)."""
+    from video_env.backends.transformers_vlm import TransformersVLM
+
+    vlm = TransformersVLM(model, device="cpu")
+    rows = []
+    for i, sample in enumerate(samples, start=1):
+        run = run_recorded_episode(
+            vlm,
+            sample,
+            seed=stable_seed("videoscout-pixel", sample.id) % 2**31,
+            rules=RULES[rules_name](),
+            max_turns=max_turns,
+            max_new_tokens=max_new_tokens,
+        )
+        rows.append(episode_row(model, sample, run))
+        if i % 10 == 0 or i == len(samples):
+            log(f"{model}: {i}/{len(samples)} episodes")
+    return rows
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per model and column: the mean and its 95 % interval clustered by video."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        videos = [r["video"] for r in mine]
+        cells: dict[str, Any] = {"episodes": len(mine)}
+        for column in COLUMNS:
+            values = [float(r[column]) for r in mine]
+            low, high = cluster_bootstrap_ci(values, videos)
+            cells[column] = [round(float(np.mean(values)), 3), round(low, 3), round(high, 3)]
+        out[model] = cells
+    return out
+
+
+def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
+    """Markdown rows: one per model, each cell the mean with its interval."""
+    head = " | ".join(c.replace("_", " ") for c in COLUMNS)
+    lines = [f"| policy | episodes | {head} |", "|---|---:|" + "---|" * len(COLUMNS)]
+    for model, cells in summary.items():
+        values = " | ".join(
+            f"{m:.2f} ({lo:.2f}–{hi:.2f})" for m, lo, hi in (cells[c] for c in COLUMNS)
+        )
+        lines.append(f"| {names.get(model, model)} | {cells['episodes']} | {values} |")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=[str(PIXEL_VLM_DIR)], help="checkpoints")
+    parser.add_argument("--split", choices=("calib", "test"), default="calib")
+    parser.add_argument("--videos", type=int, default=4)
+    parser.add_argument("--limit", type=int, help="first N questions")
+    parser.add_argument("--rules", choices=sorted(RULES), default="pixel-vlm")
+    parser.add_argument("--max-turns", type=int, default=16)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--trajectories", help="a distill run's trajectories.jsonl (timing T)")
+    parser.add_argument("--out", default="runs/videoscout-pixel", help="results folder")
+    args = parser.parse_args(argv)
+    samples = split_samples(args.split, args.videos, args.limit)
+    if args.trajectories:
+        samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
+    start = time.monotonic()
+    rows = []
+    for model in args.models:
+        rows += run_model(model, samples, args.rules, args.max_turns, args.max_new_tokens)
+    summary = summarise(rows)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    print(
+        f"VideoScout on the pixel VLM: {len(samples)} questions of {args.videos} {args.split} "
+        f"videos, rules {args.rules}, {time.monotonic() - start:.0f} s"
+    )
+    print("\n".join(format_table(summary, {})))
+    print(f"(episodes and summary in {out})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
