@@ -33,12 +33,14 @@ def first_token_probs(model: Any, processor: Any, conversation: list[dict[str, A
 def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     from video_env.backends.testing import tiny_qwen2_5_vl
     from video_env.cli import main
+    from video_env.pixel import PIXEL_VLM_MARKER
 
     data, sft, rl = (str(tmp_path / name) for name in ("data", "sft", "rl"))
     common = ["--suite", "synth-tiny", "--limit", "1", "--rules", "cpu-smoke"]
     assert main(["train", "distill", "--teacher", "scripted-ground-truth", "--out", data,
                  *common]) == 0  # fmt: skip
     base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
+    (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))  # a pixel VLM
     assert main(["train", "sft", "--model", str(base), "--data", f"{data}/turns.jsonl",
                  "--out", sft, "--lr", "3e-3", "--batch-size", "2", "--per-device-batch", "2",
                  "--max-steps", "4", "--quiet"]) == 0  # fmt: skip
@@ -47,13 +49,18 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert main(["train", "rl", "--model", sft, "--out", rl, "--trajectories",
                  f"{data}/trajectories.jsonl", "--steps", "1", "--group-size", "2",
                  "--groups-per-step", "1", "--max-draws-per-step", "2", "--max-turns", "2",
-                 "--max-new-tokens", "6", *common]) == 0  # fmt: skip
+                 "--max-new-tokens", "6", "--freeze-vision", *common]) == 0  # fmt: skip
     (step,) = [
         json.loads(line) for line in (tmp_path / "rl" / "log.jsonl").read_text().splitlines()
     ]
     assert step["step"] == 1 and step["groups"] + step["dropped"] == step["drawn"] >= 1
     assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
-    assert json.loads((tmp_path / "rl" / "rl.json").read_text())["group_size"] == 2
+    record = json.loads((tmp_path / "rl" / "rl.json").read_text())
+    assert record["group_size"] == 2 and record["freeze_vision"] and record["seconds"] > 0
+    # still the pixel VLM, with the whole chain of runs that made it
+    marker = json.loads((tmp_path / "rl" / PIXEL_VLM_MARKER).read_text())
+    assert marker["rl"]["base"] == sft and marker["continued_from"]["sft"]["base"] == str(base)
+    assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
 
 
 @pytest.mark.slow

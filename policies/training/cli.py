@@ -160,6 +160,7 @@ def _rl(args: argparse.Namespace) -> int:
         seed=args.seed,
         rules=RULES[args.rules](),
         bf16=args.bf16,
+        freeze_vision=args.freeze_vision,
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -328,6 +329,11 @@ def add_training_commands(kinds: Any) -> None:
                     help="tokens before the cap over which the soft punishment ramps")  # fmt: skip
     rl.add_argument("--save-every", type=int, default=0)
     rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
+    rl.add_argument(
+        "--freeze-vision",
+        action="store_true",
+        help="keep the vision tower's blocks fixed (its merger still trains)",
+    )
     _dataset_args(rl)
     rl.set_defaults(func=_rl)
 

@@ -35,6 +35,12 @@ from policies.training.dapo import (
     group_is_informative,
     overlong_penalty,
 )
+from policies.training.provenance import (
+    command_line,
+    freeze_vision_blocks,
+    keep_pixel_vlm_marker,
+    machine,
+)
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -91,6 +97,7 @@ class DAPOConfig:
         rules: Pacing rules (default: the paper's).
         bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
             are still taken in float32).
+        freeze_vision: Keep the vision tower's blocks as they are (its merger trains).
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -112,6 +119,7 @@ class DAPOConfig:
     seed: int = 0
     rules: PacingRules | None = None
     bf16: bool = False
+    freeze_vision: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -286,7 +294,11 @@ def train_rl(
     model.to(device)
     if reference is not None:
         reference.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
+    if cfg.freeze_vision:
+        freeze_vision_blocks(model)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trained, lr=cfg.learning_rate)
+    start = time.monotonic()
     chat = PolicyChat(model, processor, device)
     order = random.Random(cfg.seed)
     queue: list[VideoQA] = []
@@ -338,8 +350,17 @@ def train_rl(
         if cfg.save_every and step % cfg.save_every == 0:
             _save(model, processor, folder / f"checkpoint-{step}")
     _save(model, processor, folder)
-    settings = {**asdict(cfg), "rules": repr(cfg.rules), "base": model_path}
+    settings = {
+        **asdict(cfg),
+        "rules": repr(cfg.rules),
+        "base": model_path,
+        "questions": len(samples),
+        "seconds": round(time.monotonic() - start, 1),
+        "machine": machine(),
+        "command": command_line(),
+    }
     (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
+    keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
 
 

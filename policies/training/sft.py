@@ -15,14 +15,17 @@ optional for single-GPU users.
 from __future__ import annotations
 
 import json
-import os
-import platform
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.training.provenance import (
+    command_line,
+    freeze_vision_blocks,
+    keep_pixel_vlm_marker,
+    machine,
+)
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.errors import ConfigError
@@ -182,50 +185,15 @@ def train_sft(
         "rows": len(dataset),
         "steps": int(trainer.state.global_step),
         "seconds": round(time.monotonic() - start, 1),
-        "machine": _machine(),
-        "command": " ".join(["video-env", *sys.argv[1:]]) if sys.argv else "",
+        "machine": machine(),
+        "command": command_line(),
         "losses": losses,
     }
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
-    _keep_pixel_vlm_provenance(model_path, Path(out), record)
+    keep_pixel_vlm_marker(
+        model_path, Path(out), "sft", {k: v for k, v in record.items() if k != "losses"}
+    )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
-
-
-def freeze_vision_blocks(model: Any) -> int:
-    """Freeze the vision tower of a Qwen2.5-VL but its merger; returns the frozen tensors."""
-    visual = model.model.visual
-    frozen = 0
-    for name, param in visual.named_parameters():
-        if not name.startswith("merger."):
-            param.requires_grad_(False)
-            frozen += 1
-    return frozen
-
-
-def _keep_pixel_vlm_provenance(base: str, out: Path, record: dict[str, Any]) -> None:
-    """A pixel VLM stays one after SFT: its marker, with the SFT run and the base's record."""
-    from video_env.pixel import PIXEL_VLM_MARKER, is_pixel_vlm
-
-    if not is_pixel_vlm(base):
-        return
-    previous = json.loads((Path(base) / PIXEL_VLM_MARKER).read_text(encoding="utf-8"))
-    meta = {
-        "model": "the pixel VLM fine-tuned into VideoScout's Think-Act format (SFT)",
-        "sft": {k: v for k, v in record.items() if k != "losses"},
-        "continued_from": previous,
-    }
-    (out / PIXEL_VLM_MARKER).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-
-
-def _machine() -> dict[str, object]:
-    torch = require("torch", "models", _PURPOSE)
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "cuda": bool(torch.cuda.is_available()),
-    }
 
 
 def _lora(cfg: SFTSettings) -> Any:

@@ -1,0 +1,70 @@
+"""What a training run records in its output folder: machine, command, and a pixel VLM's marker.
+
+A checkpoint fine-tuned from the pixel VLM (docs/pixel_vlm.md) is still the tiny model
+trained on the synthetic world, so its folder keeps ``pixel_vlm.json`` — the run that made
+it, with the base's record under ``continued_from`` — and results from it stay labelled
+``pixel-vlm`` (never a real benchmark model's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from video_env._optional import require
+
+__all__ = ["command_line", "freeze_vision_blocks", "keep_pixel_vlm_marker", "machine"]
+
+
+def machine() -> dict[str, object]:
+    """What the run ran on."""
+    torch = require("torch", "models", "recording a training run")
+    return {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cuda": bool(torch.cuda.is_available()),
+    }
+
+
+def command_line() -> str:
+    """The command as typed (``video-env ...``)."""
+    return " ".join(["video-env", *sys.argv[1:]]) if sys.argv else ""
+
+
+def freeze_vision_blocks(model: Any) -> int:
+    """Freeze a Qwen2.5-VL's vision tower but its merger; returns the frozen tensors."""
+    frozen = 0
+    for name, param in model.model.visual.named_parameters():
+        if not name.startswith("merger."):
+            param.requires_grad_(False)
+            frozen += 1
+    return frozen
+
+
+def keep_pixel_vlm_marker(base: str, out: Path, stage: str, record: dict[str, Any]) -> bool:
+    """Write ``out``'s pixel VLM marker when ``base`` is a pixel VLM; returns whether it was.
+
+    Args:
+        base: The checkpoint the run started from.
+        out: The run's output folder.
+        stage: What the run was (``"sft"``, ``"rl"``): the key of ``record``.
+        record: The run's settings, wall time, machine and command.
+    """
+    from video_env.pixel import PIXEL_VLM_MARKER, is_pixel_vlm
+
+    if not is_pixel_vlm(base):
+        return False
+    previous = json.loads((Path(base) / PIXEL_VLM_MARKER).read_text(encoding="utf-8"))
+    meta = {
+        "model": f"the pixel VLM trained into VideoScout's Think-Act format ({stage})",
+        stage: record,
+        "continued_from": previous,
+    }
+    (out / PIXEL_VLM_MARKER).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return True
