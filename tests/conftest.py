@@ -64,6 +64,25 @@ def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tiny_qwen2_5_vl(tmp_path_factory.mktemp("models") / "tiny-qwen2.5-vl"))
 
 
+@pytest.fixture(scope="module")
+def pixel_vlm_setup() -> tuple[Any, Any, Any]:
+    """A fresh pixel VLM (random weights), its processor, and a frame bank of one video.
+
+    Module-scoped: tests that train the model change only their own module's copy.
+    """
+    pytest.importorskip("transformers")
+    import numpy as np
+
+    from video_env.pixel.data import split_videos
+    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
+    from video_env.pixel.vlm_data import FrameBank
+
+    bank = FrameBank()
+    bank.add_video(split_videos("train", 1)[0], np.random.default_rng(0), empty=2)
+    tokenizer = new_tokenizer()
+    return new_model(tokenizer, 0), build_processor(tokenizer), bank
+
+
 class RuleLLM:
     """An in-process LLM test double (shared by the policy tests).
 

@@ -38,6 +38,22 @@ def test_describe_names_the_scene_and_exactly_the_needles_a_frame_shows() -> Non
     assert video.scene_at(inside).description in text
     empty = describe(video, [before])
     assert needle.statement not in empty
+    plain = describe(video, [before, inside], timestamps=False)
+    assert plain.startswith("The frames show ") and f"I see {needle.statement}." in plain
+    assert " s:" not in plain and "At " not in plain
+
+
+def test_a_plain_teacher_writes_no_times_but_answers_with_its_window() -> None:
+    sample = split_samples("train", 1)[0]
+    video = sample.video
+    needle = video.needle_for(sample.question)  # type: ignore[union-attr]
+    assert needle is not None
+    teacher = FrameScriptedTeacher(SMOKE, timestamps=False)
+    teacher.begin_question(sample, 0)
+    reply = _turn(teacher, video, Interval(needle.start + 0.5, needle.start + 3.0), 4)
+    _, rest = reply.split("</think>")
+    assert "Seen: " in rest and " at " not in rest.split("<action>")[0]
+    assert re.search(r'answer\("[A-D]", \[\d+, \d+\]\)', rest)
 
 
 def _turn(teacher: FrameScriptedTeacher, video: object, window: Interval, n: int) -> str:

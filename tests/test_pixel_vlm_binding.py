@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from video_env.pixel.data import split_videos
 from video_env.pixel.vlm_binding import (
     BindingTarget,
     EvidenceRow,
@@ -39,22 +38,12 @@ def test_evidence_tokens_of_an_image_and_of_frame_pairs() -> None:
     assert evidence_mask([b, b, a], 0).tolist() == [*first_pair, *second_pair]
 
 
-@pytest.fixture(scope="module")
-def setup() -> tuple[Any, Any, FrameBank]:
-    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
-
-    bank = FrameBank()
-    bank.add_video(split_videos("train", 1)[0], np.random.default_rng(0), empty=2)
-    tokenizer = new_tokenizer()
-    return new_model(tokenizer, 0), build_processor(tokenizer), bank
-
-
 def _window_batch(
-    setup: tuple[Any, Any, FrameBank], seed: int
+    state: tuple[Any, Any, FrameBank], seed: int
 ) -> tuple[Any, Window, list[tuple[Any, str]], str]:
     from video_env.backends.hf_turns import TurnExample, collate_turns
 
-    _, processor, bank = setup
+    _, processor, bank = state
     rng = np.random.default_rng(seed)
     while True:
         shown = window(bank, rng, evidence_share=1.0)
@@ -65,9 +54,9 @@ def _window_batch(
     return batch, shown, on_window, fact
 
 
-def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[BindingTarget]]:
-    model, processor, _ = setup
-    batch, shown, on_window, fact = _window_batch(setup, seed)
+def _mcq_batch(state: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[BindingTarget]]:
+    model, processor, _ = state
+    batch, shown, on_window, fact = _window_batch(state, seed)
     answer = OPTION_LETTERS.index(on_window[0][1])
     rows = [EvidenceRow(0, shown.facts, fact_index(fact), answer)]
     targets = binding_targets(
@@ -76,9 +65,9 @@ def _mcq_batch(setup: tuple[Any, Any, FrameBank], seed: int) -> tuple[Any, list[
     return batch, targets
 
 
-def test_targets_point_at_letters_words_evidence_and_the_reply(setup) -> None:  # type: ignore[no-untyped-def]
-    model, processor, _ = setup
-    batch, targets = _mcq_batch(setup, 1)
+def test_targets_point_at_letters_words_evidence_and_the_reply(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = pixel_vlm_setup
+    batch, targets = _mcq_batch(pixel_vlm_setup, 1)
     assert len(targets) == 1
     t = targets[0]
     ids = batch["input_ids"][0].tolist()
@@ -91,9 +80,9 @@ def test_targets_point_at_letters_words_evidence_and_the_reply(setup) -> None:  
     assert t.letter_ids[t.answer] == ids[t.reply + 1]
 
 
-def test_a_turn_without_its_evidence_in_view_has_no_target(setup) -> None:  # type: ignore[no-untyped-def]
-    model, processor, _ = setup
-    batch, targets = _mcq_batch(setup, 1)
+def test_a_turn_without_its_evidence_in_view_has_no_target(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = pixel_vlm_setup
+    batch, targets = _mcq_batch(pixel_vlm_setup, 1)
     nothing = np.full((10, 18), 99, np.int16)  # no token shows the fact
     rows = [EvidenceRow(0, [nothing, nothing], 0, 0)]
     assert not binding_targets(
@@ -101,9 +90,9 @@ def test_a_turn_without_its_evidence_in_view_has_no_target(setup) -> None:  # ty
     )
 
 
-def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(setup) -> None:  # type: ignore[no-untyped-def]
-    model, processor, _ = setup
-    batch, shown, on_window, fact = _window_batch(setup, 3)
+def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
+    model, processor, _ = pixel_vlm_setup
+    batch, shown, on_window, fact = _window_batch(pixel_vlm_setup, 3)
     named = caption_carrier(shown, "head")
     assert named is not None
     rows = [
@@ -129,14 +118,14 @@ def test_open_and_caption_targets_read_the_fact_and_the_carrier_word(setup) -> N
 
 
 def test_the_binding_loss_falls_when_trained_and_the_attention_kernel_is_restored(
-    setup,  # type: ignore[no-untyped-def]
+    pixel_vlm_setup,  # type: ignore[no-untyped-def]
 ) -> None:
     import torch
 
     from video_env.pixel.vlm_binding import binding_loss
     from video_env.pixel.vlm_train import VLMRecipe, train_language
 
-    model, processor, bank = setup
+    model, processor, bank = pixel_vlm_setup
     kernel = model.config.text_config._attn_implementation
     train_language(
         model, processor, bank,
@@ -149,7 +138,7 @@ def test_the_binding_loss_falls_when_trained_and_the_attention_kernel_is_restore
     assert model.config.text_config._attn_implementation == kernel
 
     model.set_attn_implementation({"text_config": "eager"})
-    batch, targets = _mcq_batch(setup, 2)
+    batch, targets = _mcq_batch(pixel_vlm_setup, 2)
     batch.pop("labels")
     optimizer = torch.optim.Adam(model.model.language_model.parameters(), lr=2e-3)
     losses = []
@@ -166,10 +155,10 @@ def test_the_binding_loss_falls_when_trained_and_the_attention_kernel_is_restore
     assert np.isfinite(losses).all() and losses[-1] < 0.8 * losses[0]
 
 
-def test_crop_questions_ask_what_the_crop_shows_or_force_a_guess(setup) -> None:  # type: ignore[no-untyped-def]
+def test_crop_questions_ask_what_the_crop_shows_or_force_a_guess(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
     from video_env.pixel.vlm_data import FACT_CLASSES, crop_questions
 
-    _, _, bank = setup
+    _, _, bank = pixel_vlm_setup
     questions = crop_questions(bank, np.random.default_rng(4), 60)
     guesses = set()
     for q in questions:
@@ -186,13 +175,13 @@ def test_crop_questions_ask_what_the_crop_shows_or_force_a_guess(setup) -> None:
     assert sum(q.fact is not None for q in questions) > len(questions) / 2
 
 
-def test_the_match_head_starts_with_equal_orthonormal_query_and_key_maps(setup) -> None:  # type: ignore[no-untyped-def]
+def test_the_match_head_starts_with_equal_orthonormal_query_and_key_maps(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
     import torch
 
     from video_env.pixel.vlm_binding import HEAD, MATCH_LAYER, init_match_head
     from video_env.pixel.vlm_checkpoint import new_model
 
-    model = new_model(setup[1].tokenizer, 1)
+    model = new_model(pixel_vlm_setup[1].tokenizer, 1)
     init_match_head(torch, model, seed=0, scale=2.0)
     attention = model.model.language_model.layers[MATCH_LAYER].self_attn
     rows = slice(HEAD * attention.head_dim, (HEAD + 1) * attention.head_dim)
@@ -203,11 +192,11 @@ def test_the_match_head_starts_with_equal_orthonormal_query_and_key_maps(setup) 
     assert not torch.allclose(other @ other.T, 4.0 * torch.eye(len(other))), "one head only"
 
 
-def test_open_crop_questions_reply_with_the_fact_or_not_visible(setup) -> None:  # type: ignore[no-untyped-def]
+def test_open_crop_questions_reply_with_the_fact_or_not_visible(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
     from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
     from video_env.pixel.vlm_data import FACT_CLASSES, crop_questions
 
-    _, _, bank = setup
+    _, _, bank = pixel_vlm_setup
     questions = crop_questions(bank, np.random.default_rng(5), 40, open_share=1.0)
     for q in questions:
         text = q.conversation[1]["content"][0]["text"]

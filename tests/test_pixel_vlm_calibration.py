@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 import torch
 
 from video_env.pixel.data import split_videos
-from video_env.pixel.vlm_data import CARRIER_CLASSES, MCQ_OPTIONS, FrameBank
+from video_env.pixel.vlm_data import CARRIER_CLASSES, MCQ_OPTIONS
 from video_env.pixel.vlm_train import (
     VisionHeads,
     align_carrier_words,
@@ -23,16 +23,6 @@ from video_env.pixel.vlm_train import (
     window_batch,
 )
 from video_env.types import OPTION_LETTERS
-
-
-@pytest.fixture(scope="module")
-def setup() -> tuple[Any, Any, FrameBank]:
-    from video_env.pixel.vlm_checkpoint import build_processor, new_model, new_tokenizer
-
-    bank = FrameBank()
-    bank.add_video(split_videos("train", 1)[0], np.random.default_rng(0), empty=2)
-    tokenizer = new_tokenizer()
-    return new_model(tokenizer, 0), build_processor(tokenizer), bank
 
 
 def _reply_logits(first: list[float]) -> tuple[Any, Any]:
@@ -73,8 +63,8 @@ def test_a_guess_changes_only_its_own_row() -> None:
     assert guessed != plain
 
 
-def test_batches_mark_exactly_the_mcqs_asked_without_their_evidence(setup) -> None:  # type: ignore[no-untyped-def]
-    _, _, bank = setup
+def test_batches_mark_exactly_the_mcqs_asked_without_their_evidence(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
+    _, _, bank = pixel_vlm_setup
     rng = np.random.default_rng(3)
     crops = crop_batch(bank, rng, 40, open_share=0.3)
     with_evidence = {row.row for row in crops.evidence}
@@ -90,10 +80,10 @@ def test_batches_mark_exactly_the_mcqs_asked_without_their_evidence(setup) -> No
     assert windows.guesses, "some windows ask about a needle they do not show"
 
 
-def test_carrier_nouns_start_at_the_carrier_head_and_facts_keep_theirs(setup) -> None:  # type: ignore[no-untyped-def]
+def test_carrier_nouns_start_at_the_carrier_head_and_facts_keep_theirs(pixel_vlm_setup) -> None:  # type: ignore[no-untyped-def]
     from video_env.pixel.vlm_checkpoint import new_model
 
-    _, processor, _ = setup
+    _, processor, _ = pixel_vlm_setup
     model = new_model(processor.tokenizer, 1)
     heads = VisionHeads(torch, model.config.vision_config.out_hidden_size)
     assert align_carrier_words(model, processor, heads) >= 20

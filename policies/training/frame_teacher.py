@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from policies.training.teachers import frame_times
+from policies.training.teachers import frame_times, scripted_completion
 from video_env.backends.base import VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing_rules import PacingRules
@@ -41,14 +41,20 @@ class FrameScriptedTeacher:
     Args:
         rules: The Pacing env's rules (its chunks), as the episodes are played with.
         notes_kept: How many of the latest needles seen the notes keep.
+        timestamps: Write when things were seen (stretches, needle times, how far it
+            has watched); without them (``plain``) the text names what the frames show
+            alone — easier for a tiny student, which copies numbers poorly.
     """
 
     name = "frame-scripted-teacher"
     simulated = True
 
-    def __init__(self, rules: PacingRules | None = None, notes_kept: int = 6) -> None:
+    def __init__(
+        self, rules: PacingRules | None = None, notes_kept: int = 6, timestamps: bool = True
+    ) -> None:
         self.rules = rules or PacingRules()
         self.notes_kept = notes_kept
+        self.timestamps = timestamps
         self.usage = Cost()
         self._sample: VideoQA | None = None
         self._notes: list[str] = []
@@ -83,7 +89,7 @@ class FrameScriptedTeacher:
         asked = video.needle_for(sample.question)
         assert asked is not None
         times = [t for m in messages for t in frame_times(m)]
-        seen = describe(video, times)
+        seen = describe(video, times, self.timestamps)
         shows = [t for t in times if asked.visible(t)]
         memory = self._remember(video, times)
         if shows:
@@ -92,23 +98,20 @@ class FrameScriptedTeacher:
             thought, action = self._pace(video, asked, seen, times)
             text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
         self.usage = self.usage + Cost(llm_calls=1)
-        return Completion(
-            text=text,
-            model=self.name,
-            prompt_tokens=0,
-            completion_tokens=len(text.split()),
-            finish_reason="stop",
-        )
+        return scripted_completion(self.name, text)
 
     def _remember(self, video: SynthVideo, times: list[float]) -> str:
         """The notes: how far it has watched, and the latest needles its frames showed."""
         for needle in video.needles:
             hits = [t for t in times if needle.visible(t)]
-            note = f"{needle.statement} at {min(hits):.0f} s." if hits else ""
+            when = f" at {min(hits):.0f} s" if hits and self.timestamps else ""
+            note = f"{needle.statement}{when}." if hits else ""
             if note and not any(n.startswith(needle.statement) for n in self._notes):
                 self._notes.append(note)
         self._watched = max(self._watched, max(times, default=0.0))
         seen = " ".join(self._notes[-self.notes_kept :]) or "nothing to note yet."
+        if not self.timestamps:
+            return f"Seen: {seen}"
         return f"Watched up to {self._watched:.0f} s. Seen: {seen}"
 
     def _answer(
@@ -142,9 +145,8 @@ class FrameScriptedTeacher:
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
         nothing = f"Nothing in these frames answers the question about {asked.carrier}."
         if first <= target <= last and last > first:
-            gap = (max(times) - min(times)) / max(1, len(times) - 1)
             return (
-                f"{seen} {nothing} The frames are {gap:.0f} s apart, so I look at chunk "
+                f"{seen} {nothing} The frames went by fast, so I look at chunk "
                 f"{target} again at full speed.",
                 f"rewatch({target})",
             )
@@ -156,13 +158,20 @@ class FrameScriptedTeacher:
         return f"{seen} {nothing} {pace}", f"speed({speed}x)"
 
 
-def describe(video: SynthVideo, times: Sequence[float]) -> str:
+def describe(video: SynthVideo, times: Sequence[float], timestamps: bool = True) -> str:
     """What frames at ``times`` of ``video`` show: each scene's stretch and every needle seen.
 
-    E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``.
+    E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``; without
+    ``timestamps``, ``"The frames show a green park with benches. I see a red umbrella."``.
     """
     if not times:
         return "No frames."
+    if not timestamps:
+        scenes = dict.fromkeys(video.scene_at(t).description for t in sorted(times))
+        needles = [n.statement for n in video.needles if any(n.visible(t) for t in times)]
+        return " ".join(
+            [f"The frames show {' then '.join(scenes)}.", *(f"I see {n}." for n in needles)]
+        )
     parts: list[str] = []
     stretch: list[float] = []
     for t in sorted(times):

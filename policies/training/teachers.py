@@ -22,7 +22,7 @@ from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 
-__all__ = ["GroundTruthScriptedTeacher", "frame_times"]
+__all__ = ["GroundTruthScriptedTeacher", "frame_times", "scripted_completion"]
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -77,13 +77,7 @@ class GroundTruthScriptedTeacher:
         else:
             text = self._answer(sample, evidence[0].start, evidence[0].end)
         self.usage = self.usage + Cost(llm_calls=1)
-        return Completion(
-            text=text,
-            model=self.name,
-            prompt_tokens=0,
-            completion_tokens=len(text.split()),
-            finish_reason="stop",
-        )
+        return scripted_completion(self.name, text)
 
     def _answer(self, sample: VideoQA, start: float, end: float) -> str:
         answer = str(sample.answer)
@@ -98,6 +92,17 @@ class GroundTruthScriptedTeacher:
             f"{shown}.</think><memory>Evidence at {start:.0f}-{end:.0f} s: {shown}.</memory>"
             f'<action>answer("{answer}", [{start:.0f}, {end:.0f}])</action>'
         )
+
+
+def scripted_completion(name: str, text: str) -> Completion:
+    """A scripted teacher's reply as a model's :class:`Completion` (words as its tokens)."""
+    return Completion(
+        text=text,
+        model=name,
+        prompt_tokens=0,
+        completion_tokens=len(text.split()),
+        finish_reason="stop",
+    )
 
 
 def frame_times(message: VisionMessage) -> list[float]:
