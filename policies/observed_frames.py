@@ -77,15 +77,14 @@ class ObservedFrames:
         self.close()
 
 
-def observed_batch(observation: dict[str, Any], size: Size | int) -> FrameBatch:
+def observed_batch(observation: dict[str, Any], size: Size) -> FrameBatch:
     """The turn's frames from a Pacing pixel observation.
 
     Args:
         observation: A Pacing observation with ``frames``.
-        size: The turn's frame size, or its square resolution (the env's rules for the
-            speed shown).
+        size: The turn's frame size (the env's rules for the speed shown).
     """
-    w, h = (size, size) if isinstance(size, int) else size
+    w, h = size
     n = int(observation["n_frames"])
     times = np.asarray(observation["timestamps"][:n], dtype=np.float64)
     pixels = np.ascontiguousarray(np.asarray(observation["frames"])[:n, :h, :w])

@@ -57,7 +57,8 @@ class FrameScriptedTeacher:
         self.timestamps = timestamps
         self.usage = Cost()
         self._sample: VideoQA | None = None
-        self._notes: list[str] = []
+        self._asked: Needle | None = None
+        self._notes: dict[str, str] = {}  # needle id -> note, in the order first seen
         self._watched = 0.0
 
     def begin_question(self, sample: VideoQA, attempt: int) -> None:
@@ -67,10 +68,11 @@ class FrameScriptedTeacher:
             ConfigError: If the sample is not a synthetic video's needle question.
         """
         video = sample.video
-        if not isinstance(video, SynthVideo) or video.needle_for(sample.question) is None:
+        asked = video.needle_for(sample.question) if isinstance(video, SynthVideo) else None
+        if asked is None:
             raise ConfigError(f"{sample.id}: the frame teacher needs a synthetic video's question")
-        self._sample = sample
-        self._notes = []
+        self._sample, self._asked = sample, asked
+        self._notes = {}
         self._watched = 0.0
 
     def chat(
@@ -81,13 +83,11 @@ class FrameScriptedTeacher:
         temperature: float = 0.0,
     ) -> Completion:
         """The next Think-Act reply for the window shown in ``messages``."""
-        sample = self._sample
-        if sample is None:
+        sample, asked = self._sample, self._asked
+        if sample is None or asked is None:
             raise ConfigError("call begin_question(sample, attempt) before each episode")
         video = sample.video
         assert isinstance(video, SynthVideo)
-        asked = video.needle_for(sample.question)
-        assert asked is not None
         times = [t for m in messages for t in frame_times(m)]
         seen = describe(video, times, self.timestamps)
         shows = [t for t in times if asked.visible(t)]
@@ -102,14 +102,11 @@ class FrameScriptedTeacher:
 
     def _remember(self, video: SynthVideo, times: list[float]) -> str:
         """The notes: how far it has watched, and the latest needles its frames showed."""
-        for needle in video.needles:
-            hits = [t for t in times if needle.visible(t)]
-            when = f" at {min(hits):.0f} s" if hits and self.timestamps else ""
-            note = f"{needle.statement}{when}." if hits else ""
-            if note and not any(n.startswith(needle.statement) for n in self._notes):
-                self._notes.append(note)
+        for needle, hits in needles_shown(video, times):
+            when = f" at {min(hits):.0f} s" if self.timestamps else ""
+            self._notes.setdefault(needle.id, f"{needle.statement}{when}.")
         self._watched = max(self._watched, max(times, default=0.0))
-        seen = " ".join(self._notes[-self.notes_kept :]) or "nothing to note yet."
+        seen = " ".join(list(self._notes.values())[-self.notes_kept :]) or "nothing to note yet."
         if not self.timestamps:
             return f"Seen: {seen}"
         return f"Watched up to {self._watched:.0f} s. Seen: {seen}"
@@ -166,12 +163,11 @@ def describe(video: SynthVideo, times: Sequence[float], timestamps: bool = True)
     """
     if not times:
         return "No frames."
+    shown = needles_shown(video, times)
     if not timestamps:
         scenes = dict.fromkeys(video.scene_at(t).description for t in sorted(times))
-        needles = [n.statement for n in video.needles if any(n.visible(t) for t in times)]
-        return " ".join(
-            [f"The frames show {' then '.join(scenes)}.", *(f"I see {n}." for n in needles)]
-        )
+        sights = [f"I see {needle.statement}." for needle, _ in shown]
+        return " ".join([f"The frames show {' then '.join(scenes)}.", *sights])
     parts: list[str] = []
     stretch: list[float] = []
     for t in sorted(times):
@@ -180,12 +176,16 @@ def describe(video: SynthVideo, times: Sequence[float], timestamps: bool = True)
             stretch = []
         stretch.append(t)
     parts.append(_stretch(video, stretch))
-    for needle in video.needles:
-        hits = [t for t in times if needle.visible(t)]
-        if hits:
-            when = f"{min(hits):.0f} s" if len(hits) == 1 else f"{min(hits):.0f}-{max(hits):.0f} s"
-            parts.append(f"At {when}: {needle.statement}.")
+    for needle, hits in shown:
+        when = f"{min(hits):.0f} s" if len(hits) == 1 else f"{min(hits):.0f}-{max(hits):.0f} s"
+        parts.append(f"At {when}: {needle.statement}.")
     return " ".join(parts)
+
+
+def needles_shown(video: SynthVideo, times: Sequence[float]) -> list[tuple[Needle, list[float]]]:
+    """Each needle of ``video`` that a frame at ``times`` shows, with those frames' times."""
+    shown = [(n, [t for t in times if n.visible(t)]) for n in video.needles]
+    return [(n, hits) for n, hits in shown if hits]
 
 
 def _stretch(video: SynthVideo, times: list[float]) -> str:

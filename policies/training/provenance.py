@@ -1,4 +1,4 @@
-"""What a training run records in its output folder: machine, command, and a pixel VLM's marker.
+"""What a fine-tuning run keeps of a pixel VLM: its tower (optionally) and its marker.
 
 A checkpoint fine-tuned from the pixel VLM (docs/pixel_vlm.md) is still the tiny model
 trained on the synthetic world, so its folder keeps ``pixel_vlm.json`` — the run that made
@@ -9,32 +9,10 @@ it, with the base's record under ``continued_from`` — and results from it stay
 from __future__ import annotations
 
 import json
-import os
-import platform
-import sys
 from pathlib import Path
 from typing import Any
 
-from video_env._optional import require
-
-__all__ = ["command_line", "freeze_vision_blocks", "keep_pixel_vlm_marker", "machine"]
-
-
-def machine() -> dict[str, object]:
-    """What the run ran on."""
-    torch = require("torch", "models", "recording a training run")
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "cuda": bool(torch.cuda.is_available()),
-    }
-
-
-def command_line() -> str:
-    """The command as typed (``video-env ...``)."""
-    return " ".join(["video-env", *sys.argv[1:]]) if sys.argv else ""
+__all__ = ["freeze_vision_blocks", "keep_pixel_vlm_marker"]
 
 
 def freeze_vision_blocks(model: Any) -> int:

@@ -35,17 +35,13 @@ from policies.training.dapo import (
     group_is_informative,
     overlong_penalty,
 )
-from policies.training.provenance import (
-    command_line,
-    freeze_vision_blocks,
-    keep_pixel_vlm_marker,
-    machine,
-)
+from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
+from video_env.run_record import command_line, machine
 from video_env.types import VideoQA
 
 __all__ = [

@@ -20,15 +20,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from policies.training.provenance import (
-    command_line,
-    freeze_vision_blocks,
-    keep_pixel_vlm_marker,
-    machine,
-)
+from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.errors import ConfigError
+from video_env.run_record import command_line, machine
 
 __all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft"]
 

@@ -368,6 +368,11 @@ def _needle_phrase(needle: Needle) -> str:
     return needle.statement if readable(needle) else needle.presence
 
 
+def head_noun(carrier: str) -> str:
+    """The word that names a carrier: the last of its name ("umbrella" of "the umbrella")."""
+    return carrier.split(" ")[-1]
+
+
 #: Which word of a caption's needle phrase the binding targets read off the carrier's
 #: tokens: the phrase's second word, or the carrier's head noun.
 CAPTION_WORDS = ("second", "head")
@@ -390,7 +395,7 @@ def caption_carrier(shown: Window, word: str = "second") -> tuple[int, str] | No
         return None
     needle = shown.needles[0]
     words = _needle_phrase(needle).split(" ")
-    head = needle.carrier.split(" ")[-1]
+    head = head_noun(needle.carrier)
     if word == "second":
         at = 1
     elif head in words[1:]:

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import platform
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +35,7 @@ from video_env.pixel.vlm_train import (
     train_language,
     train_vision,
 )
+from video_env.run_record import command_line, machine
 
 __all__ = ["MARKER", "train_pixel_vlm"]
 
@@ -52,19 +50,6 @@ def bank_digest(bank: FrameBank) -> str:
         digest.update(carrier.tobytes())
         digest.update(fact.tobytes())
     return digest.hexdigest()[:16]
-
-
-def machine() -> dict[str, object]:
-    """What the training ran on."""
-    torch = require("torch", "models", "the pixel VLM")
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "python": platform.python_version(),
-    }
 
 
 def load_checkpoint(folder: Path) -> tuple[Any, Any]:
@@ -131,7 +116,7 @@ def train_pixel_vlm(
             "total": round(time.monotonic() - start, 1),
         },
         "machine": machine(),
-        "command": " ".join(["video-env", *sys.argv[1:]]) if sys.argv else "",
+        "command": command_line(),
     }
     if previous is not None:
         meta["continued_from"] = previous

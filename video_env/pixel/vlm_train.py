@@ -43,6 +43,7 @@ from video_env.pixel.vlm_data import (
     caption_carrier,
     crop_questions,
     fact_index,
+    head_noun,
     turns,
     window,
     window_turns,
@@ -294,7 +295,7 @@ def align_carrier_words(model: Any, processor: Any, heads: VisionHeads) -> int:
     weights = heads.carrier.weight.detach()
     by_noun: dict[str, list[int]] = {}
     for i, name in enumerate(CARRIER_CLASSES):
-        by_noun.setdefault(name.split()[-1], []).append(i)
+        by_noun.setdefault(head_noun(name), []).append(i)
     return align_words(
         model, processor, {noun: weights[rows].mean(0) for noun, rows in by_noun.items()}
     )
