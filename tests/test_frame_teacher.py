@@ -38,9 +38,12 @@ def test_describe_names_the_scene_and_exactly_the_needles_a_frame_shows() -> Non
     assert video.scene_at(inside).description in text
     empty = describe(video, [before])
     assert needle.statement not in empty
-    plain = describe(video, [before, inside], timestamps=False)
+    plain = describe(video, [before, inside], style="plain")
     assert plain.startswith("The frames show ") and f"I see {needle.statement}." in plain
     assert " s:" not in plain and "At " not in plain
+    terse = describe(video, [before, inside], style="terse")
+    assert terse.startswith(video.scene_at(before).style.name.capitalize())
+    assert f"I see {needle.statement}." in terse and len(terse) < len(plain)
 
 
 def test_a_plain_teacher_writes_no_times_but_answers_with_its_window() -> None:
@@ -48,12 +51,32 @@ def test_a_plain_teacher_writes_no_times_but_answers_with_its_window() -> None:
     video = sample.video
     needle = video.needle_for(sample.question)  # type: ignore[union-attr]
     assert needle is not None
-    teacher = FrameScriptedTeacher(SMOKE, timestamps=False)
-    teacher.begin_question(sample, 0)
-    reply = _turn(teacher, video, Interval(needle.start + 0.5, needle.start + 3.0), 4)
-    _, rest = reply.split("</think>")
-    assert "Seen: " in rest and " at " not in rest.split("<action>")[0]
-    assert re.search(r'answer\("[A-D]", \[\d+, \d+\]\)', rest)
+    for style in ("plain", "terse"):
+        teacher = FrameScriptedTeacher(SMOKE, style=style)
+        teacher.begin_question(sample, 0)
+        reply = _turn(teacher, video, Interval(needle.start + 0.5, needle.start + 3.0), 4)
+        _, rest = reply.split("</think>")
+        assert "Seen: " in rest and " at " not in rest.split("<action>")[0]
+        assert re.search(r'answer\("[A-D]", \[\d+, \d+\]\)', rest)
+
+
+def test_a_terse_teacher_writes_fewer_words_about_the_same_frames() -> None:
+    sample = split_samples("train", 1)[0]
+    video = sample.video
+    needle = video.needle_for(sample.question)  # type: ignore[union-attr]
+    assert needle is not None
+    far = SMOKE.chunks(video.duration)[0]
+    replies = {}
+    for style in ("plain", "terse"):
+        teacher = FrameScriptedTeacher(SMOKE, style=style)
+        teacher.begin_question(sample, 0)
+        replies[style] = _turn(teacher, video, far, 4)
+    terse, plain = replies["terse"], replies["plain"]
+    assert len(terse) < len(plain) / 1.5, (terse, plain)
+    assert terse.split("<action>")[1] == plain.split("<action>")[1], "the same action"
+    assert video.scene_at(far.start).style.name.capitalize() in terse
+    with pytest.raises(ConfigError, match="style"):
+        FrameScriptedTeacher(SMOKE, style="verbose")  # type: ignore[arg-type]
 
 
 def _turn(teacher: FrameScriptedTeacher, video: object, window: Interval, n: int) -> str:

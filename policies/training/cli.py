@@ -69,14 +69,15 @@ def split_samples(split: str, videos: int, limit: int | None = None) -> list[Vid
 
 
 def _teacher(spec: str, mistake_rate: float, rules: PacingRules) -> Any:
-    if spec in (FRAME_TEACHER, f"{FRAME_TEACHER}:plain"):
+    if spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:"):
         from policies.training.frame_teacher import FrameScriptedTeacher
 
         print(
             "teacher: a SCRIPTED teacher for synthetic videos: privileged pacing, and "
             "reasoning and notes about what each turn's frames show (not a model)"
         )
-        return FrameScriptedTeacher(rules, timestamps=not spec.endswith(":plain"))
+        style = spec.partition(":")[2] or "timestamps"
+        return FrameScriptedTeacher(rules, style=style)  # type: ignore[arg-type]
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
 
@@ -261,8 +262,9 @@ def add_training_commands(kinds: Any) -> None:
         "answer chunk), questions.jsonl and stats.json. Resumable.",
     )
     teacher_help = (
-        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain] (synthetic videos: "
-        "privileged pacing, writes what the frames show; plain: without timestamps) or "
+        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse] (synthetic "
+        "videos: privileged pacing, writes what the frames show; plain: without timestamps; "
+        "terse: a few words a turn) or "
         f"{SCRIPTED_TEACHER} (reads the ground truth: tests and demos only)"
     )
     distill.add_argument("--teacher", required=True, help=teacher_help)

@@ -19,6 +19,7 @@ name the evidence window outright (a pipeline check, not data to learn from).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -29,10 +30,17 @@ from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.pixel.vlm_checkpoint import NOT_VISIBLE
+from video_env.pixel.vlm_data import head_noun
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
-__all__ = ["FrameScriptedTeacher"]
+__all__ = ["TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
+
+#: How the teacher writes: ``timestamps`` (scenes' stretches, when needles were seen, how
+#: far it has watched), ``plain`` (the same without times) or ``terse`` (scene names and
+#: the needles seen, a few words per turn: the shortest replies, for the tiniest students).
+TeacherStyle = Literal["timestamps", "plain", "terse"]
+TEACHER_STYLES: tuple[str, ...] = get_args(TeacherStyle)
 
 
 class FrameScriptedTeacher:
@@ -41,20 +49,25 @@ class FrameScriptedTeacher:
     Args:
         rules: The Pacing env's rules (its chunks), as the episodes are played with.
         notes_kept: How many of the latest needles seen the notes keep.
-        timestamps: Write when things were seen (stretches, needle times, how far it
-            has watched); without them (``plain``) the text names what the frames show
-            alone — easier for a tiny student, which copies numbers poorly.
+        style: How it writes (:data:`TeacherStyle`): with times, ``plain`` (what the
+            frames show alone — easier for a tiny student, which copies numbers poorly) or
+            ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong).
     """
 
     name = "frame-scripted-teacher"
     simulated = True
 
     def __init__(
-        self, rules: PacingRules | None = None, notes_kept: int = 6, timestamps: bool = True
+        self,
+        rules: PacingRules | None = None,
+        notes_kept: int = 6,
+        style: TeacherStyle = "timestamps",
     ) -> None:
+        if style not in TEACHER_STYLES:
+            raise ConfigError(f"unknown teacher style {style!r}; one of {TEACHER_STYLES}")
         self.rules = rules or PacingRules()
         self.notes_kept = notes_kept
-        self.timestamps = timestamps
+        self.style = style
         self.usage = Cost()
         self._sample: VideoQA | None = None
         self._asked: Needle | None = None
@@ -89,7 +102,7 @@ class FrameScriptedTeacher:
         video = sample.video
         assert isinstance(video, SynthVideo)
         times = [t for m in messages for t in frame_times(m)]
-        seen = describe(video, times, self.timestamps)
+        seen = describe(video, times, self.style)
         shows = [t for t in times if asked.visible(t)]
         memory = self._remember(video, times)
         if shows:
@@ -102,12 +115,14 @@ class FrameScriptedTeacher:
 
     def _remember(self, video: SynthVideo, times: list[float]) -> str:
         """The notes: how far it has watched, and the latest needles its frames showed."""
+        timed = self.style == "timestamps"
         for needle, hits in needles_shown(video, times):
-            when = f" at {min(hits):.0f} s" if self.timestamps else ""
+            when = f" at {min(hits):.0f} s" if timed else ""
             self._notes.setdefault(needle.id, f"{needle.statement}{when}.")
         self._watched = max(self._watched, max(times, default=0.0))
-        seen = " ".join(list(self._notes.values())[-self.notes_kept :]) or "nothing to note yet."
-        if not self.timestamps:
+        nothing = "nothing." if self.style == "terse" else "nothing to note yet."
+        seen = " ".join(list(self._notes.values())[-self.notes_kept :]) or nothing
+        if not timed:
             return f"Seen: {seen}"
         return f"Watched up to {self._watched:.0f} s. Seen: {seen}"
 
@@ -127,9 +142,13 @@ class FrameScriptedTeacher:
             reply, said = letter, f"{letter} ({asked.fact})"
         else:
             reply = said = asked.fact
+        thought = (
+            f"{seen} Answer: {said}."
+            if self.style == "terse"
+            else f"{seen} {_capital(asked.statement)} answers the question: the answer is {said}."
+        )
         return (
-            f"<think>{seen} {_capital(asked.statement)} answers the question: the answer is "
-            f"{said}.</think><memory>{memory}</memory>"
+            f"<think>{thought}</think><memory>{memory}</memory>"
             f'<action>answer("{reply}", [{window.start:.0f}, {window.end:.0f}])</action>'
         )
 
@@ -140,33 +159,46 @@ class FrameScriptedTeacher:
         chunks = self.rules.chunks(video.duration)
         first, last = _chunk_of(chunks, min(times)), _chunk_of(chunks, max(times))
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
-        nothing = f"Nothing in these frames answers the question about {asked.carrier}."
+        terse = self.style == "terse"
+        nothing = (
+            f"No {head_noun(asked.carrier)}."
+            if terse
+            else f"Nothing in these frames answers the question about {asked.carrier}."
+        )
         if first <= target <= last and last > first:
-            return (
-                f"{seen} {nothing} The frames went by fast, so I look at chunk "
-                f"{target} again at full speed.",
-                f"rewatch({target})",
+            again = (
+                f"Too fast: chunk {target} again."
+                if terse
+                else f"The frames went by fast, so I look at chunk {target} again at full speed."
             )
+            return f"{seen} {nothing} {again}", f"rewatch({target})"
         if last >= len(chunks):  # the evidence went by unseen: the episode will be rejected
             return f"{seen} {nothing}", f'answer("{NOT_VISIBLE}", [0, 0])'
         ahead = target - last
         speed = 4 if ahead > 4 else 2 if ahead > 2 else 1
-        pace = "I skim on." if speed > 1 else "I watch the next chunk closely."
+        if terse:
+            pace = "Skim." if speed > 1 else "Closer."
+        else:
+            pace = "I skim on." if speed > 1 else "I watch the next chunk closely."
         return f"{seen} {nothing} {pace}", f"speed({speed}x)"
 
 
-def describe(video: SynthVideo, times: Sequence[float], timestamps: bool = True) -> str:
+def describe(video: SynthVideo, times: Sequence[float], style: TeacherStyle = "timestamps") -> str:
     """What frames at ``times`` of ``video`` show: each scene's stretch and every needle seen.
 
-    E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``; without
-    ``timestamps``, ``"The frames show a green park with benches. I see a red umbrella."``.
+    E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``; ``plain``:
+    ``"The frames show a green park with benches. I see a red umbrella."``; ``terse``:
+    ``"Park. I see a red umbrella."``.
     """
     if not times:
         return "No frames."
     shown = needles_shown(video, times)
-    if not timestamps:
+    sights = [f"I see {needle.statement}." for needle, _ in shown]
+    if style == "terse":
+        names = dict.fromkeys(video.scene_at(t).style.name for t in sorted(times))
+        return " ".join([f"{_capital(', then '.join(names))}.", *sights])
+    if style == "plain":
         scenes = dict.fromkeys(video.scene_at(t).description for t in sorted(times))
-        sights = [f"I see {needle.statement}." for needle, _ in shown]
         return " ".join([f"The frames show {' then '.join(scenes)}.", *sights])
     parts: list[str] = []
     stretch: list[float] = []
