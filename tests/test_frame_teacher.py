@@ -13,6 +13,7 @@ from video_env.backends.base import FrameBatch
 from video_env.errors import ConfigError
 from video_env.pixel.data import READ_CATEGORIES, split_videos
 from video_env.synth.suites import load_suite
+from video_env.synth.world import SynthVideo
 from video_env.types import Interval
 
 SMOKE = RULES["cpu-smoke"]()
@@ -63,8 +64,7 @@ def test_a_plain_teacher_writes_no_times_but_answers_with_its_window() -> None:
 def test_a_terse_teacher_writes_fewer_words_about_the_same_frames() -> None:
     sample = split_samples("train", 1)[0]
     video = sample.video
-    needle = video.needle_for(sample.question)  # type: ignore[union-attr]
-    assert needle is not None
+    assert isinstance(video, SynthVideo)
     far = SMOKE.chunks(video.duration)[0]
     replies = {}
     for style in ("plain", "terse"):
@@ -129,21 +129,3 @@ def test_distilled_frame_teacher_episodes_pass_validation_and_write_their_notes(
     for t in turns:
         reply = t["completion"][0]["content"]
         assert "<think>" in reply and "<memory>" in reply
-
-
-def test_the_videoscout_study_scores_format_validity_and_clusters_by_video() -> None:
-    from benchmarks.studies.videoscout_pixel import COLUMNS, format_table, format_valid, summarise
-
-    good = (
-        "<think>0-29 s: a park.</think><memory>Watched up to 29 s.</memory>"
-        "<action>speed(2x)</action>"
-    )
-    assert format_valid(good)
-    assert not format_valid("C")
-    assert not format_valid("<think>x</think><action>speed(2x)</action>"), "no notes"
-    rows = [{"model": "m", "video": v, **dict.fromkeys(COLUMNS, float(v == "a"))} for v in "aab"]
-    summary = summarise(rows)
-    mean, low, high = summary["m"]["format_valid"]
-    assert mean == pytest.approx(2 / 3, abs=1e-3) and low <= mean <= high
-    assert summary["m"]["episodes"] == 3
-    assert "| m | 3 | 0.67" in "\n".join(format_table(summary, {}))

@@ -113,3 +113,48 @@ def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
     assert changed > 0
     after = first_token_probs(model, processor, conversation)
     assert after[target] > before[target] + 0.05
+
+
+class _GradientRecorder(torch.optim.Optimizer):  # type: ignore[name-defined,misc]
+    """An optimiser that keeps each step's gradients and leaves the weights as they are."""
+
+    def __init__(self, params: Any) -> None:
+        super().__init__(params, {})
+        self.steps: list[list[Any]] = []
+
+    def step(self, closure: Any = None) -> None:
+        params = [p for g in self.param_groups for p in g["params"]]
+        self.steps.append([None if p.grad is None else p.grad.clone() for p in params])
+
+
+def test_one_pass_dapo_takes_the_behaviour_log_probs_from_its_own_pass(
+    tiny_qwen_dir: str,
+) -> None:
+    """On-policy (one pass), the update equals the one with a separate behaviour pass."""
+    from policies.training.dapo import DAPOSettings
+    from policies.training.rl import dapo_step, reply_logprobs, reply_tokens
+    from policies.training.rollout import PolicyChat, Trajectory
+    from policies.videoscout import VideoScoutPolicy
+    from video_env.envs import PacingEnv
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    chat = PolicyChat(model, processor)
+    policy = VideoScoutPolicy(chat, rules=SMOKE)
+    env = PacingEnv(load_suite("synth-tiny", limit=1), **policy.env_kwargs["pacing"])
+    obs, _ = env.reset(seed=0)
+    messages = policy.messages(obs)
+    replies = ["<action>speed(2x)</action>", "<think>go</think><action>speed(1x)</action>"]
+    group = [Trajectory([chat.example(messages, r)], float(i), {}) for i, r in enumerate(replies)]
+    turn = group[1].turns[0]
+    assert reply_tokens(processor, turn) == reply_logprobs(model, processor, turn, 1.0).numel()
+    model.train()
+    settings = DAPOSettings(beta=0.0)
+    one, two = _GradientRecorder(model.parameters()), _GradientRecorder(model.parameters())
+    first = dapo_step(model, None, processor, one, [group], settings, ppo_epochs=1)
+    second = dapo_step(model, None, processor, two, [group], settings, ppo_epochs=2)
+    assert first["tokens"] == second["tokens"] > 0
+    assert first["loss"] == pytest.approx(second["loss"], abs=1e-6)
+    pairs = [(a, b) for a, b in zip(one.steps[0], two.steps[-1], strict=True) if a is not None]
+    assert pairs and any(float(a.abs().sum()) > 0 for a, _ in pairs)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in pairs)

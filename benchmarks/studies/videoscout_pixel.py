@@ -10,16 +10,23 @@ turns (a complete Think-Act reply with a legal action), each with a 95 % interva
 clustered by video. Results are real inference of the tiny pixel VLM on rendered frames,
 labelled ``pixel-vlm`` (docs/pixel_vlm.md), never a real benchmark model's.
 
-    python -m benchmarks.studies.videoscout_pixel --models MODEL_A MODEL_B --split calib
+    python -m benchmarks.studies.videoscout_pixel --models MODEL_A MODEL_B --split calib \
+        --baselines pacing-1x pacing-2x pacing-4x pacing-threshold
+
+``--baselines`` adds registered pacing policies that read the env's VLM sensor — the same
+pixel VLM's answer and confidence on each window — under the same rules and videos (they
+write no replies, so their format column is empty).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +57,9 @@ def format_valid(reply: str) -> bool:
     return not isinstance(action, InvalidAction) and bool(getattr(action, "well_formed", False))
 
 
-def episode_row(model: str, sample: VideoQA, run: EpisodeRun) -> dict[str, Any]:
-    """One episode's values (the table's columns) with its video and replies."""
-    record = run.record
+def record_values(model: str, sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
+    """The table's columns an episode record gives, with the policy, sample and video."""
     explored = record.get("explored") or []
-    replies = [t.reply for t in run.turns]
-    valid = [format_valid(r) for r in replies]
     return {
         "model": model,
         "sample_id": sample.id,
@@ -68,10 +72,66 @@ def episode_row(model: str, sample: VideoQA, run: EpisodeRun) -> dict[str, Any]:
         "rewatch_rate": (
             sum(kind == "rewatch" for *_, kind in explored) / len(explored) if explored else 0.0
         ),
-        "format_valid": sum(valid) / len(valid) if valid else 0.0,
         "ended_by": record.get("ended_by"),
+        "error": record.get("error"),
+    }
+
+
+def episode_row(model: str, sample: VideoQA, run: EpisodeRun) -> dict[str, Any]:
+    """One VideoScout episode's values (the table's columns) with its replies."""
+    replies = [t.reply for t in run.turns]
+    valid = [format_valid(r) for r in replies]
+    return {
+        **record_values(model, sample, run.record),
+        "format_valid": sum(valid) / len(valid) if valid else 0.0,
         "replies": replies,
     }
+
+
+def baseline_row(name: str, sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
+    """One fixed-schedule (or SB3) episode's values; it writes no replies, so no format."""
+    return {**record_values(name, sample, record), "format_valid": None}
+
+
+def run_baseline(
+    name: str,
+    samples: Sequence[VideoQA],
+    rules_name: str = "pixel-vlm",
+    perception: Any = None,
+    max_turns: int = 64,
+    log: Any = print,
+) -> list[dict[str, Any]]:
+    """Every sample's episode with the registered pacing policy ``name`` (``pacing-1x``...).
+
+    The policy reads the env's VLM sensor: the pixel VLM's answer and confidence on each
+    window (``Perception.pixel_vlm()`` unless ``perception`` is given), so its rows share
+    the VideoScout policy's perception, rules and videos.
+    """
+    from policies.registry import make
+    from policies.runner import run_episode
+    from video_env.envs.pacing import PacingEnv
+    from video_env.envs.perception import Perception
+
+    perception = perception or Perception.pixel_vlm()
+    policy = make(name)
+    kwargs = dict(policy.env_kwargs.get("pacing", {}))
+    rows = []
+    for i, sample in enumerate(samples, start=1):
+        env = PacingEnv([sample], rules=RULES[rules_name](), perception=perception, **kwargs)
+        try:
+            record = run_episode(
+                env,
+                policy,
+                seed=stable_seed("videoscout-pixel", sample.id) % 2**31,
+                options={"sample": sample},
+                max_steps=max_turns,
+            )
+        finally:
+            env.close()
+        rows.append(baseline_row(name, sample, record))
+        if i % 10 == 0 or i == len(samples):
+            log(f"{name}: {i}/{len(samples)} episodes")
+    return rows
 
 
 def run_model(
@@ -102,6 +162,34 @@ def run_model(
     return rows
 
 
+def policy_rows(
+    out: Path,
+    policy: str,
+    samples: Sequence[VideoQA],
+    run: Any,
+    settings: dict[str, Any],
+    log: Any = print,
+) -> list[dict[str, Any]]:
+    """``policy``'s episodes: ``run(samples)``, kept in ``out`` and reused on a rerun.
+
+    Each policy's rows are written to ``out/policies/<policy>.json`` (with the study's
+    ``settings``) as soon as they are done; a later run with the same settings over the
+    same questions reads them instead of playing them again (delete the file to replay),
+    so a long study resumes where it stopped.
+    """
+    path = out / "policies" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', policy).strip('_')}.json"
+    key = {"policy": policy, "settings": settings, "samples": [s.id for s in samples]}
+    if path.is_file():
+        kept = json.loads(path.read_text("utf-8"))
+        if kept.get("key") == key:
+            log(f"{policy}: {len(kept['rows'])} episodes reused from {path}")
+            return list(kept["rows"])
+    rows: list[dict[str, Any]] = run(samples)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "rows": rows}) + "\n", "utf-8")
+    return rows
+
+
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per model and column: the mean and its 95 % interval clustered by video."""
     out: dict[str, dict[str, Any]] = {}
@@ -110,6 +198,9 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         videos = [r["video"] for r in mine]
         cells: dict[str, Any] = {"episodes": len(mine)}
         for column in COLUMNS:
+            if any(r[column] is None for r in mine):  # not defined for this policy
+                cells[column] = None
+                continue
             values = [float(r[column]) for r in mine]
             low, high = cluster_bootstrap_ci(values, videos)
             cells[column] = [round(float(np.mean(values)), 3), round(low, 3), round(high, 3)]
@@ -123,7 +214,7 @@ def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> l
     lines = [f"| policy | episodes | {head} |", "|---|---:|" + "---|" * len(COLUMNS)]
     for model, cells in summary.items():
         values = " | ".join(
-            f"{m:.2f} ({lo:.2f}–{hi:.2f})" for m, lo, hi in (cells[c] for c in COLUMNS)
+            "—" if cells[c] is None else "{:.2f} ({:.2f}–{:.2f})".format(*cells[c]) for c in COLUMNS
         )
         lines.append(f"| {names.get(model, model)} | {cells['episodes']} | {values} |")
     return lines
@@ -134,7 +225,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from video_env.pixel import PIXEL_VLM_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=[str(PIXEL_VLM_DIR)], help="checkpoints")
+    parser.add_argument("--models", nargs="*", default=[str(PIXEL_VLM_DIR)], help="checkpoints")
+    parser.add_argument(
+        "--baselines",
+        nargs="*",
+        default=[],
+        help="pacing policies reading the pixel VLM's sensor (pacing-1x, pacing-threshold...)",
+    )
     parser.add_argument("--split", choices=("calib", "test"), default="calib")
     parser.add_argument("--videos", type=int, default=4)
     parser.add_argument("--limit", type=int, help="first N questions")
@@ -151,12 +248,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.trajectories:
         samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
     start = time.monotonic()
-    rows = []
-    for model in args.models:
-        rows += run_model(model, samples, args.rules, args.max_turns, args.max_new_tokens)
-    summary = summarise(rows)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    runs: list[tuple[str, Any]] = [
+        *(
+            (m, partial(run_model, m, rules_name=args.rules, max_turns=args.max_turns,
+                        max_new_tokens=args.max_new_tokens))
+            for m in args.models
+        ),
+        *((b, partial(run_baseline, b, rules_name=args.rules)) for b in args.baselines),
+    ]  # fmt: skip
+    keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
+    settings = {k: getattr(args, k) for k in keys}
+    rows = []
+    for policy, run in runs:
+        rows += policy_rows(out, policy, samples, run, settings)
+    summary = summarise(rows)
     (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
     command = "python -m benchmarks.studies.videoscout_pixel " + " ".join(

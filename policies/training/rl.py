@@ -37,7 +37,7 @@ from policies.training.dapo import (
 )
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
-from policies.training.turn_inputs import TurnExample, collate_turns
+from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -186,6 +186,12 @@ def reply_logprobs(model: Any, processor: Any, turn: TurnExample, temperature: f
     return logits.log_softmax(-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)[0]
 
 
+def reply_tokens(processor: Any, turn: TurnExample) -> int:
+    """How many tokens of ``turn``'s sequence carry loss: its reply and end-of-turn token."""
+    ids = processor.tokenizer(turn.reply + END_OF_TURN, add_special_tokens=False)["input_ids"]
+    return len(ids)
+
+
 def dapo_step(
     model: Any,
     reference: Any | None,
@@ -208,6 +214,9 @@ def dapo_step(
         The mean loss over groups (of the last pass), KL, clip fractions and token count.
     """
     torch = require("torch", "models", _PURPOSE)
+    # one pass is on-policy: the sampling policy is the current one, so its log-probs are
+    # the first pass's own (detached) rather than a separate forward pass of each turn
+    on_policy = ppo_epochs == 1
     prepared = []
     for group in groups:
         advantages = group_advantages(
@@ -219,28 +228,30 @@ def dapo_step(
                 if mask_truncated and trajectory.truncated:
                     continue
                 for turn in trajectory.turns:
-                    old = reply_logprobs(model, processor, turn, temperature)
+                    old = None if on_policy else reply_logprobs(model, processor, turn, temperature)
                     ref = (
                         reply_logprobs(reference, processor, turn, temperature)
                         if reference is not None and settings.beta > 0
                         else None
                     )
-                    turns.append((turn, i, old, ref))
-        tokens = sum(int(old.numel()) for _, _, old, _ in turns)
+                    n = reply_tokens(processor, turn) if old is None else int(old.numel())
+                    turns.append((turn, i, old, ref, n))
+        tokens = sum(n for *_, n in turns)
         prepared.append((advantages, turns, max(tokens, 1)))
     totals: dict[str, float] = {}
     for _ in range(ppo_epochs):
         optimizer.zero_grad()
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         for advantages, turns, n_group in prepared:
-            for turn, i, old, ref in turns:
+            for turn, i, old, ref, _ in turns:
                 logp = reply_logprobs(model, processor, turn, temperature)
+                behaviour = logp.detach() if old is None else old
                 out = dapo_loss(
                     logp[None],
-                    old[None],
+                    behaviour[None],
                     None if ref is None else ref[None],
                     advantages[i : i + 1],
-                    torch.ones_like(old)[None],
+                    torch.ones_like(behaviour)[None],
                     settings,
                 )
                 # Eq. (5)'s normalisation: this turn's token sum over the group's tokens
