@@ -53,7 +53,7 @@ def test_a_policys_episodes_are_kept_and_reused_only_under_the_same_settings(
     settings = {"split": "calib", "rules": "pixel-vlm"}
     first = policy_rows(tmp_path, "p/x", samples, play, settings, log=lambda _: None)
     again = policy_rows(tmp_path, "p/x", samples, play, settings, log=lambda _: None)
-    assert again == first and played == [2], "the second run reads the kept rows"
+    assert first[1] is False and again == (first[0], True) and played == [2], "rows kept"
     policy_rows(tmp_path, "p/x", samples, play, {**settings, "rules": "paper"}, log=print)
     policy_rows(tmp_path, "p/x", samples[:1], play, {**settings, "rules": "paper"}, log=print)
     assert played == [2, 2, 1], "other settings or questions play again"
