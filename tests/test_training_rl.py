@@ -29,6 +29,27 @@ def first_token_probs(model: Any, processor: Any, conversation: list[dict[str, A
         return model(**batch, logits_to_keep=2).logits[0, 0].softmax(-1)
 
 
+def test_rollout_metrics_count_every_drawn_episode_and_turn() -> None:
+    from policies.training.rl import rollout_metrics
+    from policies.training.rollout import Trajectory
+    from policies.training.turn_inputs import TurnExample
+
+    def turn(reply: str) -> TurnExample:
+        return TurnExample([], reply)
+
+    valid = "<think>Park.</think><memory>Seen: nothing.</memory><action>speed(2x)</action>"
+    answered = {"correct": True, "explored": [(0.0, 10.0, "speed"), (0.0, 5.0, "rewatch")]}
+    episodes = [
+        Trajectory([turn(valid), turn(valid)], 1.5, answered),
+        Trajectory([turn("C"), turn(valid), turn("B")], 0.0, {"explored": [(0, 5, "speed")]}),
+    ]
+    metrics = rollout_metrics(episodes)
+    assert metrics["drawn_reward"] == pytest.approx(0.75) and metrics["accuracy"] == 0.5
+    assert metrics["format_valid"] == pytest.approx(3 / 5) and metrics["turns"] == 2.5
+    assert metrics["rewatch_rate"] == pytest.approx(1 / 3)
+    assert set(rollout_metrics([]).values()) == {0.0}
+
+
 @pytest.mark.slow
 def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     from video_env.backends.testing import tiny_qwen2_5_vl
@@ -54,6 +75,8 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
         json.loads(line) for line in (tmp_path / "rl" / "log.jsonl").read_text().splitlines()
     ]
     assert step["step"] == 1 and step["groups"] + step["dropped"] == step["drawn"] >= 1
+    assert 1 <= step["turns"] <= 2 and 0 <= step["format_valid"] <= 1
+    assert any((tmp_path / "rl" / "tensorboard").glob("events.out.tfevents.*"))
     assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
     record = json.loads((tmp_path / "rl" / "rl.json").read_text())
     assert record["group_size"] == 2 and record["freeze_vision"] and record["seconds"] > 0

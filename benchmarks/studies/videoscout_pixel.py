@@ -36,13 +36,24 @@ import numpy as np
 from benchmarks.doc_blocks import replace_block
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
-from policies.training.episodes import EpisodeRun, run_recorded_episode
+from policies.training.episodes import EpisodeRun, format_valid, run_recorded_episode
 from video_env._seeding import stable_seed
-from video_env.actions.pacing import PacingActionSet
-from video_env.actions.types import InvalidAction
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
-from video_env.wrappers.text_actions import parse_text_action
+
+__all__ = [
+    "COLUMNS",
+    "baseline_row",
+    "episode_row",
+    "format_table",
+    "format_valid",
+    "main",
+    "policy_rows",
+    "record_values",
+    "run_baseline",
+    "run_model",
+    "summarise",
+]
 
 #: The marked block of docs/training.md each split's table replaces.
 BLOCKS = {
@@ -53,12 +64,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: The columns of the table, each a per-episode value (mean over episodes).
 COLUMNS = ("accuracy", "reward", "gtou", "frames", "turns", "rewatch_rate", "format_valid")
-
-
-def format_valid(reply: str) -> bool:
-    """Whether ``reply`` is a complete Think-Act reply whose action parses."""
-    action = parse_text_action(PacingActionSet(), reply)
-    return not isinstance(action, InvalidAction) and bool(getattr(action, "well_formed", False))
 
 
 def record_values(model: str, sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:

@@ -14,14 +14,23 @@ from typing import Any
 
 from policies.runner import run_episode
 from policies.videoscout import VideoScoutPolicy
+from video_env.actions.pacing import PacingActionSet
+from video_env.actions.types import InvalidAction
 from video_env.backends.base import VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
+from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["EpisodeRun", "RecordingChat", "Turn", "run_recorded_episode"]
+__all__ = ["EpisodeRun", "RecordingChat", "Turn", "format_valid", "run_recorded_episode"]
+
+
+def format_valid(reply: str) -> bool:
+    """Whether ``reply`` is a complete Think-Act reply whose action parses."""
+    action = parse_text_action(PacingActionSet(), reply)
+    return not isinstance(action, InvalidAction) and bool(getattr(action, "well_formed", False))
 
 
 @dataclass(frozen=True)

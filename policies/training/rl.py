@@ -35,6 +35,7 @@ from policies.training.dapo import (
     group_is_informative,
     overlong_penalty,
 )
+from policies.training.episodes import format_valid
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
@@ -52,6 +53,8 @@ __all__ = [
     "dapo_step",
     "group_filter",
     "reply_logprobs",
+    "reply_tokens",
+    "rollout_metrics",
     "shaped",
     "train_rl",
 ]
@@ -154,7 +157,11 @@ def shaped(trajectory: Trajectory, cfg: DAPOConfig) -> Trajectory:
 
 @dataclass(frozen=True)
 class StepStats:
-    """What one optimisation step did (one row of ``log.jsonl``)."""
+    """What one optimisation step did (one row of ``log.jsonl``).
+
+    ``mean_reward`` is over the kept groups' trajectories (what the update saw); the
+    fields of :data:`ROLLOUT_METRICS` are over every group drawn in the step.
+    """
 
     step: int
     groups: int
@@ -167,6 +174,37 @@ class StepStats:
     clip_high: float
     tokens: int
     seconds: float
+    drawn_reward: float = 0.0
+    accuracy: float = 0.0
+    format_valid: float = 0.0
+    turns: float = 0.0
+    rewatch_rate: float = 0.0
+
+
+#: What :func:`rollout_metrics` measures (each also a :class:`StepStats` field).
+ROLLOUT_METRICS = ("drawn_reward", "accuracy", "format_valid", "turns", "rewatch_rate")
+
+
+def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """How the policy played in a step's rollouts: every group drawn, kept or not.
+
+    ``drawn_reward`` and ``accuracy`` are means over episodes, ``format_valid`` the share
+    of turns whose reply is a complete Think-Act reply with a parsable action, ``turns``
+    the mean turns per episode, and ``rewatch_rate`` the share of explored windows that
+    were rewatches.
+    """
+    if not trajectories:
+        return dict.fromkeys(ROLLOUT_METRICS, 0.0)
+    replies = [turn.reply for t in trajectories for turn in t.turns]
+    explored = [kind for t in trajectories for *_, kind in t.record.get("explored") or []]
+    n = len(trajectories)
+    return {
+        "drawn_reward": sum(t.reward for t in trajectories) / n,
+        "accuracy": sum(t.correct for t in trajectories) / n,
+        "format_valid": sum(map(format_valid, replies)) / len(replies) if replies else 0.0,
+        "turns": len(replies) / n,
+        "rewatch_rate": explored.count("rewatch") / len(explored) if explored else 0.0,
+    }
 
 
 def reply_logprobs(model: Any, processor: Any, turn: TurnExample, temperature: float) -> Any:
@@ -310,6 +348,8 @@ def train_rl(
     order = random.Random(cfg.seed)
     queue: list[VideoQA] = []
 
+    drawn: list[Trajectory] = []  # this step's rollouts, every group drawn
+
     def draw() -> list[Trajectory]:
         if not queue:
             queue.extend(order.sample(list(samples), len(samples)))
@@ -319,13 +359,16 @@ def train_rl(
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature, env_kwargs=env_kwargs,
         )  # fmt: skip
+        drawn.extend(group)
         return [shaped(t, cfg) for t in group]
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     history: list[StepStats] = []
+    board = _tensorboard(folder / "tensorboard")
     for step in range(1, cfg.steps + 1):
         started = time.perf_counter()
+        drawn.clear()
         batch = fill_batch(draw, group_filter(cfg), cfg.groups_per_step,
                            cfg.max_draws_per_step)  # fmt: skip
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
@@ -348,14 +391,22 @@ def train_rl(
             clip_high=totals["clip_high"],
             tokens=int(totals["tokens"]),
             seconds=time.perf_counter() - started,
+            **rollout_metrics(drawn),
         )
         history.append(stats)
+        if board is not None:
+            for name, value in asdict(stats).items():
+                if name != "step":
+                    board.add_scalar(f"rl/{name}", value, step)
+            board.flush()
         with (folder / "log.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(asdict(stats)) + "\n")
         if log is not None:
             log(_describe(stats))
         if cfg.save_every and step % cfg.save_every == 0:
             _save(model, processor, folder / f"checkpoint-{step}")
+    if board is not None:
+        board.close()
     _save(model, processor, folder)
     settings = {
         **asdict(cfg),
@@ -372,13 +423,26 @@ def train_rl(
 
 
 def _describe(s: StepStats) -> str:
+    played = (
+        f"rollouts: reward {s.drawn_reward:.3f}, accuracy {s.accuracy:.2f}, format-valid "
+        f"{s.format_valid:.2f}, {s.turns:.1f} turns, rewatch {s.rewatch_rate:.2f}"
+    )
     if not s.groups:
-        return f"step {s.step}: no group kept in {s.drawn} draws (dynamic sampling); skipped"
+        return f"step {s.step}: no group kept in {s.drawn} draws (dynamic sampling); {played}"
     return (
         f"step {s.step}: {s.groups} groups ({s.dropped} dropped of {s.drawn}), reward "
         f"{s.mean_reward:.3f}, loss {s.loss:.4f}, kl {s.kl:.4f}, clipped "
-        f"{s.clip_low:.2%}/{s.clip_high:.2%}, {s.tokens} tokens, {s.seconds:.1f} s"
+        f"{s.clip_low:.2%}/{s.clip_high:.2%}, {s.tokens} tokens, {s.seconds:.1f} s; {played}"
     )
+
+
+def _tensorboard(folder: Path) -> Any:
+    """A TensorBoard writer into ``folder``, or ``None`` without the ``tensorboard`` package."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # the rl extra brings it
+        return None
+    return SummaryWriter(str(folder))
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:
