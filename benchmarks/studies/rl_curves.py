@@ -1,0 +1,84 @@
+"""The curves of a ``video-env train rl`` run, as one PNG for the docs.
+
+Reads the run's ``log.jsonl`` (one row per optimiser step, :class:`StepStats`) and plots,
+against the step: the reward (of the kept groups, and of every group drawn), accuracy,
+the share of format-valid turns, turns per episode, the rewatch rate and the KL to the
+reference. The same values are in the run's ``tensorboard/`` folder.
+
+    python -m benchmarks.studies.rl_curves runs/rl-pixel --out docs/images/rl-pixel.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from video_env._optional import require
+
+#: The panels: (title, the log's fields drawn in it).
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("reward", ("mean_reward", "drawn_reward")),
+    ("accuracy", ("accuracy",)),
+    ("format-valid turns", ("format_valid",)),
+    ("turns per episode", ("turns",)),
+    ("rewatch rate", ("rewatch_rate",)),
+    ("KL to the reference", ("kl",)),
+)
+_LABELS = {"mean_reward": "kept groups", "drawn_reward": "every group drawn"}
+
+
+def read_log(run: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``run/log.jsonl`` (``run`` may also be the file itself)."""
+    path = Path(run)
+    path = path / "log.jsonl" if path.is_dir() else path
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def plot_curves(rows: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:
+    """Draw the :data:`PANELS` of ``rows`` into the PNG ``out``."""
+    matplotlib = require("matplotlib", "bench", "training curves")
+    matplotlib.use("Agg")
+    plt = require("matplotlib.pyplot", "bench", "training curves")
+    steps = [int(r["step"]) for r in rows]
+    fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), sharex=True)
+    for ax, (name, fields) in zip(axes.flat, PANELS, strict=True):
+        for field in fields:
+            ys = [float(r.get(field, float("nan"))) for r in rows]
+            # a step that kept no group made no update: its kept-group values are empty
+            if field in ("mean_reward", "kl"):
+                ys = [y if r["groups"] else float("nan") for y, r in zip(ys, rows, strict=True)]
+            ax.plot(steps, ys, marker="o", markersize=3, label=_LABELS.get(field, field))
+        ax.set_title(name, fontsize=10)
+        ax.grid(alpha=0.3)
+        if len(fields) > 1:
+            ax.legend(fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("optimiser step")
+    fig.suptitle(title or "DAPO", fontsize=11)
+    fig.tight_layout()
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", help="a `train rl` output folder (or its log.jsonl)")
+    parser.add_argument("--out", required=True, help="the PNG to write")
+    parser.add_argument("--title", default="", help="the figure's title")
+    args = parser.parse_args(argv)
+    rows = read_log(args.run)
+    if not rows:
+        parser.error(f"{args.run}: no steps logged")
+    print(plot_curves(rows, args.out, args.title))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
