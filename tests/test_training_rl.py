@@ -201,3 +201,18 @@ def test_the_curves_of_a_run_are_drawn_from_its_log(tmp_path: Path) -> None:
     (tmp_path / "empty" / "log.jsonl").write_text("")
     with pytest.raises(SystemExit):
         main([str(tmp_path / "empty"), "--out", str(tmp_path / "x.png")])
+
+
+def test_a_spent_time_budget_stops_the_run_which_is_still_saved_and_recorded(
+    tiny_qwen_dir: str, tmp_path: Path
+) -> None:
+    from policies.training.rl import DAPOConfig, train_rl
+
+    samples = load_suite("synth-tiny", limit=1)
+    config = DAPOConfig(steps=5, group_size=2, max_seconds=0.0, rules=SMOKE)
+    lines: list[str] = []
+    history = train_rl(tiny_qwen_dir, samples, tmp_path / "rl", config, log=lines.append)
+    assert history == [] and "time budget" in lines[-1]
+    record = json.loads((tmp_path / "rl" / "rl.json").read_text())
+    assert record["steps_done"] == 0 and record["max_seconds"] == 0.0
+    assert transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / "rl") is not None

@@ -158,6 +158,7 @@ def _rl(args: argparse.Namespace) -> int:
         overlong=args.overlong,
         overlong_buffer=args.overlong_buffer,
         save_every=args.save_every,
+        max_seconds=args.max_seconds,
         seed=args.seed,
         rules=RULES[args.rules](),
         bf16=args.bf16,
@@ -330,6 +331,11 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--overlong-buffer", type=int, default=1024,
                     help="tokens before the cap over which the soft punishment ramps")  # fmt: skip
     rl.add_argument("--save-every", type=int, default=0)
+    rl.add_argument(
+        "--max-seconds",
+        type=float,
+        help="wall-clock budget: no step starts once it is spent (the run is saved as usual)",
+    )
     rl.add_argument("--bf16", action="store_true", help="policy and reference in bfloat16")
     rl.add_argument(
         "--freeze-vision",

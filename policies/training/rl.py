@@ -92,6 +92,8 @@ class DAPOConfig:
         overlong_factor: The punishment at the cap (DAPO's 1.0).
         max_grad_norm: Gradient clipping.
         save_every: Checkpoint every N steps (0: only at the end).
+        max_seconds: A wall-clock budget: no step starts once it is spent (the run then
+            ends as after its last step, saved and recorded; ``None``: no budget).
         seed: Seed of the question order and of the env resets.
         rules: Pacing rules (default: the paper's).
         bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
@@ -115,6 +117,7 @@ class DAPOConfig:
     overlong_factor: float = 1.0
     max_grad_norm: float = 1.0
     save_every: int = 0
+    max_seconds: float | None = None
     seed: int = 0
     rules: PacingRules | None = None
     bf16: bool = False
@@ -367,6 +370,10 @@ def train_rl(
     history: list[StepStats] = []
     board = _tensorboard(folder / "tensorboard")
     for step in range(1, cfg.steps + 1):
+        if cfg.max_seconds is not None and time.monotonic() - start >= cfg.max_seconds:
+            if log is not None:
+                log(f"time budget of {cfg.max_seconds:.0f} s spent: stopping before step {step}")
+            break
         started = time.perf_counter()
         drawn.clear()
         batch = fill_batch(draw, group_filter(cfg), cfg.groups_per_step,
@@ -413,6 +420,7 @@ def train_rl(
         "rules": repr(cfg.rules),
         "base": model_path,
         "questions": len(samples),
+        "steps_done": len(history),
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
         "command": command_line(),
