@@ -1,4 +1,4 @@
-"""VideoScout's policy on the pixel VLM: the study's rows, and SFT teaching it the format."""
+"""The VideoScout-on-the-pixel-VLM study: format validity, kept episodes, fixed schedules."""
 
 import math
 from collections.abc import Sequence
@@ -12,12 +12,9 @@ from benchmarks.studies.videoscout_pixel import (
     format_valid,
     policy_rows,
     run_baseline,
-    run_model,
     summarise,
 )
-from policies.training.cli import RULES, split_samples
-from policies.training.distill import DistillConfig, distill
-from policies.training.frame_teacher import FrameScriptedTeacher
+from policies.training.cli import split_samples
 from video_env.types import VideoQA
 
 pytest.importorskip("transformers")
@@ -72,31 +69,3 @@ def test_fixed_schedules_read_the_pixel_vlms_sensor_and_have_no_format_column() 
     (line,) = [x for x in format_table(summary, {}) if x.startswith("| pacing-4x")]
     assert line.rstrip(" |").endswith("—")
     assert not math.isnan(summary["pacing-4x"]["accuracy"][0])
-
-
-@pytest.mark.slow
-def test_a_short_sft_run_raises_the_format_valid_rate_on_validation_videos(
-    tmp_path: Path,
-) -> None:
-    """A few SFT steps on terse teacher turns of one training video teach the Think-Act format.
-
-    The base pixel VLM replies with a bare option letter (format-valid 0); after SFT its
-    replies on a validation video parse as Think-Act replies with a legal action.
-    """
-    from policies.training.sft import SFTSettings, train_sft
-    from video_env.pixel import PIXEL_VLM_DIR
-
-    rules = RULES["pixel-vlm"]()
-    teacher = FrameScriptedTeacher(rules, style="terse")
-    data = tmp_path / "turns"
-    distill(teacher, split_samples("train", 1, limit=4), data, DistillConfig(rules=rules, tries=1))
-    settings = SFTSettings(learning_rate=2e-3, batch_size=2, per_device_batch=1, max_steps=16,
-                           warmup_ratio=0.0, scheduler="constant", progress_bar=False,
-                           freeze_vision=True)  # fmt: skip
-    train_sft(str(PIXEL_VLM_DIR), data / "turns.jsonl", tmp_path / "sft", settings)
-    calib = split_samples("calib", 1, limit=2)
-    quiet = {"max_turns": 2, "max_new_tokens": 96, "log": lambda _: None}
-    before = summarise(run_model(str(PIXEL_VLM_DIR), calib, **quiet))  # type: ignore[arg-type]
-    after = summarise(run_model(str(tmp_path / "sft"), calib, **quiet))  # type: ignore[arg-type]
-    assert before[str(PIXEL_VLM_DIR)]["format_valid"][0] == 0.0
-    assert after[str(tmp_path / "sft")]["format_valid"][0] >= 0.5
