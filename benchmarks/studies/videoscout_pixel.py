@@ -262,6 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--update-docs", action="store_true", help="rewrite the marked block of docs/training.md"
     )
+    parser.add_argument(
+        "--block",
+        help="the docs block's name (default: videoscout-pixel, -test for the test split)",
+    )
     args = parser.parse_args(argv)
     samples = split_samples(args.split, args.videos, args.limit)
     if args.trajectories:
@@ -303,7 +307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(block)
     print(f"(episodes and summary in {out})")
     if args.update_docs:
-        replace_block(DOCS / "training.md", *BLOCKS[args.split], block)
+        begin, end = (
+            (f"<!-- {args.block} -->", f"<!-- /{args.block} -->")
+            if args.block
+            else BLOCKS[args.split]
+        )
+        replace_block(DOCS / "training.md", begin, end, block)
         print("updated docs/training.md")
     return 0
 
