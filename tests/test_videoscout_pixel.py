@@ -69,3 +69,23 @@ def test_fixed_schedules_read_the_pixel_vlms_sensor_and_have_no_format_column() 
     (line,) = [x for x in format_table(summary, {}) if x.startswith("| pacing-4x")]
     assert line.rstrip(" |").endswith("—")
     assert not math.isnan(summary["pacing-4x"]["accuracy"][0])
+
+
+def test_paired_differences_pair_questions_and_skip_undefined_columns() -> None:
+    from benchmarks.studies.videoscout_pixel import format_paired, paired_differences
+
+    def row(model: str, sample: str, reward: float, valid: float | None) -> dict[str, object]:
+        cells: dict[str, object] = dict.fromkeys(COLUMNS, 0.0)
+        cells.update(reward=reward, format_valid=valid)
+        return {"model": model, "sample_id": sample, "video": sample[0], **cells}
+
+    rows = [row("a", s, 0.0, 0.5) for s in ("v1", "v2", "w1", "w2")]
+    rows += [row("b", s, 1.0, 0.5) for s in ("v1", "v2", "w1")]  # w2 not played by b
+    rows += [row("c", s, 0.0, None) for s in ("v1", "w1")]
+    diffs = paired_differences(rows, "a", "b")
+    assert diffs["reward"] == [1.0, 1.0, 1.0] and diffs["format_valid"][0] == 0.0
+    assert "format_valid" not in paired_differences(rows, "a", "c"), "c writes no replies"
+    assert format_paired(diffs, "a", "b").startswith("Paired, b − a")
+    assert "reward +1.00 (+1.00 to +1.00)" in format_paired(diffs, "a", "b")
+    with pytest.raises(ValueError, match="share no question"):
+        paired_differences([row("a", "v1", 0, 0), row("d", "x1", 0, 0)], "a", "d")

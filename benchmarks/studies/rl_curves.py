@@ -27,7 +27,10 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rewatch rate", ("rewatch_rate",)),
     ("KL to the reference", ("kl",)),
 )
-_LABELS = {"mean_reward": "kept groups", "drawn_reward": "every group drawn"}
+_LABELS = {
+    "mean_reward": "kept groups (with the overlong penalty)",
+    "drawn_reward": "every group drawn (the env's reward)",
+}
 
 
 def read_log(run: str | Path) -> list[dict[str, Any]]:
