@@ -295,7 +295,11 @@ def add_training_commands(kinds: Any) -> None:
     sft.add_argument("--devices", type=int, default=1, help="data-parallel processes")
     sft.add_argument("--max-steps", type=int, default=-1)
     sft.add_argument("--lora-rank", type=int, default=0, help="LoRA rank (0: full)")
-    sft.add_argument("--bf16", action="store_true")
+    sft.add_argument(
+        "--bf16",
+        action="store_true",
+        help="bfloat16 mixed precision (without a GPU: CPU autocast, float32 master weights)",
+    )
     sft.add_argument("--gradient-checkpointing", action="store_true")
     sft.add_argument("--save-steps", type=int, default=0)
     sft.add_argument("--seed", type=int, default=0)

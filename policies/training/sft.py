@@ -45,7 +45,10 @@ class SFTSettings:
         max_steps: Stop after this many optimizer steps (-1: the epochs decide).
         lora_rank: LoRA rank (0: full fine-tuning).
         lora_alpha: LoRA scaling.
-        bf16: bfloat16 mixed precision (GPU); with LoRA the frozen base is loaded in bf16.
+        bf16: bfloat16 mixed precision (on a GPU; without one, the Trainer's CPU
+            autocast, faster where the CPU has bf16 instructions:
+            ``benchmarks/perf/sft_precision.py``); with LoRA the frozen base is loaded
+            in bf16.
         gradient_checkpointing: Trade compute for memory.
         seed: Seed of shuffling and initialisation.
         logging_steps: Log every N optimizer steps.
