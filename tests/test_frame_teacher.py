@@ -129,3 +129,24 @@ def test_distilled_frame_teacher_episodes_pass_validation_and_write_their_notes(
     for t in turns:
         reply = t["completion"][0]["content"]
         assert "<think>" in reply and "<memory>" in reply
+
+
+def test_a_scenes_teacher_names_the_scenes_and_the_asked_needle_only() -> None:
+    sample = split_samples("train", 1)[0]
+    video = sample.video
+    assert isinstance(video, SynthVideo)
+    asked = video.needle_for(sample.question)
+    assert asked is not None
+    others = [n for n in video.needles if n is not asked]
+    window = next(  # a window showing some other needle but not the asked one
+        Interval(n.start, n.end) for n in others if not asked.visible((n.start + n.end) / 2)
+    )
+    teacher = FrameScriptedTeacher(SMOKE, style="scenes")
+    teacher.begin_question(sample, 0)
+    reply = _turn(teacher, video, window, 4)
+    assert "I see" not in reply and not any(n.statement in reply for n in others)
+    memory = reply.split("<memory>")[1].split("</memory>")[0]
+    assert memory == f"Seen: {video.scene_at(window.start).style.name}."
+    reply = _turn(teacher, video, Interval(asked.start + 0.5, asked.start + 3.0), 4)
+    assert f"I see {asked.statement}. Answer: " in reply and 'answer("' in reply
+    assert reply.split("<memory>")[1].startswith("Seen: ")

@@ -263,9 +263,10 @@ def add_training_commands(kinds: Any) -> None:
         "answer chunk), questions.jsonl and stats.json. Resumable.",
     )
     teacher_help = (
-        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse] (synthetic "
-        "videos: privileged pacing, writes what the frames show; plain: without timestamps; "
-        "terse: a few words a turn) or "
+        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse|:scenes] "
+        "(synthetic videos: privileged pacing, writes what the frames show; plain: without "
+        "timestamps; terse: a few words a turn; scenes: terse, naming the scenes and the "
+        "asked needle only) or "
         f"{SCRIPTED_TEACHER} (reads the ground truth: tests and demos only)"
     )
     distill.add_argument("--teacher", required=True, help=teacher_help)

@@ -37,9 +37,12 @@ from video_env.types import OPTION_LETTERS, Interval, VideoQA
 __all__ = ["TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
 
 #: How the teacher writes: ``timestamps`` (scenes' stretches, when needles were seen, how
-#: far it has watched), ``plain`` (the same without times) or ``terse`` (scene names and
-#: the needles seen, a few words per turn: the shortest replies, for the tiniest students).
-TeacherStyle = Literal["timestamps", "plain", "terse"]
+#: far it has watched), ``plain`` (the same without times), ``terse`` (scene names and
+#: the needles seen, a few words per turn: the shortest replies, for the tiniest students)
+#: or ``scenes`` (as terse, but its thoughts and notes name the scenes alone and the asked
+#: needle once a frame shows it: nothing a student that cannot yet tell the other needles
+#: apart would have to guess, and notes that grow only with the scenes).
+TeacherStyle = Literal["timestamps", "plain", "terse", "scenes"]
 TEACHER_STYLES: tuple[str, ...] = get_args(TeacherStyle)
 
 
@@ -51,7 +54,8 @@ class FrameScriptedTeacher:
         notes_kept: How many of the latest needles seen the notes keep.
         style: How it writes (:data:`TeacherStyle`): with times, ``plain`` (what the
             frames show alone — easier for a tiny student, which copies numbers poorly) or
-            ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong).
+            ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
+            or ``scenes`` (terse, naming the scenes and the asked needle only).
     """
 
     name = "frame-scripted-teacher"
@@ -116,10 +120,15 @@ class FrameScriptedTeacher:
     def _remember(self, video: SynthVideo, times: list[float]) -> str:
         """The notes: how far it has watched, and the latest needles its frames showed."""
         timed = self.style == "timestamps"
+        self._watched = max(self._watched, max(times, default=0.0))
+        if self.style == "scenes":
+            for t in sorted(times):
+                name = video.scene_at(t).style.name
+                self._notes.setdefault(name, name)
+            return f"Seen: {', '.join(list(self._notes.values())[-self.notes_kept :])}."
         for needle, hits in needles_shown(video, times):
             when = f" at {min(hits):.0f} s" if timed else ""
             self._notes.setdefault(needle.id, f"{needle.statement}{when}.")
-        self._watched = max(self._watched, max(times, default=0.0))
         nothing = "nothing." if self.style == "terse" else "nothing to note yet."
         seen = " ".join(list(self._notes.values())[-self.notes_kept :]) or nothing
         if not timed:
@@ -142,11 +151,14 @@ class FrameScriptedTeacher:
             reply, said = letter, f"{letter} ({asked.fact})"
         else:
             reply = said = asked.fact
-        thought = (
-            f"{seen} Answer: {said}."
-            if self.style == "terse"
-            else f"{seen} {_capital(asked.statement)} answers the question: the answer is {said}."
-        )
+        if self.style == "terse":
+            thought = f"{seen} Answer: {said}."
+        elif self.style == "scenes":
+            thought = f"{seen} I see {asked.statement}. Answer: {said}."
+        else:
+            thought = (
+                f"{seen} {_capital(asked.statement)} answers the question: the answer is {said}."
+            )
         return (
             f"<think>{thought}</think><memory>{memory}</memory>"
             f'<action>answer("{reply}", [{window.start:.0f}, {window.end:.0f}])</action>'
@@ -159,7 +171,7 @@ class FrameScriptedTeacher:
         chunks = self.rules.chunks(video.duration)
         first, last = _chunk_of(chunks, min(times)), _chunk_of(chunks, max(times))
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
-        terse = self.style == "terse"
+        terse = self.style in ("terse", "scenes")
         nothing = (
             f"No {head_noun(asked.carrier)}."
             if terse
@@ -188,15 +200,17 @@ def describe(video: SynthVideo, times: Sequence[float], style: TeacherStyle = "t
 
     E.g. ``"0-28 s: a green park with benches. At 12 s: a red umbrella."``; ``plain``:
     ``"The frames show a green park with benches. I see a red umbrella."``; ``terse``:
-    ``"Park. I see a red umbrella."``.
+    ``"Park. I see a red umbrella."``; ``scenes``: ``"Park."`` (the scenes alone).
     """
     if not times:
         return "No frames."
     shown = needles_shown(video, times)
     sights = [f"I see {needle.statement}." for needle, _ in shown]
-    if style == "terse":
+    if style in ("terse", "scenes"):
         names = dict.fromkeys(video.scene_at(t).style.name for t in sorted(times))
-        return " ".join([f"{_capital(', then '.join(names))}.", *sights])
+        return " ".join(
+            [f"{_capital(', then '.join(names))}.", *(sights if style == "terse" else [])]
+        )
     if style == "plain":
         scenes = dict.fromkeys(video.scene_at(t).description for t in sorted(times))
         return " ".join([f"The frames show {' then '.join(scenes)}.", *sights])
