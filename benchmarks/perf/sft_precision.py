@@ -16,6 +16,7 @@ and can be slower where it is emulated; the script prints which flags it saw.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -61,8 +62,6 @@ def step_seconds(model: Any, batch: dict[str, Any], autocast: bool) -> tuple[flo
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print seconds per row in float32 and in bf16 autocast, and their ratio."""
-    import json
-
     import torch
     import transformers
 

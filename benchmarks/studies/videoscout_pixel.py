@@ -36,7 +36,12 @@ import numpy as np
 from benchmarks.doc_blocks import replace_block
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
-from policies.training.episodes import EpisodeRun, format_valid, run_recorded_episode
+from policies.training.episodes import (
+    EpisodeRun,
+    format_valid,
+    rewatch_rate,
+    run_recorded_episode,
+)
 from video_env._seeding import stable_seed
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
@@ -70,7 +75,6 @@ COLUMNS = ("accuracy", "reward", "gtou", "frames", "turns", "rewatch_rate", "for
 
 def record_values(model: str, sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
     """The table's columns an episode record gives, with the policy, sample and video."""
-    explored = record.get("explored") or []
     return {
         "model": model,
         "sample_id": sample.id,
@@ -80,9 +84,7 @@ def record_values(model: str, sample: VideoQA, record: dict[str, Any]) -> dict[s
         "gtou": float(record.get("gtou") or 0.0),
         "frames": float(record.get("frames_shown") or 0),
         "turns": float(record.get("turns") or 0),
-        "rewatch_rate": (
-            sum(kind == "rewatch" for *_, kind in explored) / len(explored) if explored else 0.0
-        ),
+        "rewatch_rate": rewatch_rate(record.get("explored") or []),
         "ended_by": record.get("ended_by"),
         "error": record.get("error"),
     }

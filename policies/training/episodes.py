@@ -24,13 +24,25 @@ from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["EpisodeRun", "RecordingChat", "Turn", "format_valid", "run_recorded_episode"]
+__all__ = [
+    "EpisodeRun",
+    "RecordingChat",
+    "Turn",
+    "format_valid",
+    "rewatch_rate",
+    "run_recorded_episode",
+]
 
 
 def format_valid(reply: str) -> bool:
     """Whether ``reply`` is a complete Think-Act reply whose action parses."""
     action = parse_text_action(PacingActionSet(), reply)
     return not isinstance(action, InvalidAction) and bool(getattr(action, "well_formed", False))
+
+
+def rewatch_rate(explored: Sequence[Sequence[Any]]) -> float:
+    """The share of explored windows (``(start, end, kind)`` entries) that were rewatches."""
+    return sum(entry[-1] == "rewatch" for entry in explored) / len(explored) if explored else 0.0
 
 
 @dataclass(frozen=True)

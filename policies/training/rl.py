@@ -35,7 +35,7 @@ from policies.training.dapo import (
     group_is_informative,
     overlong_penalty,
 )
-from policies.training.episodes import format_valid
+from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
@@ -199,14 +199,14 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     if not trajectories:
         return dict.fromkeys(ROLLOUT_METRICS, 0.0)
     replies = [turn.reply for t in trajectories for turn in t.turns]
-    explored = [kind for t in trajectories for *_, kind in t.record.get("explored") or []]
+    explored = [entry for t in trajectories for entry in t.record.get("explored") or []]
     n = len(trajectories)
     return {
         "drawn_reward": sum(t.reward for t in trajectories) / n,
         "accuracy": sum(t.correct for t in trajectories) / n,
         "format_valid": sum(map(format_valid, replies)) / len(replies) if replies else 0.0,
         "turns": len(replies) / n,
-        "rewatch_rate": explored.count("rewatch") / len(explored) if explored else 0.0,
+        "rewatch_rate": rewatch_rate(explored),
     }
 
 
