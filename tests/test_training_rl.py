@@ -84,6 +84,11 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     marker = json.loads((tmp_path / "rl" / PIXEL_VLM_MARKER).read_text())
     assert marker["rl"]["base"] == sft and marker["continued_from"]["sft"]["base"] == str(base)
     assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
+    # every stage keeps the rules its frames were shown under: bench loads it by name with them
+    from policies.training.cli import RULES
+    from policies.videoscout import trained_rules
+
+    assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
 
 
 @pytest.mark.slow

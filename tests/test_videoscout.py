@@ -168,6 +168,41 @@ def test_registry_resolves_a_vlm_spec_lazily() -> None:
         policies.make("videoscout:nope:x")
 
 
+def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policies import videoscout
+    from policies.training.cli import RULES
+
+    monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
+    untrained = policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
+    assert "rules" not in untrained.env_kwargs["pacing"]  # the paper's, the env's default
+    videoscout.save_trained_rules(tmp_path, RULES["pixel-vlm"]())
+    trained = policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
+    assert trained.env_kwargs["pacing"]["rules"] == RULES["pixel-vlm"]()
+    env = PacingEnv("synth-tiny", **trained.env_kwargs["pacing"])
+    obs, _ = env.reset(seed=0, options={"index": 0})
+    assert obs["frames"].shape[1:3] == (280, 504)  # the 16:9 frames it learned on
+    given = videoscout.make_videoscout(f"qwen2.5-vl:{tmp_path}", rules=RULES["paper"]())
+    assert given.env_kwargs["pacing"]["rules"] == RULES["paper"]()  # an explicit choice wins
+    (tmp_path / videoscout.RULES_FILE).write_text('{"rules": {"speed": 3}}')
+    with pytest.raises(ConfigError, match="unknown keys"):
+        policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
+
+
+def test_pacing_rules_survive_json() -> None:
+    import json
+
+    from policies.training.cli import RULES
+    from video_env.envs.pacing_rules import PacingRules
+
+    for preset in RULES.values():
+        rules = preset()
+        assert PacingRules.from_dict(json.loads(json.dumps(rules.to_dict()))) == rules
+    with pytest.raises(ConfigError, match="malformed"):
+        PacingRules.from_dict({"rewatch": {"frames": 20, "size": 3}})
+
+
 @pytest.mark.slow
 def test_bench_runs_videoscout_with_a_tiny_random_qwen(
     tmp_path: Path, request: pytest.FixtureRequest

@@ -217,6 +217,9 @@ def _trl(args: argparse.Namespace) -> int:
     )  # fmt: skip
     result = trainer.train()
     trainer.save_model(args.out)
+    from policies.videoscout import save_trained_rules
+
+    save_trained_rules(args.out, rules)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
 

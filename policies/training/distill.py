@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image
 
 from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
+from policies.videoscout import save_trained_rules
 from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
@@ -275,6 +276,7 @@ def distill(
     cfg = config or DistillConfig()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    save_trained_rules(folder, cfg.rules or PacingRules())
     done = _resume(folder)
     stats = DistillStats(resumed=len(done))
     begin = getattr(teacher, "begin_question", None)

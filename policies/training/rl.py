@@ -39,6 +39,7 @@ from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
+from policies.videoscout import save_trained_rules
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -426,6 +427,7 @@ def train_rl(
         "command": command_line(),
     }
     (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
+    save_trained_rules(folder, cfg.rules or PacingRules())
     keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
+from policies.videoscout import save_trained_rules, trained_rules
 from video_env._optional import require
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
@@ -189,6 +190,9 @@ def train_sft(
         "losses": losses,
     }
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
+    rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
+    if rules is not None:
+        save_trained_rules(out, rules)
     keep_pixel_vlm_marker(
         model_path, Path(out), "sft", {k: v for k, v in record.items() if k != "losses"}
     )

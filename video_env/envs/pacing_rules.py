@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from video_env.errors import ConfigError
 from video_env.types import Interval
@@ -100,6 +101,46 @@ class PacingRules:
         step = self.chunk_seconds(duration)
         count = max(1, math.ceil(duration / step - 1e-9))
         return [Interval(i * step, min(duration, (i + 1) * step)) for i in range(count)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rules as plain JSON values (the chunk table's open bound as ``None``).
+
+        :meth:`from_dict` reads it back; a checkpoint trained under these rules keeps them
+        this way (``videoscout.json``), so a benchmark loads it with the same frames.
+        """
+        data = asdict(self)
+        data["chunk_table"] = [
+            [None if math.isinf(bound) else bound, chunk] for bound, chunk in self.chunk_table
+        ]
+        data["speeds"] = {str(factor): spec for factor, spec in data["speeds"].items()}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PacingRules:
+        """Rules from :meth:`to_dict`'s output; missing keys keep their defaults.
+
+        Raises:
+            ConfigError: For keys the rules do not have or values that do not fit them.
+        """
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(f"pacing rules: unknown keys {sorted(unknown)}")
+        fields = dict(data)
+        try:
+            if "chunk_table" in fields:
+                fields["chunk_table"] = tuple(
+                    (math.inf if bound is None else float(bound), float(chunk))
+                    for bound, chunk in fields["chunk_table"]
+                )
+            if "speeds" in fields:
+                fields["speeds"] = {
+                    int(factor): SpeedSpec(**spec) for factor, spec in fields["speeds"].items()
+                }
+            if "rewatch" in fields:
+                fields["rewatch"] = SpeedSpec(**fields["rewatch"])
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"pacing rules: malformed value ({err})") from err
+        return cls(**fields)
 
     def timing(self, advanced: int, reference: int, correct: bool) -> float:
         """``r_timing = w * min(M, T) / max(M, T) * 1[correct]``."""
