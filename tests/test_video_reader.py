@@ -56,6 +56,32 @@ def test_without_torchcodec_decord_is_the_default(tmp_path: os.PathLike[str]) ->
     assert out == "['decord', 'pyav'] decord"
 
 
+def test_torchcodec_that_imports_without_ffmpeg_is_not_offered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TorchCodec >= 0.10 imports without FFmpeg's libraries and fails at the first video."""
+    import importlib
+    import types
+
+    pytest.importorskip("torchcodec")
+    from video_env.video import torchcodec_reader
+
+    real = importlib.import_module
+    no_ffmpeg = types.SimpleNamespace(_FFMPEG_AVAILABLE=False)
+    monkeypatch.setattr(
+        importlib,
+        "import_module",
+        lambda name, *a: no_ffmpeg if name == "torchcodec._core.ops" else real(name, *a),
+    )
+    torchcodec_reader.torchcodec_available.cache_clear()
+    try:
+        assert not torchcodec_reader.torchcodec_available()
+        assert available_decoders()[0] == "decord"
+    finally:
+        monkeypatch.undo()
+        torchcodec_reader.torchcodec_available.cache_clear()
+
+
 def test_metadata(coded_video: str, decoder: str) -> None:
     with open_video(coded_video, decoder=decoder) as video:
         assert video.num_frames == CODED_FRAMES

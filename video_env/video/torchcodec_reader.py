@@ -35,9 +35,12 @@ def torchcodec_available() -> bool:
         return False
     try:
         importlib.import_module("torchcodec.decoders")
+        core = importlib.import_module("torchcodec._core.ops")
     except (ImportError, OSError, RuntimeError):  # FFmpeg's libraries missing or mismatched
         return False
-    return True
+    # TorchCodec >= 0.10 imports without FFmpeg (its image decoders need none) and fails
+    # only when a video decoder is made; it records whether its FFmpeg ops loaded
+    return bool(getattr(core, "_FFMPEG_AVAILABLE", True))
 
 
 class TorchCodecReader(IndexedVideoReader):
