@@ -89,3 +89,17 @@ def test_paired_differences_pair_questions_and_skip_undefined_columns() -> None:
     assert "reward +1.00 (+1.00 to +1.00)" in format_paired(diffs, "a", "b")
     with pytest.raises(ValueError, match="share no question"):
         paired_differences([row("a", "v1", 0, 0), row("d", "x1", 0, 0)], "a", "d")
+
+
+def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_broke() -> None:
+    from benchmarks.studies.videoscout_pixel import format_profile
+
+    good = "<think>Beach.</think><memory>Seen: beach.</memory><action>speed(1x)</action>"
+    rows = [
+        {"model": "m", "ended_by": "invalid_actions", "replies": [good, good, "C"]},
+        {"model": "m", "ended_by": "answer", "replies": [good, "C"]},
+        {"model": "other", "ended_by": "answer", "replies": ["C"]},
+    ]
+    line = format_profile(rows, "m", "+ SFT")
+    assert line.startswith("+ SFT: episodes ended by invalid_actions 1, answer 1;")
+    assert "(1: 1.00, 2: 0.50, 3: 0.00)" in line

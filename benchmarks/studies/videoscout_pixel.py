@@ -26,6 +26,7 @@ import re
 import shlex
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -51,6 +52,7 @@ __all__ = [
     "baseline_row",
     "episode_row",
     "format_paired",
+    "format_profile",
     "format_table",
     "format_valid",
     "main",
@@ -260,6 +262,24 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
+def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
+    """One Markdown line: how ``model``'s episodes ended and its valid turns by turn index.
+
+    The share of valid replies at each turn index (over the episodes that reached it)
+    tells a policy that derails as its notes grow from one that fails at a particular
+    state, e.g. the end of the video, where only an answer is legal.
+    """
+    mine = [r for r in rows if r["model"] == model]
+    ended = Counter(str(r["ended_by"]) for r in mine)
+    by_turn: dict[int, list[bool]] = {}
+    for row in mine:
+        for i, reply in enumerate(row.get("replies") or []):
+            by_turn.setdefault(i + 1, []).append(format_valid(reply))
+    turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
+    endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
+    return f"{name}: episodes ended by {endings}; valid replies by turn ({turns})."
+
+
 def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
     """Markdown rows: one per model, each cell the mean with its interval."""
     head = " | ".join(c.replace("_", " ") for c in COLUMNS)
@@ -343,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     summary = summarise(rows)
     names = dict(x.split("=", 1) for x in args.label)
+    profiles = [format_profile(rows, m, names.get(m, m)) for m in args.models]
     paired = [
         format_paired(paired_differences(rows, a, b), names.get(a, a), names.get(b, b))
         for a, b in args.paired
@@ -361,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "",
             *format_table(summary, names),
             "",
+            *(line for p in profiles for line in (p, "")),
             *(line for p in paired for line in (p, "")),
         ]
     )
