@@ -49,10 +49,15 @@ def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
 def trained_rules(folder: str | Path) -> PacingRules | None:
     """The pacing rules recorded in ``folder`` (``None`` when it records none).
 
+    A trainer's intermediate ``checkpoint-N`` folder without a record of its own takes its
+    run's (the parent folder's).
+
     Raises:
         ConfigError: When the record is not valid JSON or not pacing rules.
     """
     path = Path(folder) / RULES_FILE
+    if not path.is_file() and Path(folder).name.startswith("checkpoint-"):
+        path = Path(folder).parent / RULES_FILE
     if not path.is_file():
         return None
     try:
@@ -221,9 +226,9 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     A checkpoint folder that records its pacing rules (:data:`RULES_FILE`, written by the
     training commands) runs under them unless ``rules`` is given.
     """
-    chat = resolve_vision_chat(spec)
-    if "rules" not in settings:
-        recorded = trained_rules(spec.partition(":")[2])
+    kind, _, model = spec.partition(":")
+    if "rules" not in settings and kind in ("qwen2.5-vl", "transformers") and model:
+        recorded = trained_rules(model)  # before loading: a bad record fails fast
         if recorded is not None:
             settings["rules"] = recorded
-    return VideoScoutPolicy(chat, name=f"videoscout:{spec}", **settings)
+    return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

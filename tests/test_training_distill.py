@@ -24,6 +24,7 @@ from policies.training.episodes import EpisodeRun, Turn
 from policies.training.teachers import GroundTruthScriptedTeacher
 from video_env.cli import main
 from video_env.envs import PacingEnv
+from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
 
 SMOKE = RULES["cpu-smoke"]()
@@ -120,3 +121,28 @@ def test_cli_prints_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "SCRIPTED teacher" in out and "kept 2, dropped 0" in out
     assert json.loads((tmp_path / "stats.json").read_text())["kept"] == 2
+
+
+def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -> None:
+    from policies.videoscout import trained_rules
+
+    teacher = GroundTruthScriptedTeacher()
+    samples = load_suite("synth-tiny", limit=1)
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    assert trained_rules(tmp_path) == SMOKE
+    with pytest.raises(ConfigError, match="other pacing rules"):
+        distill(teacher, samples, tmp_path, DistillConfig(rules=RULES["paper"]()))
+    assert trained_rules(tmp_path) == SMOKE, "the record is left as it was"
+
+
+def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path: Path) -> None:
+    from argparse import Namespace
+
+    from policies.training.cli import _rules
+    from policies.videoscout import save_trained_rules
+
+    assert _rules(Namespace(rules=None, model=str(tmp_path))) == RULES["paper"]()
+    save_trained_rules(tmp_path, SMOKE)
+    assert _rules(Namespace(rules=None, model=str(tmp_path))) == SMOKE
+    assert _rules(Namespace(rules="paper", model=str(tmp_path))) == RULES["paper"](), "given"
+    assert _rules(Namespace(rules=None)) == RULES["paper"](), "distill has no --model"

@@ -202,3 +202,7 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     assert transformers.AutoModelForImageTextToText.from_pretrained(out) is not None
     saved = transformers.AutoProcessor.from_pretrained(out)
     assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
+    from policies.training.cli import RULES
+    from policies.videoscout import trained_rules
+
+    assert trained_rules(out) == RULES["cpu-smoke"]()  # benches under the rules it trained on

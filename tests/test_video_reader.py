@@ -66,6 +66,12 @@ def test_torchcodec_that_imports_without_ffmpeg_is_not_offered(
     pytest.importorskip("torchcodec")
     from video_env.video import torchcodec_reader
 
+    try:  # the private flag this check reads must still exist in the installed TorchCodec
+        ops = importlib.import_module("torchcodec._core.ops")
+    except (ImportError, OSError, RuntimeError):
+        ops = None  # too old to import without FFmpeg: the import check covers it
+    assert ops is None or hasattr(ops, "_FFMPEG_AVAILABLE")
+
     real = importlib.import_module
     no_ffmpeg = types.SimpleNamespace(_FFMPEG_AVAILABLE=False)
     monkeypatch.setattr(

@@ -188,6 +188,14 @@ def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
     (tmp_path / videoscout.RULES_FILE).write_text('{"rules": {"speed": 3}}')
     with pytest.raises(ConfigError, match="unknown keys"):
         policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
+    # a trainer's checkpoint-N folder runs under its run's rules
+    (tmp_path / "run" / "checkpoint-10").mkdir(parents=True)
+    videoscout.save_trained_rules(tmp_path / "run", RULES["pixel-vlm"]())
+    assert videoscout.trained_rules(tmp_path / "run" / "checkpoint-10") == RULES["pixel-vlm"]()
+    assert videoscout.trained_rules(tmp_path / "nothing") is None
+    # only a local model's folder is looked at: an API model keeps the paper's rules
+    api = policies.make("videoscout:openai:run")
+    assert "rules" not in api.env_kwargs["pacing"]
 
 
 def test_pacing_rules_survive_json() -> None:
@@ -199,8 +207,18 @@ def test_pacing_rules_survive_json() -> None:
     for preset in RULES.values():
         rules = preset()
         assert PacingRules.from_dict(json.loads(json.dumps(rules.to_dict()))) == rules
-    with pytest.raises(ConfigError, match="malformed"):
-        PacingRules.from_dict({"rewatch": {"frames": 20, "size": 3}})
+    malformed = [
+        {"rewatch": {"frames": 20, "size": 3}},
+        {"speeds": []},
+        {"memory_words": "200"},
+        {"rewatch": {"frames": 20.5, "resolution": 448, "chunks": 1}},
+        {"rewatch": {"frames": 20, "resolution": "448", "chunks": 1}},
+        {"chunk_table": [[None, "long"]]},
+        {"format_reward": "high"},
+    ]
+    for data in malformed:
+        with pytest.raises(ConfigError, match="malformed"):
+            PacingRules.from_dict(data)
 
 
 @pytest.mark.slow

@@ -68,6 +68,21 @@ def split_samples(split: str, videos: int, limit: int | None = None) -> list[Vid
     return samples[:limit] if limit else samples
 
 
+def _rules(args: argparse.Namespace) -> PacingRules:
+    """``--rules``; without it, the rules ``--model`` was trained under, else the paper's."""
+    if args.rules:
+        return RULES[args.rules]()
+    model = getattr(args, "model", None)
+    if model:
+        from policies.videoscout import trained_rules
+
+        recorded = trained_rules(model)
+        if recorded is not None:
+            print(f"pacing rules: those recorded in {model} (videoscout.json)")
+            return recorded
+    return RULES["paper"]()
+
+
 def _teacher(spec: str, mistake_rate: float, rules: PacingRules) -> Any:
     if spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:"):
         from policies.training.frame_teacher import FrameScriptedTeacher
@@ -99,7 +114,7 @@ def _distill(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         max_new_tokens=args.max_new_tokens,
         max_turns=args.max_turns,
-        rules=RULES[args.rules](),
+        rules=_rules(args),
         seed=args.seed,
     )
     samples = _samples(args)
@@ -160,7 +175,7 @@ def _rl(args: argparse.Namespace) -> int:
         save_every=args.save_every,
         max_seconds=args.max_seconds,
         seed=args.seed,
-        rules=RULES[args.rules](),
+        rules=_rules(args),
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
     )
@@ -203,7 +218,7 @@ def _trl(args: argparse.Namespace) -> int:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
     config = trl_dapo_config(args.out, **settings)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
-    rules = RULES[args.rules]()
+    rules = _rules(args)
     factory = None
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
@@ -251,7 +266,11 @@ def _dataset_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--videos", type=int, default=8, help="videos of --split")
     parser.add_argument("--limit", type=int, help="first N questions")
-    parser.add_argument("--rules", choices=sorted(RULES), default="paper", help="pacing preset")
+    parser.add_argument(
+        "--rules",
+        choices=sorted(RULES),
+        help="pacing preset (default: the rules recorded in --model's folder, else paper)",
+    )
     parser.add_argument("--seed", type=int, default=0)
 
 

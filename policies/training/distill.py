@@ -37,10 +37,11 @@ import numpy as np
 from PIL import Image
 
 from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
-from policies.videoscout import save_trained_rules
+from policies.videoscout import RULES_FILE, save_trained_rules, trained_rules
 from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
+from video_env.errors import ConfigError
 from video_env.metrics.answers import extract_option, normalize_text
 from video_env.types import VideoQA
 
@@ -276,7 +277,14 @@ def distill(
     cfg = config or DistillConfig()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    save_trained_rules(folder, cfg.rules or PacingRules())
+    rules = cfg.rules or PacingRules()
+    recorded = trained_rules(folder)
+    if recorded is not None and recorded != rules and (folder / "questions.jsonl").exists():
+        raise ConfigError(
+            f"{folder} holds turns made under other pacing rules ({RULES_FILE}); "
+            "resume with the same rules or write to a new folder"
+        )
+    save_trained_rules(folder, rules)
     done = _resume(folder)
     stats = DistillStats(resumed=len(done))
     begin = getattr(teacher, "begin_question", None)

@@ -368,6 +368,8 @@ def train_rl(
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    # first: its checkpoint-N folders, and a run that is stopped, bench under these rules
+    save_trained_rules(folder, cfg.rules or PacingRules())
     history: list[StepStats] = []
     board = _tensorboard(folder / "tensorboard")
     for step in range(1, cfg.steps + 1):
@@ -427,7 +429,6 @@ def train_rl(
         "command": command_line(),
     }
     (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
-    save_trained_rules(folder, cfg.rules or PacingRules())
     keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
-from policies.videoscout import save_trained_rules, trained_rules
+from policies.videoscout import RULES_FILE, save_trained_rules, trained_rules
 from video_env._optional import require
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
@@ -129,6 +129,8 @@ def train_sft(
     is merged into the weights first.
     """
     cfg = settings or SFTSettings()
+    rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
+    (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     dataset = load_turns(turns)
@@ -190,7 +192,6 @@ def train_sft(
         "losses": losses,
     }
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
-    rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
     if rules is not None:
         save_trained_rules(out, rules)
     keep_pixel_vlm_marker(

@@ -134,19 +134,39 @@ class PacingRules:
                 )
             if "speeds" in fields:
                 fields["speeds"] = {
-                    int(factor): SpeedSpec(**spec) for factor, spec in fields["speeds"].items()
+                    int(factor): _speed_spec(spec) for factor, spec in fields["speeds"].items()
                 }
             if "rewatch" in fields:
-                fields["rewatch"] = SpeedSpec(**fields["rewatch"])
-        except (TypeError, ValueError) as err:
+                fields["rewatch"] = _speed_spec(fields["rewatch"])
+            for name in ("memory_words",):
+                if name in fields and not _is_int(fields[name]):
+                    raise TypeError(f"{name} must be an integer")
+            for name in ("format_reward", "timing_reward"):
+                if name in fields and not isinstance(fields[name], int | float):
+                    raise TypeError(f"{name} must be a number")
+            return cls(**fields)
+        except (AttributeError, TypeError, ValueError) as err:
             raise ConfigError(f"pacing rules: malformed value ({err})") from err
-        return cls(**fields)
 
     def timing(self, advanced: int, reference: int, correct: bool) -> float:
         """``r_timing = w * min(M, T) / max(M, T) * 1[correct]``."""
         if not correct or advanced <= 0 or reference <= 0:
             return 0.0
         return self.timing_reward * min(advanced, reference) / max(advanced, reference)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _speed_spec(data: dict[str, Any]) -> SpeedSpec:
+    """A :class:`SpeedSpec` from its JSON object, its counts and sizes checked as integers."""
+    spec = SpeedSpec(**data)
+    if not all(_is_int(v) for v in (spec.frames, spec.resolution, spec.chunks)) or not (
+        spec.height is None or _is_int(spec.height)
+    ):
+        raise TypeError(f"frames, resolution, chunks and height must be integers: {data}")
+    return spec
 
 
 def reference_chunk(chunks: list[Interval], evidence_end: float) -> int:
