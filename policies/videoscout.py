@@ -11,9 +11,7 @@ With an untrained base model this is the paper's "agentic base model" row.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -25,48 +23,12 @@ from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.envs.rules_record import trained_rules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.wrappers.text_actions import parse_text_action
 
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
-
-#: The file in a data or checkpoint folder naming the pacing rules it was made under.
-RULES_FILE = "videoscout.json"
-
-
-def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
-    """Record in ``folder`` the pacing rules its data or checkpoint was made under.
-
-    ``video-env train distill``, ``sft`` and ``rl`` write it, so that
-    ``videoscout:qwen2.5-vl:FOLDER`` runs the checkpoint with the frames it learned on.
-    """
-    path = Path(folder) / RULES_FILE
-    path.write_text(json.dumps({"rules": rules.to_dict()}, indent=2) + "\n", "utf-8")
-    return path
-
-
-def trained_rules(folder: str | Path) -> PacingRules | None:
-    """The pacing rules recorded in ``folder`` (``None`` when it records none).
-
-    A trainer's intermediate ``checkpoint-N`` folder without a record of its own takes its
-    run's (the parent folder's).
-
-    Raises:
-        ConfigError: When the record is not valid JSON or not pacing rules.
-    """
-    path = Path(folder) / RULES_FILE
-    if not path.is_file() and Path(folder).name.startswith("checkpoint-"):
-        path = Path(folder).parent / RULES_FILE
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path}: not JSON ({err})") from err
-    if not isinstance(record, dict) or not isinstance(record.get("rules"), dict):
-        raise ConfigError(f"{path}: no 'rules' object")
-    return PacingRules.from_dict(record["rules"])
 
 
 class VideoScoutPolicy(Policy):

@@ -124,7 +124,7 @@ def test_cli_prints_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -> None:
-    from policies.videoscout import trained_rules
+    from video_env.envs.rules_record import trained_rules
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
@@ -139,7 +139,7 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
     from argparse import Namespace
 
     from policies.training.cli import _rules
-    from policies.videoscout import save_trained_rules
+    from video_env.envs.rules_record import save_trained_rules
 
     assert _rules(Namespace(rules=None, model=str(tmp_path))) == RULES["paper"]()
     save_trained_rules(tmp_path, SMOKE)

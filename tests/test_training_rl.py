@@ -86,7 +86,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
     # every stage keeps the rules its frames were shown under: bench loads it by name with them
     from policies.training.cli import RULES
-    from policies.videoscout import trained_rules
+    from video_env.envs.rules_record import trained_rules
 
     assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
 

@@ -106,6 +106,6 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     assert meta["continued_from"] == {"recipe": {"seed": 7}}
     assert meta["sft"]["steps"] == 2 and meta["sft"]["settings"]["freeze_vision"]
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
-    from policies.videoscout import trained_rules
+    from video_env.envs.rules_record import trained_rules
 
     assert trained_rules(tmp_path / "sft") == RULES["cpu-smoke"]()  # the data's, kept

@@ -203,6 +203,6 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     saved = transformers.AutoProcessor.from_pretrained(out)
     assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
     from policies.training.cli import RULES
-    from policies.videoscout import trained_rules
+    from video_env.envs.rules_record import trained_rules
 
     assert trained_rules(out) == RULES["cpu-smoke"]()  # benches under the rules it trained on

@@ -173,11 +173,15 @@ def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
 ) -> None:
     from policies import videoscout
     from policies.training.cli import RULES
+    from video_env.envs import rules_record
+    from video_env.pixel import PIXEL_VLM_DIR
 
+    # the shipped pixel VLM records the 16:9 frames it was trained on (train vlm writes it)
+    assert rules_record.trained_rules(PIXEL_VLM_DIR) == RULES["pixel-vlm"]()
     monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
     untrained = policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
     assert "rules" not in untrained.env_kwargs["pacing"]  # the paper's, the env's default
-    videoscout.save_trained_rules(tmp_path, RULES["pixel-vlm"]())
+    rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"]())
     trained = policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
     assert trained.env_kwargs["pacing"]["rules"] == RULES["pixel-vlm"]()
     env = PacingEnv("synth-tiny", **trained.env_kwargs["pacing"])
@@ -185,14 +189,14 @@ def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
     assert obs["frames"].shape[1:3] == (280, 504)  # the 16:9 frames it learned on
     given = videoscout.make_videoscout(f"qwen2.5-vl:{tmp_path}", rules=RULES["paper"]())
     assert given.env_kwargs["pacing"]["rules"] == RULES["paper"]()  # an explicit choice wins
-    (tmp_path / videoscout.RULES_FILE).write_text('{"rules": {"speed": 3}}')
+    (tmp_path / rules_record.RULES_FILE).write_text('{"rules": {"speed": 3}}')
     with pytest.raises(ConfigError, match="unknown keys"):
         policies.make(f"videoscout:qwen2.5-vl:{tmp_path}")
     # a trainer's checkpoint-N folder runs under its run's rules
     (tmp_path / "run" / "checkpoint-10").mkdir(parents=True)
-    videoscout.save_trained_rules(tmp_path / "run", RULES["pixel-vlm"]())
-    assert videoscout.trained_rules(tmp_path / "run" / "checkpoint-10") == RULES["pixel-vlm"]()
-    assert videoscout.trained_rules(tmp_path / "nothing") is None
+    rules_record.save_trained_rules(tmp_path / "run", RULES["pixel-vlm"]())
+    assert rules_record.trained_rules(tmp_path / "run" / "checkpoint-10") == RULES["pixel-vlm"]()
+    assert rules_record.trained_rules(tmp_path / "nothing") is None
     # only a local model's folder is looked at: an API model keeps the paper's rules
     api = policies.make("videoscout:openai:run")
     assert "rules" not in api.env_kwargs["pacing"]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.envs.rules_record import pixel_vlm_rules
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -23,14 +24,7 @@ RULES: dict[str, Callable[[], PacingRules]] = {
         speeds={1: SpeedSpec(4, 56, 1), 2: SpeedSpec(4, 56, 2), 4: SpeedSpec(2, 56, 4)},
         rewatch=SpeedSpec(4, 56, 1),
     ),
-    "pixel-vlm": lambda: PacingRules(
-        speeds={
-            1: SpeedSpec(20, 504, 1, 280),
-            2: SpeedSpec(16, 504, 2, 280),
-            4: SpeedSpec(12, 364, 4, 196),
-        },
-        rewatch=SpeedSpec(20, 504, 1, 280),
-    ),
+    "pixel-vlm": pixel_vlm_rules,
 }
 
 
@@ -74,7 +68,7 @@ def _rules(args: argparse.Namespace) -> PacingRules:
         return RULES[args.rules]()
     model = getattr(args, "model", None)
     if model:
-        from policies.videoscout import trained_rules
+        from video_env.envs.rules_record import trained_rules
 
         recorded = trained_rules(model)
         if recorded is not None:
@@ -232,7 +226,7 @@ def _trl(args: argparse.Namespace) -> int:
     )  # fmt: skip
     result = trainer.train()
     trainer.save_model(args.out)
-    from policies.videoscout import save_trained_rules
+    from video_env.envs.rules_record import save_trained_rules
 
     save_trained_rules(args.out, rules)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")

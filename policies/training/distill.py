@@ -37,10 +37,10 @@ import numpy as np
 from PIL import Image
 
 from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
-from policies.videoscout import RULES_FILE, save_trained_rules, trained_rules
 from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import RULES_FILE, save_trained_rules, trained_rules
 from video_env.errors import ConfigError
 from video_env.metrics.answers import extract_option, normalize_text
 from video_env.types import VideoQA

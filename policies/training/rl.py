@@ -39,9 +39,9 @@ from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
-from policies.videoscout import save_trained_rules
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import save_trained_rules
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 from video_env.types import VideoQA

@@ -22,8 +22,8 @@ from typing import Any
 
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
-from policies.videoscout import RULES_FILE, save_trained_rules, trained_rules
 from video_env._optional import require
+from video_env.envs.rules_record import RULES_FILE, save_trained_rules, trained_rules
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 

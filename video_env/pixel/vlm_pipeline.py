@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from video_env._optional import require
+from video_env.envs.rules_record import pixel_vlm_rules, save_trained_rules
 from video_env.pixel import PIXEL_VLM_MARKER
 from video_env.pixel.data import split_videos
 from video_env.pixel.vlm_binding import init_match_head
@@ -122,6 +123,7 @@ def train_pixel_vlm(
         meta["continued_from"] = previous
     save_checkpoint(model, processor, out)
     (out / MARKER).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    save_trained_rules(out, pixel_vlm_rules())  # VideoScout runs it on the frames it knows
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
     progress(f"saved to {out} ({size:.1f} MB, {meta['seconds']['total']:.0f} s in all)")
     return meta

@@ -1,0 +1,67 @@
+"""The pacing rules a checkpoint (or a distilled dataset) was made under, kept in its folder.
+
+A model trained in the Pacing env learned its frames: how many a turn and at what size.
+``videoscout.json`` in the model's folder records those :class:`PacingRules`
+(:meth:`PacingRules.to_dict`), so that whoever runs the model by its folder runs it under
+the same rules. The training commands write it, and so does ``video-env train vlm`` for
+the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.errors import ConfigError
+
+__all__ = ["RULES_FILE", "pixel_vlm_rules", "save_trained_rules", "trained_rules"]
+
+#: The file in a data or checkpoint folder naming the pacing rules it was made under.
+RULES_FILE = "videoscout.json"
+
+
+def pixel_vlm_rules() -> PacingRules:
+    """The pacing preset ``pixel-vlm``: the paper's frame counts at the pixel VLM's size.
+
+    Its own 16:9 fed size, 504x280 (4x at the paper's 316/448 of that side, 364x196): that
+    model never saw a square frame.
+    """
+    return PacingRules(
+        speeds={
+            1: SpeedSpec(20, 504, 1, 280),
+            2: SpeedSpec(16, 504, 2, 280),
+            4: SpeedSpec(12, 364, 4, 196),
+        },
+        rewatch=SpeedSpec(20, 504, 1, 280),
+    )
+
+
+def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
+    """Record in ``folder`` the pacing rules its data or checkpoint was made under."""
+    path = Path(folder) / RULES_FILE
+    path.write_text(json.dumps({"rules": rules.to_dict()}, indent=2) + "\n", "utf-8")
+    return path
+
+
+def trained_rules(folder: str | Path) -> PacingRules | None:
+    """The pacing rules recorded in ``folder`` (``None`` when it records none).
+
+    A trainer's intermediate ``checkpoint-N`` folder without a record of its own takes its
+    run's (the parent folder's).
+
+    Raises:
+        ConfigError: When the record is not valid JSON or not pacing rules.
+    """
+    path = Path(folder) / RULES_FILE
+    if not path.is_file() and Path(folder).name.startswith("checkpoint-"):
+        path = Path(folder).parent / RULES_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path}: not JSON ({err})") from err
+    if not isinstance(record, dict) or not isinstance(record.get("rules"), dict):
+        raise ConfigError(f"{path}: no 'rules' object")
+    return PacingRules.from_dict(record["rules"])
