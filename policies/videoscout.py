@@ -185,8 +185,9 @@ def resolve_vision_chat(spec: str) -> VisionChat:
 def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     """``videoscout:SPEC`` in the registry (e.g. ``videoscout:qwen2.5-vl:PATH``).
 
-    A checkpoint folder that records its pacing rules (:data:`RULES_FILE`, written by the
-    training commands) runs under them unless ``rules`` is given.
+    A checkpoint folder that records its pacing rules (``videoscout.json``,
+    :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
+    unless ``rules`` is given.
     """
     kind, _, model = spec.partition(":")
     if "rules" not in settings and kind in ("qwen2.5-vl", "transformers") and model:

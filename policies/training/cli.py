@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
-from video_env.envs.rules_record import pixel_vlm_rules
+from video_env.envs.rules_record import pixel_vlm_rules, save_trained_rules, trained_rules
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -68,8 +68,6 @@ def _rules(args: argparse.Namespace) -> PacingRules:
         return RULES[args.rules]()
     model = getattr(args, "model", None)
     if model:
-        from video_env.envs.rules_record import trained_rules
-
         recorded = trained_rules(model)
         if recorded is not None:
             print(f"pacing rules: those recorded in {model} (videoscout.json)")
@@ -226,8 +224,6 @@ def _trl(args: argparse.Namespace) -> int:
     )  # fmt: skip
     result = trainer.train()
     trainer.save_model(args.out)
-    from video_env.envs.rules_record import save_trained_rules
-
     save_trained_rules(args.out, rules)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0

@@ -138,9 +138,8 @@ class PacingRules:
                 }
             if "rewatch" in fields:
                 fields["rewatch"] = _speed_spec(fields["rewatch"])
-            for name in ("memory_words",):
-                if name in fields and not _is_int(fields[name]):
-                    raise TypeError(f"{name} must be an integer")
+            if "memory_words" in fields and not _is_int(fields["memory_words"]):
+                raise TypeError("memory_words must be an integer")
             for name in ("format_reward", "timing_reward"):
                 if name in fields and not isinstance(fields[name], int | float):
                     raise TypeError(f"{name} must be a number")
