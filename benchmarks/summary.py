@@ -59,8 +59,16 @@ def policy_label(record: dict[str, Any]) -> str:
     and is shown as ``"<policy> (offline fallback)"``. A call that succeeded but whose
     reply was rejected (null content, wrong types, a 10 MB reply) is no used reply.
     Records written before ``llm_replies_used`` existed fall back on ``llm_calls``.
+
+    A Pacing episode played under other rules than the paper's (another frame count or
+    size: ``pacing_rules`` of the record) is shown as ``"<policy> [<rules> rules]"``, so
+    a run that mixes a checkpoint trained on the pixel VLM's 16:9 frames with a hub model
+    on the paper's never averages or ranks them as one setting.
     """
     policy = str(record["policy"])
+    rules = record.get("pacing_rules")
+    if isinstance(rules, str) and rules != "paper":
+        policy += f" [{rules} rules]"
     if not _count(record.get("llm_reply_failures")):
         return policy
     used = record.get("llm_replies_used")

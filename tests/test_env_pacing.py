@@ -187,6 +187,25 @@ def test_answer_window_defaults_to_the_window_on_screen(samples: list[VideoQA]) 
     assert info["episode"]["window"] == [30.0, 90.0]
 
 
+def test_episode_records_name_the_pacing_rules(samples: list[VideoQA]) -> None:
+    from benchmarks.summary import policy_label
+    from video_env.envs.rules_record import pixel_vlm_rules, rules_name
+
+    custom = PacingRules(memory_words=50)
+    names = []
+    for rules in (None, pixel_vlm_rules(), custom):
+        env = make(samples, rules=rules)
+        *_, info = env.step(AnswerAction("A"))
+        names.append(info["episode"]["pacing_rules"])
+    assert names[:2] == ["paper", "pixel-vlm"]
+    assert names[2].startswith("custom-") and names[2] == rules_name(PacingRules(memory_words=50))
+    assert names[2] != rules_name(PacingRules(memory_words=51))
+    env = make(samples, rules=pixel_vlm_rules())
+    assert env.abandon("policy error")["pacing_rules"] == "pixel-vlm"
+    assert policy_label({"policy": "p", "pacing_rules": "paper"}) == "p"
+    assert policy_label({"policy": "p", "pacing_rules": "pixel-vlm"}) == "p [pixel-vlm rules]"
+
+
 def test_invalid_actions_end_the_episode_past_the_allowance(samples: list[VideoQA]) -> None:
     env = make(samples, max_invalid_actions=2)
     for k in range(3):

@@ -191,6 +191,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 self.judge,
                 "answer" if terminated else "invalid_actions",
             )
+            record.update(self._record_fields())
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
@@ -232,7 +233,15 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         episode = self._require_episode_or_done()
         if episode.done:
             raise RuntimeError("the episode has already ended")
-        return episode.finish(None, None, {}, self.judge, reason)
+        return {**episode.finish(None, None, {}, self.judge, reason), **self._record_fields()}
+
+    def _record_fields(self) -> dict[str, Any]:
+        """Settings of this env that ``info["episode"]`` records (none by default).
+
+        An env whose settings change what a policy sees (the Pacing env's frames) names
+        them here, so that results made under different settings never pass as one.
+        """
+        return {}
 
     def close(self) -> None:
         """Release the current video."""

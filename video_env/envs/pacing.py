@@ -14,6 +14,7 @@ from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
+from video_env.envs.rules_record import rules_name
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -365,6 +366,10 @@ class PacingEnv(VideoQAEnv):
         pixels = self.video.frames(self._last_times, size=Resize.exact(size.width, size.height))
         out[: len(pixels), : size.height, : size.width] = pixels
         return out
+
+    def _record_fields(self) -> dict[str, Any]:
+        """The pacing rules' name (:func:`~video_env.envs.rules_record.rules_name`)."""
+        return {"pacing_rules": rules_name(self.rules)}
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

@@ -9,13 +9,14 @@ the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
 
-__all__ = ["RULES_FILE", "pixel_vlm_rules", "save_trained_rules", "trained_rules"]
+__all__ = ["RULES_FILE", "pixel_vlm_rules", "rules_name", "save_trained_rules", "trained_rules"]
 
 #: The file in a data or checkpoint folder naming the pacing rules it was made under.
 RULES_FILE = "videoscout.json"
@@ -35,6 +36,20 @@ def pixel_vlm_rules() -> PacingRules:
         },
         rewatch=SpeedSpec(20, 504, 1, 280),
     )
+
+
+def rules_name(rules: PacingRules) -> str:
+    """A short name of ``rules`` for episode records and result tables.
+
+    ``paper`` and ``pixel-vlm`` for those presets; any other rules ``custom-`` and the
+    first 8 hex digits of a hash of :meth:`PacingRules.to_dict` (equal rules, equal name).
+    """
+    if rules == PacingRules():
+        return "paper"
+    if rules == pixel_vlm_rules():
+        return "pixel-vlm"
+    text = json.dumps(rules.to_dict(), sort_keys=True)
+    return "custom-" + hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
 
 
 def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
