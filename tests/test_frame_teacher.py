@@ -150,3 +150,41 @@ def test_a_scenes_teacher_names_the_scenes_and_the_asked_needle_only() -> None:
     reply = _turn(teacher, video, Interval(asked.start + 0.5, asked.start + 3.0), 4)
     assert f"I see {asked.statement}. Answer: " in reply and 'answer("' in reply
     assert reply.split("<memory>")[1].startswith("Seen: ")
+
+
+def test_a_blind_teacher_skims_to_the_end_and_guesses_the_option_of_its_try() -> None:
+    samples = split_samples("train", 1)
+    mcq = next(s for s in samples if s.options)
+    video = mcq.video
+    assert isinstance(video, SynthVideo) and mcq.options is not None
+    chunks = SMOKE.chunks(video.duration)
+    teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
+    for attempt in range(len(mcq.options)):
+        teacher.begin_question(mcq, attempt)
+        assert teacher.blind
+        early = _turn(teacher, video, chunks[0], 4)
+        assert re.search(r"<action>speed\([24]x\)</action>", early), early
+        assert "I see" not in early, "a blind turn names the scenes only"
+        last = _turn(teacher, video, chunks[-1], 4)
+        letter = "ABCD"[attempt]
+        assert f'<action>answer("{letter}", [' in last and f"Guess: {letter} (" in last
+    open_question = next(s for s in samples if not s.options)
+    teacher.begin_question(open_question, 0)
+    assert not teacher.blind, "an open question has no option to guess"
+    with pytest.raises(ConfigError, match="guess_share"):
+        FrameScriptedTeacher(SMOKE, guess_share=1.5)
+
+
+def test_distilled_blind_questions_keep_the_try_whose_guess_was_right(tmp_path: Path) -> None:
+    samples = [s for s in split_samples("train", 1) if s.options][:2]
+    teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
+    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, tries=4))
+    assert stats.kept == len(samples), stats.summary()
+    kept = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
+    for row, sample in zip(kept, samples, strict=True):
+        assert row["tries"] == "ABCD".index(str(sample.answer)) + 1
+    finals = [
+        json.loads(line)["completion"][0]["content"]
+        for line in (tmp_path / "turns.jsonl").read_text().splitlines()
+    ]
+    assert sum("Guess: " in reply for reply in finals) == len(samples)

@@ -75,8 +75,11 @@ def _rules(args: argparse.Namespace) -> PacingRules:
     return RULES["paper"]()
 
 
-def _teacher(spec: str, mistake_rate: float, rules: PacingRules) -> Any:
-    if spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:"):
+def _teacher(spec: str, mistake_rate: float, rules: PacingRules, guess_share: float = 0.0) -> Any:
+    frame_teacher = spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:")
+    if guess_share and not frame_teacher:
+        raise ConfigError(f"--guess-share is a setting of the {FRAME_TEACHER} teacher only")
+    if frame_teacher:
         from policies.training.frame_teacher import FrameScriptedTeacher
 
         print(
@@ -84,7 +87,7 @@ def _teacher(spec: str, mistake_rate: float, rules: PacingRules) -> Any:
             "reasoning and notes about what each turn's frames show (not a model)"
         )
         style = spec.partition(":")[2] or "timestamps"
-        return FrameScriptedTeacher(rules, style=style)  # type: ignore[arg-type]
+        return FrameScriptedTeacher(rules, style=style, guess_share=guess_share)  # type: ignore[arg-type]
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
 
@@ -110,7 +113,8 @@ def _distill(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     samples = _samples(args)
-    teacher = _teacher(args.teacher, args.mistake_rate, config.rules or PacingRules())
+    rules = config.rules or PacingRules()
+    teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share)
     stats = distill(teacher, samples, args.out, config)
     print(stats.summary())
     print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
@@ -289,6 +293,10 @@ def add_training_commands(kinds: Any) -> None:
     distill.add_argument("--max-turns", type=int, default=64)
     distill.add_argument("--mistake-rate", type=float, default=0.0,
                          help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
+    distill.add_argument("--guess-share", type=float, default=0.0,
+                         help=f"share of MCQs the {FRAME_TEACHER} teacher plays blind: skims "
+                         "at a steady speed and guesses at the end (guess = option of the "
+                         "try; answer verification keeps the right one)")  # fmt: skip
     _dataset_args(distill)
     distill.set_defaults(func=_distill)
 

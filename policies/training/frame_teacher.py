@@ -12,6 +12,13 @@ trained on its turns learns to describe frames, to note what it saw, and to answ
 what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
 the student can only learn its average (docs/training.md).
 
+With ``guess_share`` > 0 a share of the multiple-choice questions is played *blind*: the
+teacher skims at a steady 2x or 4x, writes only the scenes, and at the window that reaches
+the end of the video answers with a guess — option ``attempt`` of the question, so the
+distiller's answer verification keeps the try whose guess was right. Those episodes show
+a student what a student that cannot spot the needle must do: reach the end and answer
+there (a state no sighted episode shows) with the window it watched last.
+
 Compare :class:`~policies.training.teachers.GroundTruthScriptedTeacher`, whose thoughts
 name the evidence window outright (a pipeline check, not data to learn from).
 """
@@ -24,6 +31,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from policies.training.teachers import frame_times, scripted_completion
+from video_env._seeding import stable_seed
 from video_env.backends.base import VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing_rules import PacingRules
@@ -56,6 +64,11 @@ class FrameScriptedTeacher:
             frames show alone — easier for a tiny student, which copies numbers poorly) or
             ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
             or ``scenes`` (terse, naming the scenes and the asked needle only).
+        guess_share: Share of the multiple-choice questions played blind (see the module
+            docs), chosen per question by a stable hash of its id; 0 plays none.
+
+    Raises:
+        ConfigError: On an unknown style or a share outside [0, 1].
     """
 
     name = "frame-scripted-teacher"
@@ -66,9 +79,13 @@ class FrameScriptedTeacher:
         rules: PacingRules | None = None,
         notes_kept: int = 6,
         style: TeacherStyle = "timestamps",
+        guess_share: float = 0.0,
     ) -> None:
         if style not in TEACHER_STYLES:
             raise ConfigError(f"unknown teacher style {style!r}; one of {TEACHER_STYLES}")
+        if not 0.0 <= guess_share <= 1.0:
+            raise ConfigError(f"guess_share must lie in [0, 1], got {guess_share}")
+        self.guess_share = guess_share
         self.rules = rules or PacingRules()
         self.notes_kept = notes_kept
         self.style = style
@@ -77,9 +94,12 @@ class FrameScriptedTeacher:
         self._asked: Needle | None = None
         self._notes: dict[str, str] = {}  # needle id -> note, in the order first seen
         self._watched = 0.0
+        self._blind: tuple[int, str] | None = None  # (steady speed, guessed option) if blind
 
     def begin_question(self, sample: VideoQA, attempt: int) -> None:
-        """Take the next episode's question (the distiller calls this); ``attempt`` unused.
+        """Take the next episode's question (the distiller calls this).
+
+        ``attempt`` picks a blind question's guess (option ``attempt`` modulo their number).
 
         Raises:
             ConfigError: If the sample is not a synthetic video's needle question.
@@ -91,6 +111,16 @@ class FrameScriptedTeacher:
         self._sample, self._asked = sample, asked
         self._notes = {}
         self._watched = 0.0
+        self._blind = None
+        draw = stable_seed("guess", sample.id) % 10_000 / 10_000
+        if sample.options and draw < self.guess_share:
+            speed = 4 if stable_seed("guess-speed", sample.id) % 2 else 2
+            self._blind = (speed, OPTION_LETTERS[attempt % len(sample.options)])
+
+    @property
+    def blind(self) -> bool:
+        """Whether the current question is played blind (see the module docs)."""
+        return self._blind is not None
 
     def chat(
         self,
@@ -109,7 +139,9 @@ class FrameScriptedTeacher:
         seen = describe(video, times, self.style)
         shows = [t for t in times if asked.visible(t)]
         memory = self._remember(video, times)
-        if shows:
+        if self._blind is not None:
+            text = self._blind_turn(sample, video, seen, times, memory)
+        elif shows:
             text = self._answer(sample, asked, seen, shows, times, memory)
         else:
             thought, action = self._pace(video, asked, seen, times)
@@ -162,6 +194,25 @@ class FrameScriptedTeacher:
         return (
             f"<think>{thought}</think><memory>{memory}</memory>"
             f'<action>answer("{reply}", [{window.start:.0f}, {window.end:.0f}])</action>'
+        )
+
+    def _blind_turn(
+        self, sample: VideoQA, video: SynthVideo, seen: str, times: list[float], memory: str
+    ) -> str:
+        """A blind question's turn: skim at its steady speed; guess where the video ends."""
+        assert self._blind is not None and sample.options
+        speed, letter = self._blind
+        if max(times) < self.rules.chunks(video.duration)[-1].start:
+            pace = "Skim." if self.style in ("terse", "scenes") else "I skim on."
+            return (
+                f"<think>{seen} {pace}</think><memory>{memory}</memory>"
+                f"<action>speed({speed}x)</action>"
+            )
+        said = f"{letter} ({sample.options[OPTION_LETTERS.index(letter)]})"
+        end = "End of the video." if self.style in ("terse", "scenes") else "The video ends."
+        return (
+            f"<think>{seen} {end} Guess: {said}.</think><memory>{memory}</memory>"
+            f'<action>answer("{letter}", [{min(times):.0f}, {max(times):.0f}])</action>'
         )
 
     def _pace(
