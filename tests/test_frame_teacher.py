@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from policies.training.cli import RULES, split_samples
-from policies.training.distill import DistillConfig, distill
+from policies.training.distill import DistillConfig, distill, load_reference_chunks
 from policies.training.frame_teacher import FrameScriptedTeacher, describe
 from video_env.backends.base import FrameBatch
 from video_env.errors import ConfigError
@@ -183,6 +183,8 @@ def test_distilled_blind_questions_keep_the_try_whose_guess_was_right(tmp_path: 
     kept = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     for row, sample in zip(kept, samples, strict=True):
         assert row["tries"] == "ABCD".index(str(sample.answer)) + 1
+        assert row["reference_chunk"] is None, "a guess marks no evidence"
+    assert load_reference_chunks(tmp_path / "trajectories.jsonl") == {}
     finals = [
         json.loads(line)["completion"][0]["content"]
         for line in (tmp_path / "turns.jsonl").read_text().splitlines()

@@ -17,7 +17,9 @@ Output folder:
 - ``images/``: the PNG frames (lossless).
 - ``trajectories.jsonl``: one row per kept question: the teacher's answer, window,
   reward and its parts, turns, tries, and ``reference_chunk`` — the chunks the teacher had
-  passed when answering, the T of the timing reward (:func:`with_reference_chunks`).
+  passed when answering, the T of the timing reward (:func:`with_reference_chunks`);
+  ``null`` where the teacher said it guessed (a teacher whose ``blind`` attribute is true
+  after the kept episode), since its answer turn then marks no evidence.
 - ``questions.jsonl``: every finished question (kept or dropped, tries, reasons). A run
   resumes after the last finished question; rows of an unfinished one are discarded.
 """
@@ -269,7 +271,8 @@ def distill(
     """Distil verified teacher trajectories of ``samples`` into ``out`` (resumable).
 
     A teacher with a ``begin_question(sample, attempt)`` method is told each question
-    before its episodes — only the scripted ground-truth teacher of tests has one.
+    before its episodes (the scripted teachers have one); one whose ``blind`` attribute
+    is true after an episode guessed its answer (no reference chunk is recorded).
 
     Returns:
         The run's statistics (also written to ``out/stats.json``).
@@ -314,7 +317,8 @@ def distill(
             if not why:
                 kept = run
                 break
-        _finish(folder, sample, kept, reasons, stats)
+        guessed = kept is not None and bool(getattr(teacher, "blind", False))
+        _finish(folder, sample, kept, reasons, stats, guessed=guessed)
         if log is not None:
             log(f"{sample.id}: {'kept' if kept else 'dropped'} after {len(reasons)} tries")
     (folder / "stats.json").write_text(json.dumps(stats.to_dict(), indent=2), "utf-8")
@@ -327,6 +331,8 @@ def _finish(
     kept: EpisodeRun | None,
     reasons: list[list[str]],
     stats: DistillStats,
+    *,
+    guessed: bool = False,
 ) -> None:
     if kept is not None:
         stem = _safe(sample.id)
@@ -337,7 +343,10 @@ def _finish(
             rows.append({**row, "sample_id": sample.id, "turn": i})
         _append(folder / "turns.jsonl", rows)
         record = kept.record
-        _append(folder / "trajectories.jsonl", [_trajectory(sample, kept, len(reasons))])
+        trajectory = _trajectory(sample, kept, len(reasons))
+        if guessed:
+            trajectory["reference_chunk"] = None
+        _append(folder / "trajectories.jsonl", [trajectory])
         stats.kept += 1
         stats.turns += len(rows)
         stats.tries_of_kept[len(reasons)] += 1
@@ -365,8 +374,13 @@ def _trajectory(sample: VideoQA, run: EpisodeRun, tries: int) -> dict[str, Any]:
 
 
 def load_reference_chunks(path: str | Path) -> dict[str, int]:
-    """``sample_id → reference_chunk`` from a ``trajectories.jsonl``."""
-    return {str(r["sample_id"]): int(r["reference_chunk"]) for r in _read_rows(Path(path))}
+    """``sample_id → reference_chunk`` from a ``trajectories.jsonl`` (guessed ones left out)."""
+    rows = _read_rows(Path(path))
+    return {
+        str(r["sample_id"]): int(r["reference_chunk"])
+        for r in rows
+        if r.get("reference_chunk") is not None
+    }
 
 
 def with_reference_chunks(samples: Iterable[VideoQA], chunks: dict[str, int]) -> list[VideoQA]:
