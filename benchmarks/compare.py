@@ -20,7 +20,7 @@ import numpy as np
 
 from benchmarks.provenance import differences
 from benchmarks.records import EpisodeLog, dedupe
-from benchmarks.summary import model_tokens
+from benchmarks.summary import model_tokens, rules_suffix, with_known_rules
 from video_env.errors import ConfigError
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
@@ -40,12 +40,13 @@ def _value(record: dict[str, Any], metric: str) -> float:
 
 
 def _runs(folder: str | os.PathLike[str]) -> dict[tuple[str, str], dict[tuple[str, int], Any]]:
-    records = dedupe(EpisodeLog(folder).load())
+    records = with_known_rules(dedupe(EpisodeLog(folder).load()))
     if not records:
         raise ConfigError(f"{folder} holds no episode records")
     out: dict[tuple[str, str], dict[tuple[str, int], Any]] = defaultdict(dict)
     for r in records:
-        out[(r["env"], r["policy"])][(str(r.get("sample_id")), int(r.get("seed") or 0))] = r
+        policy = str(r["policy"]) + rules_suffix(r)  # other pacing rules: another setting
+        out[(r["env"], policy)][(str(r.get("sample_id")), int(r.get("seed") or 0))] = r
     return out
 
 

@@ -72,7 +72,7 @@ _FIXED = (
 
 def base_name(policy: str) -> str:
     """The policy's name without ``[offline]``, a fallback note or a family's argument."""
-    name = policy.split(" (")[0].split("[")[0]
+    name = policy.split(" (")[0].split("[")[0].strip()
     family, colon, _ = name.partition(":")
     return family if colon and family.startswith(("pacing-", "videoscout", "uniform-")) else name
 

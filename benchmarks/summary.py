@@ -60,20 +60,50 @@ def policy_label(record: dict[str, Any]) -> str:
     reply was rejected (null content, wrong types, a 10 MB reply) is no used reply.
     Records written before ``llm_replies_used`` existed fall back on ``llm_calls``.
 
-    A Pacing episode played under other rules than the paper's (another frame count or
-    size: ``pacing_rules`` of the record) is shown as ``"<policy> [<rules> rules]"``, so
-    a run that mixes a checkpoint trained on the pixel VLM's 16:9 frames with a hub model
-    on the paper's never averages or ranks them as one setting.
+    A Pacing episode played under other rules than the paper's is shown under
+    :func:`rules_suffix` too.
     """
-    policy = str(record["policy"])
-    rules = record.get("pacing_rules")
-    if isinstance(rules, str) and rules != "paper":
-        policy += f" [{rules} rules]"
+    policy = str(record["policy"]) + rules_suffix(record)
     if not _count(record.get("llm_reply_failures")):
         return policy
     used = record.get("llm_replies_used")
     none_used = not _count(used) if used is not None else not _count(record.get("llm_calls"))
     return policy + FALLBACK_SUFFIX if none_used else policy
+
+
+def rules_suffix(record: dict[str, Any]) -> str:
+    """``" [<rules> rules]"`` for a Pacing episode under other rules than the paper's.
+
+    Any difference in the rules (frames, sizes, chunk table, memory budget, reward
+    weights) gives them another name (``pacing_rules``, from
+    :func:`video_env.envs.rules_record.rules_name`), so a run that mixes a checkpoint
+    trained on the pixel VLM's 16:9 frames with a hub model on the paper's never averages
+    or ranks them as one setting. Records without the field (written before it existed,
+    or of other envs) get no suffix.
+    """
+    rules = record.get("pacing_rules")
+    return f" [{rules} rules]" if isinstance(rules, str) and rules != "paper" else ""
+
+
+def with_known_rules(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records``, where one lacks ``pacing_rules``, given those of its (env, policy).
+
+    A job lost with its worker has a record made without its env; when every other
+    record of that env and policy names one set of rules, it ran under them too, and is
+    counted (as a failure) in their row; when they name several, it gets ``unknown``
+    (its own row), never a guess.
+    """
+    known: dict[tuple[Any, Any], set[str]] = defaultdict(set)
+    for r in records:
+        if isinstance(r.get("pacing_rules"), str):
+            known[(r.get("env"), r.get("policy"))].add(r["pacing_rules"])
+    out = []
+    for r in records:
+        names = known.get((r.get("env"), r.get("policy")), set())
+        if "pacing_rules" not in r and names:
+            r = {**r, "pacing_rules": next(iter(names)) if len(names) == 1 else "unknown"}
+        out.append(r)
+    return out
 
 
 def _count(value: Any) -> int:
@@ -96,7 +126,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     fallback get their own row (see :func:`policy_label`).
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
+    for r in with_known_rules(records):
         groups[(r["env"], policy_label(r))].append(r)
     rows = []
     for (env, policy), rs in sorted(groups.items()):
@@ -141,7 +171,7 @@ NOT_MEASURED = ("accuracy", "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "
 def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Accuracy (with its clustered bootstrap CI) and GToU per (env, policy, category)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
+    for r in with_known_rules(records):
         groups[(r["env"], policy_label(r), str(r.get("category") or "(none)"))].append(r)
     rows = []
     for (env, policy, category), rs in sorted(groups.items()):

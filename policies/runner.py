@@ -78,6 +78,7 @@ def run_episode(
                 "answer": None,
                 "correct": False,  # a failure counts as wrong, as any failed episode
                 "ended_by": "error",
+                **(base.record_fields() if hasattr(base, "record_fields") else {}),
             }
     cost = policy.usage - usage_before
     for step, llm in zip(record.get("trajectory") or [], step_costs, strict=False):

@@ -200,10 +200,24 @@ def test_episode_records_name_the_pacing_rules(samples: list[VideoQA]) -> None:
     assert names[:2] == ["paper", "pixel-vlm"]
     assert names[2].startswith("custom-") and names[2] == rules_name(PacingRules(memory_words=50))
     assert names[2] != rules_name(PacingRules(memory_words=51))
+    assert rules_name(PacingRules(format_reward=1)) == rules_name(PacingRules(format_reward=1.0))
+    assert rules_name(PacingRules.from_dict(custom.to_dict())) == names[2], "read back: same"
     env = make(samples, rules=pixel_vlm_rules())
     assert env.abandon("policy error")["pacing_rules"] == "pixel-vlm"
     assert policy_label({"policy": "p", "pacing_rules": "paper"}) == "p"
     assert policy_label({"policy": "p", "pacing_rules": "pixel-vlm"}) == "p [pixel-vlm rules]"
+
+
+def test_a_lost_job_counts_in_the_row_of_its_policy_s_rules() -> None:
+    from benchmarks.summary import summarize
+
+    done = {"env": "pacing", "policy": "p", "pacing_rules": "pixel-vlm", "correct": True}
+    lost = {"env": "pacing", "policy": "p", "correct": False, "error": "worker died"}
+    (row,) = summarize([done, lost])
+    assert row["policy"] == "p [pixel-vlm rules]"
+    assert (row["episodes"], row["failures"], row["accuracy"]) == (2, 1, 0.5)
+    mixed = summarize([done, {**done, "pacing_rules": "paper"}, lost])
+    assert [r["policy"] for r in mixed] == ["p", "p [pixel-vlm rules]", "p [unknown rules]"]
 
 
 def test_invalid_actions_end_the_episode_past_the_allowance(samples: list[VideoQA]) -> None:

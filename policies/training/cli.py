@@ -113,6 +113,12 @@ def _distill(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     samples = _samples(args)
+    options = max((len(s.options or ()) for s in samples), default=0)
+    if args.guess_share and args.tries < options:
+        raise ConfigError(
+            f"--guess-share needs --tries >= {options} (the options of a question): a blind "
+            "question guesses option k on try k, and answer verification keeps the right one"
+        )
     rules = config.rules or PacingRules()
     teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share)
     stats = distill(teacher, samples, args.out, config)
@@ -294,9 +300,10 @@ def add_training_commands(kinds: Any) -> None:
     distill.add_argument("--mistake-rate", type=float, default=0.0,
                          help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
     distill.add_argument("--guess-share", type=float, default=0.0,
-                         help=f"share of MCQs the {FRAME_TEACHER} teacher plays blind: skims "
-                         "at a steady speed and guesses at the end (guess = option of the "
-                         "try; answer verification keeps the right one)")  # fmt: skip
+                         help=f"share of MCQs the {FRAME_TEACHER}:scenes teacher plays "
+                         "blind: skims at a steady speed and guesses at the end (option k "
+                         "on try k; answer verification keeps the right one, so --tries "
+                         "must cover the options)")  # fmt: skip
     _dataset_args(distill)
     distill.set_defaults(func=_distill)
 

@@ -89,6 +89,7 @@ class DistillStats:
 
     questions: int = 0
     kept: int = 0
+    guessed: int = 0
     dropped: int = 0
     resumed: int = 0
     episodes: int = 0
@@ -106,7 +107,8 @@ class DistillStats:
             f"questions {self.questions} (resumed {self.resumed}): kept {self.kept}, "
             f"dropped {self.dropped}; {self.episodes} teacher episodes, {self.turns} turns "
             f"kept; mean reward of kept {mean:.3f}\n"
-            f"tries per kept question: {tries or '-'}\nrejected episodes by reason: {why}"
+            + (f"kept by a right guess (blind): {self.guessed}\n" if self.guessed else "")
+            + f"tries per kept question: {tries or '-'}\nrejected episodes by reason: {why}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,6 +116,7 @@ class DistillStats:
         return {
             "questions": self.questions,
             "kept": self.kept,
+            "guessed": self.guessed,
             "dropped": self.dropped,
             "resumed": self.resumed,
             "episodes": self.episodes,
@@ -346,6 +349,7 @@ def _finish(
         trajectory = _trajectory(sample, kept, len(reasons))
         if guessed:
             trajectory["reference_chunk"] = None
+            stats.guessed += 1
         _append(folder / "trajectories.jsonl", [trajectory])
         stats.kept += 1
         stats.turns += len(rows)

@@ -12,12 +12,18 @@ trained on its turns learns to describe frames, to note what it saw, and to answ
 what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
 the student can only learn its average (docs/training.md).
 
-With ``guess_share`` > 0 a share of the multiple-choice questions is played *blind*: the
-teacher skims at a steady 2x or 4x, writes only the scenes, and at the window that reaches
-the end of the video answers with a guess — option ``attempt`` of the question, so the
-distiller's answer verification keeps the try whose guess was right. Those episodes show
-a student what a student that cannot spot the needle must do: reach the end and answer
-there (a state no sighted episode shows) with the window it watched last.
+With ``guess_share`` > 0 (``scenes`` style only) a share of the multiple-choice questions
+is played *blind*, as a student that cannot spot the needle plays them: the teacher skims
+at a steady 2x or 4x, writes only the scenes (true of the frames whether or not one shows
+the needle; it does not look for it), and at the window that reaches the last chunk
+answers with a guess — option ``attempt`` of the question, so the distiller's answer
+verification keeps the try whose guess was right (it needs as many tries as options).
+Those episodes show the state no sighted episode shows: the end of the video, where only
+``answer`` is legal, answered with the window watched last. The distiller records no
+reference chunk for them (:attr:`FrameScriptedTeacher.blind`).
+
+Where a turn's window lies is read from the prompt's window line ("chunks 3 to 6"), as
+a model teacher reads it; without one (a bare test message), from the frame times.
 
 Compare :class:`~policies.training.teachers.GroundTruthScriptedTeacher`, whose thoughts
 name the evidence window outright (a pipeline check, not data to learn from).
@@ -25,6 +31,7 @@ name the evidence window outright (a pipeline check, not data to learn from).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal, get_args
 
@@ -65,10 +72,12 @@ class FrameScriptedTeacher:
             ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
             or ``scenes`` (terse, naming the scenes and the asked needle only).
         guess_share: Share of the multiple-choice questions played blind (see the module
-            docs), chosen per question by a stable hash of its id; 0 plays none.
+            docs), chosen per question by a stable hash of its id; 0 plays none. Needs
+            the ``scenes`` style, whose words never name a needle.
 
     Raises:
-        ConfigError: On an unknown style or a share outside [0, 1].
+        ConfigError: On an unknown style, a share outside [0, 1], or a share with
+            another style than ``scenes``.
     """
 
     name = "frame-scripted-teacher"
@@ -85,6 +94,11 @@ class FrameScriptedTeacher:
             raise ConfigError(f"unknown teacher style {style!r}; one of {TEACHER_STYLES}")
         if not 0.0 <= guess_share <= 1.0:
             raise ConfigError(f"guess_share must lie in [0, 1], got {guess_share}")
+        if guess_share and style != "scenes":
+            raise ConfigError(
+                "guess_share needs the scenes style: other styles name every needle a "
+                "frame shows, which a blind turn must not"
+            )
         self.guess_share = guess_share
         self.rules = rules or PacingRules()
         self.notes_kept = notes_kept
@@ -136,15 +150,20 @@ class FrameScriptedTeacher:
         video = sample.video
         assert isinstance(video, SynthVideo)
         times = [t for m in messages for t in frame_times(m)]
+        chunks = self.rules.chunks(video.duration)
+        span = _window_span(messages) or (
+            _chunk_of(chunks, min(times)),
+            _chunk_of(chunks, max(times)),
+        )
         seen = describe(video, times, self.style)
         shows = [t for t in times if asked.visible(t)]
         memory = self._remember(video, times)
         if self._blind is not None:
-            text = self._blind_turn(sample, video, seen, times, memory)
+            text = self._blind_turn(sample, seen, times, memory, span[1] >= len(chunks))
         elif shows:
             text = self._answer(sample, asked, seen, shows, times, memory)
         else:
-            thought, action = self._pace(video, asked, seen, times)
+            thought, action = self._pace(video, asked, seen, span)
             text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
         self.usage = self.usage + Cost(llm_calls=1)
         return scripted_completion(self.name, text)
@@ -197,12 +216,12 @@ class FrameScriptedTeacher:
         )
 
     def _blind_turn(
-        self, sample: VideoQA, video: SynthVideo, seen: str, times: list[float], memory: str
+        self, sample: VideoQA, seen: str, times: list[float], memory: str, at_end: bool
     ) -> str:
-        """A blind question's turn: skim at its steady speed; guess where the video ends."""
+        """A blind question's turn: skim at its steady speed; guess once the end is shown."""
         assert self._blind is not None and sample.options
         speed, letter = self._blind
-        if max(times) < self.rules.chunks(video.duration)[-1].start:
+        if not at_end:
             pace = "Skim." if self.style in ("terse", "scenes") else "I skim on."
             return (
                 f"<think>{seen} {pace}</think><memory>{memory}</memory>"
@@ -216,11 +235,11 @@ class FrameScriptedTeacher:
         )
 
     def _pace(
-        self, video: SynthVideo, asked: Needle, seen: str, times: list[float]
+        self, video: SynthVideo, asked: Needle, seen: str, span: tuple[int, int]
     ) -> tuple[str, str]:
         """The turn's reasoning and action when no frame shows the asked needle."""
         chunks = self.rules.chunks(video.duration)
-        first, last = _chunk_of(chunks, min(times)), _chunk_of(chunks, max(times))
+        first, last = span
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
         terse = self.style in ("terse", "scenes")
         nothing = (
@@ -287,6 +306,22 @@ def needles_shown(video: SynthVideo, times: Sequence[float]) -> list[tuple[Needl
 
 def _stretch(video: SynthVideo, times: list[float]) -> str:
     return f"{times[0]:.0f}-{times[-1]:.0f} s: {video.scene_at(times[0]).description}."
+
+
+#: The window line of VideoScout's prompt (``prompts/videoscout/window.txt``).
+_WINDOW = re.compile(r"chunks (\d+) to (\d+) \(")
+
+
+def _window_span(messages: Sequence[VisionMessage]) -> tuple[int, int] | None:
+    """The 1-based first and last chunk the latest window line names (``None``: none)."""
+    for message in reversed(messages):
+        content = message.get("content", "")
+        texts = [content] if isinstance(content, str) else content
+        for text in reversed([t for t in texts if isinstance(t, str)]):
+            match = _WINDOW.search(text)
+            if match:
+                return int(match.group(1)), int(match.group(2))
+    return None
 
 
 def _chunk_of(chunks: Sequence[Interval], t: float) -> int:

@@ -191,7 +191,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
                 self.judge,
                 "answer" if terminated else "invalid_actions",
             )
-            record.update(self._record_fields())
+            record.update(self.record_fields())
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
@@ -233,13 +233,14 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         episode = self._require_episode_or_done()
         if episode.done:
             raise RuntimeError("the episode has already ended")
-        return {**episode.finish(None, None, {}, self.judge, reason), **self._record_fields()}
+        return {**episode.finish(None, None, {}, self.judge, reason), **self.record_fields()}
 
-    def _record_fields(self) -> dict[str, Any]:
-        """Settings of this env that ``info["episode"]`` records (none by default).
+    def record_fields(self) -> dict[str, Any]:
+        """Settings of this env that every episode record carries (none by default).
 
         An env whose settings change what a policy sees (the Pacing env's frames) names
-        them here, so that results made under different settings never pass as one.
+        them here, so that results made under different settings never pass as one. The
+        episode runner adds them to the record of an episode that could not even start.
         """
         return {}
 

@@ -91,7 +91,8 @@ class PacingEnv(VideoQAEnv):
     step_cost, memory_truncated``; on the last step ``episode``: ``answer, correct, score,
     window, gtou, iou, reward, reward_parts (acc, fmt, timing), turns, frames,
     frames_shown, vlm_calls, caption_calls, clip_calls, visual_tokens, invalid_actions,
-    ended_by, simulated, explored, trajectory``. (Wall time is not in ``info``, which
+    ended_by, simulated, explored, trajectory, pacing_rules`` (the rules' name,
+    :func:`~video_env.envs.rules_record.rules_name`). (Wall time is not in ``info``, which
     Gymnasium requires to be deterministic; the episode runner measures it.)
 
     ## Arguments
@@ -367,7 +368,7 @@ class PacingEnv(VideoQAEnv):
         out[: len(pixels), : size.height, : size.width] = pixels
         return out
 
-    def _record_fields(self) -> dict[str, Any]:
+    def record_fields(self) -> dict[str, Any]:
         """The pacing rules' name (:func:`~video_env.envs.rules_record.rules_name`)."""
         return {"pacing_rules": rules_name(self.rules)}
 

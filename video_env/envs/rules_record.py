@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
@@ -42,14 +43,27 @@ def rules_name(rules: PacingRules) -> str:
     """A short name of ``rules`` for episode records and result tables.
 
     ``paper`` and ``pixel-vlm`` for those presets; any other rules ``custom-`` and the
-    first 8 hex digits of a hash of :meth:`PacingRules.to_dict` (equal rules, equal name).
+    first 8 hex digits of a hash of :meth:`PacingRules.to_dict` with every number as a
+    float, so equal rules get one name (``1 == 1.0``; a record read back by
+    :meth:`PacingRules.from_dict` keeps its name).
     """
     if rules == PacingRules():
         return "paper"
     if rules == pixel_vlm_rules():
         return "pixel-vlm"
-    text = json.dumps(rules.to_dict(), sort_keys=True)
+    text = json.dumps(_floats(rules.to_dict()), sort_keys=True)
     return "custom-" + hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+
+
+def _floats(value: Any) -> Any:
+    """``value`` with every int or float inside it a float (bools and ``None`` kept)."""
+    if isinstance(value, dict):
+        return {str(k): _floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_floats(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
