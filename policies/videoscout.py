@@ -31,6 +31,11 @@ from video_env.wrappers.text_actions import parse_text_action
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
 
 
+#: Appended to the window line of the turn that shows the last chunk (``end_note``): the
+#: env then takes ``answer`` only, and a small model reads a sentence more surely than it
+#: compares "chunk 10" with "10 chunks".
+END_NOTE = " This window ends the video: only answer is left."
+
 class VideoScoutPolicy(Policy):
     """A :class:`VisionChat` model driving the Pacing env in the Think-Act format.
 
@@ -41,6 +46,9 @@ class VideoScoutPolicy(Policy):
         max_new_tokens: Generation budget per turn.
         temperature: Sampling temperature (0: greedy).
         name: Name in result tables (default ``videoscout[<model>]``).
+        end_note: Say in the window line of the turn that shows the last chunk that only
+            ``answer`` is left (:data:`END_NOTE`; the system prompt says so once). Our
+            addition to the paper's prompt (``docs/fidelity.md``): off gives the plain one.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
@@ -58,8 +66,10 @@ class VideoScoutPolicy(Policy):
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         name: str | None = None,
+        end_note: bool = True,
     ) -> None:
         super().__init__()
+        self.end_note = end_note
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
         self.vlm = vlm
@@ -105,12 +115,14 @@ class VideoScoutPolicy(Policy):
         first, last = (int(c) for c in observation["chunks"])
         n_chunks = int(observation["n_chunks"][0])
         view = "rewatching" if rewatching else f"at {speed}"
+        at_end = float(observation["progress"][0]) >= 1.0 and not rewatching
         window = prompts.render(
             "videoscout/window",
             turn=int(observation["turn"][0]),
             n_chunks=n_chunks,
             watched=round(float(observation["progress"][0]) * n_chunks),
             progress=round(100 * float(observation["progress"][0])),
+            end_note=END_NOTE if self.end_note and at_end else "",
             view=view,
             first=first,
             last=last,

@@ -93,6 +93,7 @@ VALUES = {
         "n_chunks": 12,
         "watched": 7,
         "progress": 58,
+        "end_note": "",
         "view": "at 4x",
         "first": 4,
         "last": 7,

@@ -100,6 +100,29 @@ def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
     assert frame.shape == (1, 32, 32, 3)
 
 
+def test_the_window_that_ends_the_video_says_only_answer_is_left() -> None:
+    from policies.videoscout import END_NOTE
+
+    speeds = [WELL_FORMED.format(memory="m", action="speed(4x)")] * 12
+    for note in (True, False):
+        chat = ScriptedChat(speeds)
+        policy = VideoScoutPolicy(chat, end_note=note)
+        env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+        obs, info = env.reset(seed=0, options={"index": 0})
+        legal = []
+        while True:
+            action = policy.act(obs, info)
+            legal.append(info["legal_actions"])
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        windows = [str(call[1]["content"][0]) for call in chat.calls]
+        noted = [END_NOTE in w for w in windows]
+        ends = [kinds == ["answer"] for kinds in legal]
+        assert any(ends) and not all(ends)
+        assert noted == (ends if note else [False] * len(ends)), (windows, legal)
+
+
 def test_well_formed_reply_updates_memory_and_moves_on() -> None:
     record, chat = episode([WELL_FORMED.format(memory="saw a kitchen", action="speed(2x)")])
     first = steps(record)[0]
