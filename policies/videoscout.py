@@ -36,6 +36,7 @@ _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
 #: compares "chunk 10" with "10 chunks".
 END_NOTE = " This window ends the video: only answer is left."
 
+
 class VideoScoutPolicy(Policy):
     """A :class:`VisionChat` model driving the Pacing env in the Think-Act format.
 
