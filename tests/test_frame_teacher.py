@@ -202,3 +202,17 @@ def test_distilled_blind_questions_keep_the_try_whose_guess_was_right(tmp_path: 
         for line in (tmp_path / "turns.jsonl").read_text().splitlines()
     ]
     assert sum("Guess: " in reply for reply in finals) == len(samples)
+
+
+def test_a_blind_episode_ends_on_the_window_that_says_only_answer_is_left() -> None:
+    from policies.training.episodes import run_recorded_episode
+    from policies.videoscout import END_NOTE
+
+    sample = next(s for s in split_samples("train", 1) if s.options)
+    for note in (True, False):
+        teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
+        teacher.begin_question(sample, 0)
+        run = run_recorded_episode(teacher, sample, seed=0, rules=SMOKE, end_note=note)
+        windows = [str(t.messages[-1]["content"][0]) for t in run.turns]
+        assert run.record["ended_by"] == "answer" and "Guess: " in run.turns[-1].reply
+        assert [END_NOTE in w for w in windows] == [False] * (len(windows) - 1) + [note]

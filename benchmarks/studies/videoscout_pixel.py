@@ -156,8 +156,13 @@ def run_model(
     max_turns: int = 16,
     max_new_tokens: int = 256,
     log: Any = print,
+    end_note: bool = True,
 ) -> list[dict[str, Any]]:
-    """Every sample's episode with ``model`` as VideoScout's policy (greedy)."""
+    """Every sample's episode with ``model`` as VideoScout's policy (greedy).
+
+    ``end_note=False`` plays VideoScout's plain prompt (no note on the window that ends
+    the video), as every block generated before the note existed did.
+    """
     from video_env.backends.transformers_vlm import TransformersVLM
 
     vlm = TransformersVLM(model, device="cpu")
@@ -170,6 +175,7 @@ def run_model(
             rules=RULES[rules_name](),
             max_turns=max_turns,
             max_new_tokens=max_new_tokens,
+            end_note=end_note,
         )
         rows.append(episode_row(model, sample, run))
         if i % 10 == 0 or i == len(samples):
@@ -318,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-turns", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--trajectories", help="a distill run's trajectories.jsonl (timing T)")
+    parser.add_argument(
+        "--plain-prompt",
+        action="store_true",
+        help="VideoScout's prompt without the note on the window that ends the video",
+    )
     parser.add_argument("--out", default="runs/videoscout-pixel", help="results folder")
     parser.add_argument(
         "--update-docs", action="store_true", help="rewrite the marked block of docs/training.md"
@@ -343,13 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[tuple[str, Any]] = [
         *(
             (m, partial(run_model, m, rules_name=args.rules, max_turns=args.max_turns,
-                        max_new_tokens=args.max_new_tokens))
+                        max_new_tokens=args.max_new_tokens, end_note=not args.plain_prompt))
             for m in args.models
         ),
         *((b, partial(run_baseline, b, rules_name=args.rules)) for b in args.baselines),
     ]  # fmt: skip
     keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
     settings = {k: getattr(args, k) for k in keys}
+    if args.plain_prompt:  # only then: a rerun of a plain-prompt block keeps its key
+        settings["plain_prompt"] = True
     rows, kept = [], 0
     for policy, run in runs:
         played, was_kept = policy_rows(out, policy, samples, run, settings)

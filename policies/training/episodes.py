@@ -128,6 +128,7 @@ def run_recorded_episode(
     max_new_tokens: int = 512,
     temperature: float = 0.0,
     env_kwargs: dict[str, Any] | None = None,
+    end_note: bool = True,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -140,10 +141,16 @@ def run_recorded_episode(
         max_new_tokens: Generation budget per turn.
         temperature: Sampling temperature.
         env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
+        end_note: VideoScout's note that a window ends the video
+            (:class:`~policies.videoscout.VideoScoutPolicy`).
     """
     chat = RecordingChat(model)
     policy = _ProgressRecordingPolicy(
-        chat, rules=rules, max_new_tokens=max_new_tokens, temperature=temperature
+        chat,
+        rules=rules,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        end_note=end_note,
     )
     env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
     try:
