@@ -70,7 +70,6 @@ class VideoScoutPolicy(Policy):
         end_note: bool = True,
     ) -> None:
         super().__init__()
-        self.end_note = end_note
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
         self.vlm = vlm
@@ -78,6 +77,7 @@ class VideoScoutPolicy(Policy):
         self.strict = strict
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
+        self.end_note = end_note
         self.name = name or f"videoscout[{vlm.name}]"
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}

@@ -108,7 +108,7 @@ class FrameScriptedTeacher:
         self._asked: Needle | None = None
         self._notes: dict[str, str] = {}  # needle id -> note, in the order first seen
         self._watched = 0.0
-        self._blind: tuple[int, str] | None = None  # (steady speed, guessed option) if blind
+        self._blind: tuple[int, int] | None = None  # (steady speed, option guessed) if blind
 
     def begin_question(self, sample: VideoQA, attempt: int) -> None:
         """Take the next episode's question (the distiller calls this).
@@ -129,7 +129,7 @@ class FrameScriptedTeacher:
         draw = stable_seed("guess", sample.id) % 10_000 / 10_000
         if sample.options and draw < self.guess_share:
             speed = 4 if stable_seed("guess-speed", sample.id) % 2 else 2
-            self._blind = (speed, OPTION_LETTERS[attempt % len(sample.options)])
+            self._blind = (speed, attempt % len(sample.options))
 
     @property
     def blind(self) -> bool:
@@ -163,7 +163,7 @@ class FrameScriptedTeacher:
         elif shows:
             text = self._answer(sample, asked, seen, shows, times, memory)
         else:
-            thought, action = self._pace(video, asked, seen, span)
+            thought, action = self._pace(chunks, asked, seen, span)
             text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
         self.usage = self.usage + Cost(llm_calls=1)
         return scripted_completion(self.name, text)
@@ -218,27 +218,25 @@ class FrameScriptedTeacher:
     def _blind_turn(
         self, sample: VideoQA, seen: str, times: list[float], memory: str, at_end: bool
     ) -> str:
-        """A blind question's turn: skim at its steady speed; guess once the end is shown."""
+        """A blind question's turn (``scenes`` style): skim on; guess once the end is shown."""
         assert self._blind is not None and sample.options
-        speed, letter = self._blind
+        speed, option = self._blind
         if not at_end:
-            pace = "Skim." if self.style in ("terse", "scenes") else "I skim on."
             return (
-                f"<think>{seen} {pace}</think><memory>{memory}</memory>"
+                f"<think>{seen} Skim.</think><memory>{memory}</memory>"
                 f"<action>speed({speed}x)</action>"
             )
-        said = f"{letter} ({sample.options[OPTION_LETTERS.index(letter)]})"
-        end = "End of the video." if self.style in ("terse", "scenes") else "The video ends."
+        letter = OPTION_LETTERS[option]
         return (
-            f"<think>{seen} {end} Guess: {said}.</think><memory>{memory}</memory>"
+            f"<think>{seen} End of the video. Guess: {letter} ({sample.options[option]}).</think>"
+            f"<memory>{memory}</memory>"
             f'<action>answer("{letter}", [{min(times):.0f}, {max(times):.0f}])</action>'
         )
 
     def _pace(
-        self, video: SynthVideo, asked: Needle, seen: str, span: tuple[int, int]
+        self, chunks: Sequence[Interval], asked: Needle, seen: str, span: tuple[int, int]
     ) -> tuple[str, str]:
         """The turn's reasoning and action when no frame shows the asked needle."""
-        chunks = self.rules.chunks(video.duration)
         first, last = span
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
         terse = self.style in ("terse", "scenes")

@@ -184,14 +184,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         episode.record(summary, reward, self._last_error, episode.step_cost())
         record = None
         if terminated or truncated:
-            record = episode.finish(
+            record = self._finish(
+                episode,
                 answer.text if answer is not None else None,
                 self._answer_window(answer) if answer is not None else None,
                 dict(parts),
-                self.judge,
                 "answer" if terminated else "invalid_actions",
             )
-            record.update(self.record_fields())
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
@@ -233,7 +232,19 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         episode = self._require_episode_or_done()
         if episode.done:
             raise RuntimeError("the episode has already ended")
-        return {**episode.finish(None, None, {}, self.judge, reason), **self.record_fields()}
+        return self._finish(episode, None, None, {}, reason)
+
+    def _finish(
+        self,
+        episode: EpisodeTracker,
+        answer: str | None,
+        window: Interval | None,
+        reward_parts: dict[str, float],
+        ended_by: str,
+    ) -> dict[str, Any]:
+        """The episode's record (:meth:`EpisodeTracker.finish`) with :meth:`record_fields`."""
+        return {**episode.finish(answer, window, reward_parts, self.judge, ended_by),
+                **self.record_fields()}  # fmt: skip
 
     def record_fields(self) -> dict[str, Any]:
         """Settings of this env that every episode record carries (none by default).
