@@ -11,6 +11,7 @@ With an untrained base model this is the paper's "agentic base model" row.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -21,9 +22,9 @@ from policies.observations import parse_options
 from policies.observed_frames import observed_batch
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
-from video_env.backends.base import VisionChat, VisionMessage
+from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
-from video_env.envs.rules_record import trained_rules
+from video_env.envs.rules_record import trained_end_note, trained_rules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.wrappers.text_actions import parse_text_action
@@ -31,10 +32,15 @@ from video_env.wrappers.text_actions import parse_text_action
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
 
 
-#: Appended to the window line of the turn that shows the last chunk (``end_note``): the
-#: env then takes ``answer`` only, and a small model reads a sentence more surely than it
-#: compares "chunk 10" with "10 chunks".
-END_NOTE = " This window ends the video: only answer is left."
+#: Said on the turn that shows the last chunk (``end_note``): the env then takes
+#: ``answer`` only, and a small model reads a sentence more surely than it compares
+#: "chunk 10" with "10 chunks".
+END_NOTE = "This window ends the video: only answer is left."
+
+#: Where :data:`END_NOTE` goes: ``window`` ends the window line (before the frames),
+#: ``last`` is the user turn's last line (after the question, next to the reply), ``off``
+#: gives the paper's plain prompt.
+END_NOTE_PLACES = ("window", "last", "off")
 
 
 class VideoScoutPolicy(Policy):
@@ -47,9 +53,14 @@ class VideoScoutPolicy(Policy):
         max_new_tokens: Generation budget per turn.
         temperature: Sampling temperature (0: greedy).
         name: Name in result tables (default ``videoscout[<model>]``).
-        end_note: Say in the window line of the turn that shows the last chunk that only
-            ``answer`` is left (:data:`END_NOTE`; the system prompt says so once). Our
-            addition to the paper's prompt (``docs/fidelity.md``): off gives the plain one.
+        end_note: Where to say, on the turn that shows the last chunk, that only ``answer``
+            is left (:data:`END_NOTE`, one of :data:`END_NOTE_PLACES`; the system prompt
+            says so once). Our addition to the paper's prompt (``docs/fidelity.md``):
+            ``off`` gives the plain one.
+        guided: Legal-action decoding: after ``</memory>`` the reply can only go on with
+            one of the turn's legal actions (:meth:`reply_guide`; an answer's text and
+            window stay free). Needs a model whose ``chat`` takes a guide (``transformers``
+            backends); not the paper's (free generation), so results say so.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
@@ -67,17 +78,26 @@ class VideoScoutPolicy(Policy):
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         name: str | None = None,
-        end_note: bool = True,
+        end_note: str = "window",
+        guided: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
+        if end_note not in END_NOTE_PLACES:
+            raise ConfigError(f"end_note must be one of {END_NOTE_PLACES}, got {end_note!r}")
+        if guided and not getattr(vlm, "accepts_guide", False):
+            raise ConfigError(
+                f"guided decoding needs a model whose chat takes a guide (a transformers "
+                f"backend); {vlm.name} does not"
+            )
         self.vlm = vlm
         self.rules = rules or PacingRules()
         self.strict = strict
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.end_note = end_note
+        self.guided = guided
         self.name = name or f"videoscout[{vlm.name}]"
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
@@ -117,13 +137,14 @@ class VideoScoutPolicy(Policy):
         n_chunks = int(observation["n_chunks"][0])
         view = "rewatching" if rewatching else f"at {speed}"
         at_end = float(observation["progress"][0]) >= 1.0 and not rewatching
+        note = self.end_note if at_end else "off"
         window = prompts.render(
             "videoscout/window",
             turn=int(observation["turn"][0]),
             n_chunks=n_chunks,
             watched=round(float(observation["progress"][0]) * n_chunks),
             progress=round(100 * float(observation["progress"][0])),
-            end_note=END_NOTE if self.end_note and at_end else "",
+            end_note=f" {END_NOTE}" if note == "window" else "",
             view=view,
             first=first,
             last=last,
@@ -140,17 +161,42 @@ class VideoScoutPolicy(Policy):
             feedback=f"Your last reply was invalid: {error}\n" if error else "",
             question=str(observation["question"]),
             options_block=prompts.options_block(parse_options(str(observation["options"]))),
+            end_note=f"\n{END_NOTE}" if note == "last" else "",
         )
         return [
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": [window, batch, question]},
         ]
 
+    def reply_guide(self, observation: dict[str, Any], info: dict[str, Any]) -> ReplyGuide:
+        """The turn's legal actions as a :class:`ReplyGuide` after ``</memory>``.
+
+        ``<action>speed(Fx)</action>`` for the rules' speeds and ``<action>rewatch(k)</action>``
+        for the window's chunks (closed), ``<action>answer("L", [`` for each option letter,
+        or ``<action>answer("`` for an open question (open: the answer and its window are
+        the model's) — each only while the env's ``legal_actions`` has its kind.
+        """
+        kinds = info.get("legal_actions") or list(self.action_set.names)
+        closed: list[str] = []
+        if "speed" in kinds:
+            closed += [f"<action>speed({f}x)</action>" for f in sorted(self.rules.speeds)]
+        if "rewatch" in kinds:
+            first, last = (int(c) for c in observation["chunks"])
+            closed += [f"<action>rewatch({k})</action>" for k in range(first, last + 1)]
+        options = parse_options(str(observation["options"]))
+        letters = string.ascii_uppercase[: len(options)]
+        answers = [f'<action>answer("{letter}", [' for letter in letters] or ['<action>answer("']
+        return ReplyGuide("</memory>", tuple(closed), tuple(answers) if "answer" in kinds else ())
+
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Ask the model; its raw reply, parsed by the env's text action set."""
         self.last_messages = self.messages(observation)
+        guide = {"guide": self.reply_guide(observation, info)} if self.guided else {}
         reply = self.vlm.chat(
-            self.last_messages, max_new_tokens=self.max_new_tokens, temperature=self.temperature
+            self.last_messages,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            **guide,
         )
         self._own_usage = self._own_usage + Cost(
             llm_calls=1,
@@ -200,11 +246,15 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
 
     A checkpoint folder that records its pacing rules (``videoscout.json``,
     :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
-    unless ``rules`` is given.
+    unless ``rules`` is given, and with the end-of-video note where it was trained with it
+    unless ``end_note`` is given.
     """
     kind, _, model = spec.partition(":")
-    if "rules" not in settings and kind in ("qwen2.5-vl", "transformers") and model:
+    if kind in ("qwen2.5-vl", "transformers") and model:
         recorded = trained_rules(model)  # before loading: a bad record fails fast
         if recorded is not None:
-            settings["rules"] = recorded
+            settings.setdefault("rules", recorded)
+        note = trained_end_note(model)
+        if note is not None:
+            settings.setdefault("end_note", note)
     return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

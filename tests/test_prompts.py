@@ -108,6 +108,7 @@ VALUES = {
         "feedback": "Your last reply was invalid: no action found\n",
         "question": "What is written on the street sign?",
         "options_block": OPTIONS,
+        "end_note": "",
     },
 }
 

@@ -135,6 +135,19 @@ def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -
     assert trained_rules(tmp_path) == SMOKE, "the record is left as it was"
 
 
+def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> None:
+    from video_env.envs.rules_record import trained_end_note
+
+    teacher = GroundTruthScriptedTeacher()
+    samples = load_suite("synth-tiny", limit=1)
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))
+    assert trained_end_note(tmp_path) == "last"
+    with pytest.raises(ConfigError, match="end note"):
+        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="window"))
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))  # resumes
+    assert trained_end_note(tmp_path) == "last"
+
+
 def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path: Path) -> None:
     from argparse import Namespace
 

@@ -100,13 +100,13 @@ def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
     assert frame.shape == (1, 32, 32, 3)
 
 
-def test_the_window_that_ends_the_video_says_only_answer_is_left() -> None:
-    from policies.videoscout import END_NOTE
+def test_the_turn_that_ends_the_video_says_only_answer_is_left_where_asked() -> None:
+    from policies.videoscout import END_NOTE, END_NOTE_PLACES
 
     speeds = [WELL_FORMED.format(memory="m", action="speed(4x)")] * 12
-    for note in (True, False):
+    for place in END_NOTE_PLACES:
         chat = ScriptedChat(speeds)
-        policy = VideoScoutPolicy(chat, end_note=note)
+        policy = VideoScoutPolicy(chat, end_note=place)
         env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
         obs, info = env.reset(seed=0, options={"index": 0})
         legal = []
@@ -116,11 +116,21 @@ def test_the_window_that_ends_the_video_says_only_answer_is_left() -> None:
             obs, _, terminated, truncated, info = env.step(action)
             if terminated or truncated:
                 break
-        windows = [str(call[1]["content"][0]) for call in chat.calls]
-        noted = [END_NOTE in w for w in windows]
+        contents = [call[1]["content"] for call in chat.calls]
         ends = [kinds == ["answer"] for kinds in legal]
         assert any(ends) and not all(ends)
-        assert noted == (ends if note else [False] * len(ends)), (windows, legal)
+        in_window = [END_NOTE in str(c[0]) for c in contents]
+        last_line = [str(c[-1]).rstrip("\n").endswith(END_NOTE) for c in contents]
+        assert in_window == (ends if place == "window" else [False] * len(ends))
+        assert last_line == (ends if place == "last" else [False] * len(ends))
+        assert sum(END_NOTE in str(part) for c in contents for part in c) == (
+            0 if place == "off" else sum(ends)
+        )
+
+
+def test_an_unknown_end_note_place_is_refused() -> None:
+    with pytest.raises(ConfigError, match="end_note"):
+        VideoScoutPolicy(ScriptedChat([]), end_note="top")
 
 
 def test_well_formed_reply_updates_memory_and_moves_on() -> None:
@@ -223,6 +233,30 @@ def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
     # only a local model's folder is looked at: an API model keeps the paper's rules
     api = policies.make("videoscout:openai:run")
     assert "rules" not in api.env_kwargs["pacing"]
+
+
+def test_a_checkpoint_runs_with_the_end_note_it_was_trained_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policies import videoscout
+    from policies.training.cli import RULES
+    from video_env.envs import rules_record
+
+    monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
+    rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"]())
+    assert rules_record.trained_end_note(tmp_path) is None  # a record from before the setting
+    assert policies.make(f"videoscout:qwen2.5-vl:{tmp_path}").end_note == "window"
+    rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"](), end_note="last")
+    assert rules_record.trained_rules(tmp_path) == RULES["pixel-vlm"]()
+    assert policies.make(f"videoscout:qwen2.5-vl:{tmp_path}").end_note == "last"
+    given = videoscout.make_videoscout(f"qwen2.5-vl:{tmp_path}", end_note="off")
+    assert given.end_note == "off"  # an explicit choice wins
+    (tmp_path / "run" / "checkpoint-4").mkdir(parents=True)
+    rules_record.save_trained_rules(tmp_path / "run", RULES["paper"](), end_note="off")
+    assert rules_record.trained_end_note(tmp_path / "run" / "checkpoint-4") == "off"
+    (tmp_path / rules_record.RULES_FILE).write_text('{"rules": {}, "end_note": 1}')
+    with pytest.raises(ConfigError, match="end_note"):
+        rules_record.trained_end_note(tmp_path)
 
 
 def test_pacing_rules_survive_json() -> None:

@@ -43,6 +43,7 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
+from policies.videoscout import END_NOTE_PLACES
 from video_env._seeding import stable_seed
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
@@ -156,12 +157,15 @@ def run_model(
     max_turns: int = 16,
     max_new_tokens: int = 256,
     log: Any = print,
-    end_note: bool = True,
+    end_note: str = "window",
+    guided: bool = False,
 ) -> list[dict[str, Any]]:
     """Every sample's episode with ``model`` as VideoScout's policy (greedy).
 
-    ``end_note=False`` plays VideoScout's plain prompt (no note on the window that ends
-    the video), as every block generated before the note existed did.
+    ``end_note`` places VideoScout's note that a window ends the video
+    (:data:`~policies.videoscout.END_NOTE_PLACES`); ``off`` plays the plain prompt, as
+    every block generated before the note existed did. ``guided`` plays it with
+    legal-action decoding (``VideoScoutPolicy(guided=True)``).
     """
     from video_env.backends.transformers_vlm import TransformersVLM
 
@@ -176,6 +180,7 @@ def run_model(
             max_turns=max_turns,
             max_new_tokens=max_new_tokens,
             end_note=end_note,
+            guided=guided,
         )
         rows.append(episode_row(model, sample, run))
         if i % 10 == 0 or i == len(samples):
@@ -325,9 +330,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--trajectories", help="a distill run's trajectories.jsonl (timing T)")
     parser.add_argument(
+        "--end-note",
+        choices=END_NOTE_PLACES,
+        default="window",
+        help="where VideoScout's prompt says that a window ends the video (off: the plain prompt)",
+    )
+    parser.add_argument(
+        "--guided",
+        action="store_true",
+        help="legal-action decoding: each reply's action is kept to the turn's legal actions",
+    )
+    parser.add_argument(
         "--plain-prompt",
         action="store_true",
-        help="VideoScout's prompt without the note on the window that ends the video",
+        help="the same as --end-note off (the name earlier blocks were generated with)",
     )
     parser.add_argument("--out", default="runs/videoscout-pixel", help="results folder")
     parser.add_argument(
@@ -351,18 +367,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
     start = time.monotonic()
     out = Path(args.out)
+    end_note = "off" if args.plain_prompt else args.end_note
     runs: list[tuple[str, Any]] = [
         *(
             (m, partial(run_model, m, rules_name=args.rules, max_turns=args.max_turns,
-                        max_new_tokens=args.max_new_tokens, end_note=not args.plain_prompt))
+                        max_new_tokens=args.max_new_tokens, end_note=end_note,
+                        guided=args.guided))
             for m in args.models
         ),
         *((b, partial(run_baseline, b, rules_name=args.rules)) for b in args.baselines),
     ]  # fmt: skip
     keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
     settings = {k: getattr(args, k) for k in keys}
-    if args.plain_prompt:  # only then: a rerun of a plain-prompt block keeps its key
+    if end_note == "off":  # only for other places: earlier blocks' reruns keep their keys
         settings["plain_prompt"] = True
+    elif end_note != "window":
+        settings["end_note"] = end_note
+    if args.guided:
+        settings["guided"] = True
     rows, kept = [], 0
     for policy, run in runs:
         played, was_kept = policy_rows(out, policy, samples, run, settings)

@@ -7,7 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
-from video_env.envs.rules_record import pixel_vlm_rules, save_trained_rules, trained_rules
+from video_env.envs.rules_record import (
+    pixel_vlm_rules,
+    save_trained_rules,
+    trained_end_note,
+    trained_rules,
+)
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -111,6 +116,7 @@ def _distill(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         rules=_rules(args),
         seed=args.seed,
+        end_note=args.end_note,
     )
     samples = _samples(args)
     options = max((len(s.options or ()) for s in samples), default=0)
@@ -180,6 +186,7 @@ def _rl(args: argparse.Namespace) -> int:
         rules=_rules(args),
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
+        end_note=args.end_note or trained_end_note(args.model) or "window",
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -253,6 +260,20 @@ def _rl_run_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=1.0)
 
 
+def _end_note_arg(parser: argparse.ArgumentParser, default: str | None = "window") -> None:
+    from policies.videoscout import END_NOTE_PLACES
+
+    where = (
+        "default: the one recorded in --model's folder, else window"
+        if default is None
+        else (f"default: {default}")
+    )
+    parser.add_argument("--end-note", choices=END_NOTE_PLACES, default=default,
+                        help="where VideoScout's prompt says that a window ends the video "
+                        "(window: its window line; last: the prompt's last line; off: the "
+                        f"paper's plain prompt; {where})")  # fmt: skip
+
+
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
@@ -304,6 +325,7 @@ def add_training_commands(kinds: Any) -> None:
                          "blind: skims at a steady speed and guesses at the end (option k "
                          "on try k; answer verification keeps the right one, so --tries "
                          "must cover the options)")  # fmt: skip
+    _end_note_arg(distill)
     _dataset_args(distill)
     distill.set_defaults(func=_distill)
 
@@ -375,6 +397,7 @@ def add_training_commands(kinds: Any) -> None:
         help="keep the vision tower's blocks fixed (its merger still trains)",
     )
     _dataset_args(rl)
+    _end_note_arg(rl, default=None)
     rl.set_defaults(func=_rl)
 
     trl = kinds.add_parser(

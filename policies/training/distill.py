@@ -42,7 +42,12 @@ from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
 from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import RULES_FILE, save_trained_rules, trained_rules
+from video_env.envs.rules_record import (
+    RULES_FILE,
+    save_trained_rules,
+    trained_end_note,
+    trained_rules,
+)
 from video_env.errors import ConfigError
 from video_env.metrics.answers import extract_option, normalize_text
 from video_env.types import VideoQA
@@ -73,6 +78,8 @@ class DistillConfig:
         max_turns: Turns after which an episode is abandoned.
         rules: Pacing rules (default: the paper's).
         seed: Seed of the env resets.
+        end_note: Where VideoScout's prompt says a window ends the video
+            (:data:`~policies.videoscout.END_NOTE_PLACES`); the student is trained on it.
     """
 
     tries: int = 8
@@ -81,6 +88,7 @@ class DistillConfig:
     max_turns: int = 64
     rules: PacingRules | None = None
     seed: int = 0
+    end_note: str = "window"
 
 
 @dataclass
@@ -290,7 +298,13 @@ def distill(
             f"{folder} holds turns made under other pacing rules ({RULES_FILE}); "
             "resume with the same rules or write to a new folder"
         )
-    save_trained_rules(folder, rules)
+    note = trained_end_note(folder)
+    if note is not None and note != cfg.end_note and (folder / "questions.jsonl").exists():
+        raise ConfigError(
+            f"{folder} holds turns whose prompt placed the end note {note!r} ({RULES_FILE}); "
+            "resume with the same --end-note or write to a new folder"
+        )
+    save_trained_rules(folder, rules, end_note=cfg.end_note)
     done = _resume(folder)
     stats = DistillStats(resumed=len(done))
     begin = getattr(teacher, "begin_question", None)
@@ -312,6 +326,7 @@ def distill(
                 max_new_tokens=cfg.max_new_tokens,
                 temperature=cfg.temperature,
                 env_kwargs=env_kwargs,
+                end_note=cfg.end_note,
             )
             stats.episodes += 1
             why = validate(run, sample)

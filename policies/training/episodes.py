@@ -16,7 +16,7 @@ from policies.runner import run_episode
 from policies.videoscout import VideoScoutPolicy
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import InvalidAction
-from video_env.backends.base import VisionChat, VisionMessage
+from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules
@@ -70,6 +70,7 @@ class RecordingChat:
 
     def __init__(self, inner: VisionChat) -> None:
         self.inner = inner
+        self.accepts_guide = bool(getattr(inner, "accepts_guide", False))
         self.name = inner.name
         self.simulated = inner.simulated
         self.usage: Cost = inner.usage
@@ -81,9 +82,13 @@ class RecordingChat:
         *,
         max_new_tokens: int = 512,
         temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
     ) -> Completion:
-        """Forward the call and keep ``(messages, reply, finish_reason)``."""
-        reply = self.inner.chat(messages, max_new_tokens=max_new_tokens, temperature=temperature)
+        """Forward the call (and its guide, if any); keep ``(messages, reply, finish_reason)``."""
+        extra = {"guide": guide} if guide is not None else {}
+        reply = self.inner.chat(
+            messages, max_new_tokens=max_new_tokens, temperature=temperature, **extra
+        )
         self.turns.append(
             Turn(list(messages), reply.text, reply.finish_reason, tokens=reply.completion_tokens)
         )
@@ -128,7 +133,8 @@ def run_recorded_episode(
     max_new_tokens: int = 512,
     temperature: float = 0.0,
     env_kwargs: dict[str, Any] | None = None,
-    end_note: bool = True,
+    end_note: str = "window",
+    guided: bool = False,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -143,6 +149,7 @@ def run_recorded_episode(
         env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
         end_note: VideoScout's note that a window ends the video
             (:class:`~policies.videoscout.VideoScoutPolicy`).
+        guided: VideoScout's legal-action decoding (the model must take a guide).
     """
     chat = RecordingChat(model)
     policy = _ProgressRecordingPolicy(
@@ -151,6 +158,7 @@ def run_recorded_episode(
         max_new_tokens=max_new_tokens,
         temperature=temperature,
         end_note=end_note,
+        guided=guided,
     )
     env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
     try:

@@ -100,6 +100,8 @@ class DAPOConfig:
         bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
             are still taken in float32).
         freeze_vision: Keep the vision tower's blocks as they are (its merger trains).
+        end_note: Where the rollouts' VideoScout prompt says a window ends the video
+            (:data:`~policies.videoscout.END_NOTE_PLACES`; the SFT start's, to match).
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -123,6 +125,7 @@ class DAPOConfig:
     rules: PacingRules | None = None
     bf16: bool = False
     freeze_vision: bool = False
+    end_note: str = "window"
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -361,7 +364,7 @@ def train_rl(
         group = rollout_group(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature, env_kwargs=env_kwargs,
+            temperature=cfg.temperature, env_kwargs=env_kwargs, end_note=cfg.end_note,
         )  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]
@@ -369,7 +372,7 @@ def train_rl(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     # first: its checkpoint-N folders, and a run that is stopped, bench under these rules
-    save_trained_rules(folder, cfg.rules or PacingRules())
+    save_trained_rules(folder, cfg.rules or PacingRules(), end_note=cfg.end_note)
     history: list[StepStats] = []
     board = _tensorboard(folder / "tensorboard")
     for step in range(1, cfg.steps + 1):

@@ -146,6 +146,7 @@ def rollout_group(
     max_new_tokens: int = 512,
     temperature: float = 1.0,
     env_kwargs: dict[str, Any] | None = None,
+    end_note: str = "window",
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
@@ -159,6 +160,7 @@ def rollout_group(
             max_new_tokens=max_new_tokens,
             temperature=temperature,
             env_kwargs=env_kwargs,
+            end_note=end_note,
         )
         group.append(trajectory_from_run(chat, run))
     return group

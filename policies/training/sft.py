@@ -23,7 +23,12 @@ from typing import Any
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
-from video_env.envs.rules_record import RULES_FILE, save_trained_rules, trained_rules
+from video_env.envs.rules_record import (
+    RULES_FILE,
+    save_trained_rules,
+    trained_end_note,
+    trained_rules,
+)
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 
@@ -130,6 +135,7 @@ def train_sft(
     """
     cfg = settings or SFTSettings()
     rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
+    end_note = trained_end_note(Path(turns).parent)  # and so is its prompt
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
@@ -193,7 +199,7 @@ def train_sft(
     }
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
-        save_trained_rules(out, rules)
+        save_trained_rules(out, rules, end_note=end_note)
     keep_pixel_vlm_marker(
         model_path, Path(out), "sft", {k: v for k, v in record.items() if k != "losses"}
     )

@@ -140,6 +140,59 @@ VisionMessage = dict[str, "str | VisionContent"]
 """A chat message with frames: ``{"role": "system" | "user" | "assistant", "content": ...}``."""
 
 
+@dataclass(frozen=True)
+class ReplyGuide:
+    """Guided decoding of a reply's end: once ``after`` is written, only ``heads`` follow.
+
+    After the last ``after`` in the reply (from the start when ``after`` is empty), the
+    text must go on with one of ``closed`` — after which the reply ends — or one of
+    ``open`` — after which decoding is free again. Backends that take a guide
+    (``accepts_guide``) mask the tokens that leave these paths; before ``after`` nothing is
+    constrained. VideoScout's legal-action decoding uses it to keep a reply's action within
+    the env's legal actions.
+
+    Attributes:
+        after: The text that starts the guided part.
+        closed: Complete continuations (the reply ends after one).
+        open: Continuations that are only prefixes (free decoding after one).
+    """
+
+    after: str
+    closed: tuple[str, ...] = ()
+    open: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.closed and not self.open:
+            raise ValueError("a ReplyGuide needs at least one continuation")
+        if any(not head for head in (*self.closed, *self.open)):
+            raise ValueError("a ReplyGuide's continuations must not be empty")
+
+    def state(self, reply: str) -> tuple[str, str | None]:
+        """Where ``reply`` stands, and the text since ``after`` while guided.
+
+        ``("free", None)`` before ``after`` or past an open head, ``("end", None)`` at the
+        end of a closed head, else ``("guided", tail)``.
+        """
+        at = reply.rfind(self.after) if self.after else 0
+        if at < 0:
+            return "free", None
+        tail = reply[at + len(self.after) :]
+        if any(tail.startswith(head) for head in self.closed):
+            return "end", None
+        if any(tail.startswith(head) for head in self.open):
+            return "free", None
+        return "guided", tail
+
+    def allows(self, tail: str) -> bool:
+        """Whether ``tail`` (the text since ``after``) stays on a path to a continuation.
+
+        That is a prefix of a closed head, or a prefix of an open head or text past one.
+        """
+        return any(h.startswith(tail) for h in self.closed) or any(
+            h.startswith(tail) or tail.startswith(h) for h in self.open
+        )
+
+
 @runtime_checkable
 class VisionChat(Protocol):
     """A VLM that continues a chat whose messages may carry frames (free-form generation).

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from video_env._optional import require
+from video_env.backends.base import ReplyGuide
 from video_env.backends.confidence import TokenProb
 from video_env.backends.vlm_frames import FedFrames
 from video_env.errors import BackendError, ConfigError
@@ -177,8 +178,11 @@ def generate(
     max_new_tokens: int,
     temperature: float,
     device: str,
+    guide: ReplyGuide | None = None,
 ) -> tuple[list[Generated], VisionCall]:
     """One batched ``generate`` over ``conversations`` (content parts: text, image, video).
+
+    ``guide`` constrains every reply's end (:mod:`video_env.backends.hf_guide`).
 
     Raises:
         BackendError: If preprocessing or generation fails (e.g. out of memory).
@@ -187,6 +191,15 @@ def generate(
     try:
         inputs = encode(processor, texts, images, videos, metas).to(device)
         options = _generation_options(processor, max_new_tokens, temperature)
+        if guide is not None:
+            from transformers import LogitsProcessorList
+
+            from video_env.backends.hf_guide import GuideLogitsProcessor
+
+            guided = GuideLogitsProcessor(
+                guide, processor.tokenizer, inputs["input_ids"].shape[1], _eos_ids(model, processor)
+            )
+            options["logits_processor"] = LogitsProcessorList([guided])
         with torch.inference_mode():
             out = model.generate(**inputs, **options)
     except (RuntimeError, ValueError) as exc:

@@ -30,7 +30,7 @@ from typing import Any
 
 from video_env._optional import require
 from video_env.backends import vlm_prompts as prompts
-from video_env.backends.base import Answer, FrameBatch, VisionMessage
+from video_env.backends.base import Answer, FrameBatch, ReplyGuide, VisionMessage
 from video_env.backends.confidence import (
     check_rule,
     confidence,
@@ -84,6 +84,8 @@ class TransformersVLM:
     """
 
     simulated = False
+    #: ``chat`` takes a :class:`ReplyGuide` (guided decoding).
+    accepts_guide = True
 
     def __init__(
         self,
@@ -218,8 +220,12 @@ class TransformersVLM:
         *,
         max_new_tokens: int = 512,
         temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
     ) -> Completion:
         """Continue ``messages`` (content: text and frame batches), greedy at temperature 0.
+
+        ``guide`` constrains the reply's end (guided decoding, :class:`ReplyGuide`); the
+        log-probabilities are then those of the guided distribution.
 
         Returns:
             The completion: text, prompt tokens (visual ones included), generated
@@ -234,7 +240,9 @@ class TransformersVLM:
             parts = message_parts(message)
             batches.extend(p for p in parts if isinstance(p, FrameBatch))
             conversation.extend(self._conversation(parts, role=str(message.get("role", "user"))))
-        gen = self._generate([conversation], max_new_tokens, temperature, system=False)[0]
+        gen = self._generate(
+            [conversation], max_new_tokens, temperature, system=False, guide=guide
+        )[0]
         self._add_usage(Cost(vlm_calls=1), batches, None, [gen])
         return Completion(
             text=gen.text,
@@ -272,6 +280,7 @@ class TransformersVLM:
         max_new_tokens: int,
         temperature: float,
         system: bool = True,
+        guide: ReplyGuide | None = None,
     ) -> list[Generated]:
         if system:
             head = [
@@ -287,6 +296,7 @@ class TransformersVLM:
                 max_new_tokens=max_new_tokens,
                 temperature=temperature,
                 device=self.device,
+                guide=guide,
             )
             self.last_call = call
         return results

@@ -4,7 +4,9 @@ A model trained in the Pacing env learned its frames: how many a turn and at wha
 ``videoscout.json`` in the model's folder records those :class:`PacingRules`
 (:meth:`PacingRules.to_dict`), so that whoever runs the model by its folder runs it under
 the same rules. The training commands write it, and so does ``video-env train vlm`` for
-the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`).
+the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`). A model trained on VideoScout
+turns also learned its prompt: the record keeps where that prompt placed the note that a
+window ends the video (``end_note``, :func:`trained_end_note`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from typing import Any
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
 
-__all__ = ["RULES_FILE", "pixel_vlm_rules", "rules_name", "save_trained_rules", "trained_rules"]
+__all__ = [
+    "RULES_FILE",
+    "pixel_vlm_rules",
+    "rules_name",
+    "save_trained_rules",
+    "trained_end_note",
+    "trained_rules",
+]
 
 #: The file in a data or checkpoint folder naming the pacing rules it was made under.
 RULES_FILE = "videoscout.json"
@@ -66,10 +75,22 @@ def _floats(value: Any) -> Any:
     return value
 
 
-def save_trained_rules(folder: str | Path, rules: PacingRules) -> Path:
-    """Record in ``folder`` the pacing rules its data or checkpoint was made under."""
+def save_trained_rules(
+    folder: str | Path, rules: PacingRules, *, end_note: str | None = None
+) -> Path:
+    """Record in ``folder`` the pacing rules its data or checkpoint was made under.
+
+    Args:
+        folder: The data or checkpoint folder.
+        rules: Its pacing rules.
+        end_note: Where its VideoScout prompt placed the end-of-video note
+            (``policies.videoscout.END_NOTE_PLACES``); ``None``: not recorded.
+    """
     path = Path(folder) / RULES_FILE
-    path.write_text(json.dumps({"rules": rules.to_dict()}, indent=2) + "\n", "utf-8")
+    record: dict[str, Any] = {"rules": rules.to_dict()}
+    if end_note is not None:
+        record["end_note"] = end_note
+    path.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
     return path
 
 
@@ -82,6 +103,30 @@ def trained_rules(folder: str | Path) -> PacingRules | None:
     Raises:
         ConfigError: When the record is not valid JSON or not pacing rules.
     """
+    found = _record(folder)
+    return None if found is None else PacingRules.from_dict(found[1]["rules"])
+
+
+def trained_end_note(folder: str | Path) -> str | None:
+    """Where ``folder``'s VideoScout prompt placed the note that a window ends the video.
+
+    ``None`` when the record names none, as records written before the setting existed
+    (those are ``window``'s or, earlier, ``off``'s).
+
+    Raises:
+        ConfigError: As :func:`trained_rules`, or when ``end_note`` is not a string.
+    """
+    found = _record(folder)
+    if found is None or "end_note" not in found[1]:
+        return None
+    note = found[1]["end_note"]
+    if not isinstance(note, str):
+        raise ConfigError(f"{found[0]}: 'end_note' is not a string")
+    return note
+
+
+def _record(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """``folder``'s record and its path (a ``checkpoint-N`` folder's run's), or ``None``."""
     path = Path(folder) / RULES_FILE
     if not path.is_file() and Path(folder).name.startswith("checkpoint-"):
         path = Path(folder).parent / RULES_FILE
@@ -93,4 +138,4 @@ def trained_rules(folder: str | Path) -> PacingRules | None:
         raise ConfigError(f"{path}: not JSON ({err})") from err
     if not isinstance(record, dict) or not isinstance(record.get("rules"), dict):
         raise ConfigError(f"{path}: no 'rules' object")
-    return PacingRules.from_dict(record["rules"])
+    return path, record

@@ -1,0 +1,139 @@
+"""Guided decoding: ReplyGuide, its transformers logits processor, VideoScout's legal actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from policies import run_episode
+from policies.observations import parse_options
+from policies.videoscout import VideoScoutPolicy
+from video_env.backends.base import ReplyGuide, VisionMessage
+from video_env.backends.llm.base import Completion
+from video_env.envs import PacingEnv
+from video_env.errors import ConfigError
+from video_env.metrics.cost import Cost
+
+SPEEDS = ("<action>speed(2x)</action>", "<action>speed(4x)</action>")
+ANSWERS = ('<action>answer("A", [', '<action>answer("B", [')
+
+
+def test_a_guide_is_free_before_its_marker_then_keeps_to_its_heads() -> None:
+    guide = ReplyGuide("</memory>", closed=SPEEDS, open=ANSWERS)
+    assert guide.state("<think>x</think><memory>m") == ("free", None)
+    assert guide.state("<think>x</think><memory>m</memory><act") == ("guided", "<act")
+    assert guide.state("<memory>m</memory><action>speed(4x)</action>") == ("end", None)
+    assert guide.state('<memory>m</memory><action>answer("B", [3, 9])') == ("free", None)
+    assert guide.allows("<action>sp") and guide.allows('<action>answer("A", [1')
+    assert not guide.allows("<action>speed(1") and not guide.allows("<action>answer(C")
+    assert not guide.allows("<action>speed(2x)</action>!"), "nothing past a closed head"
+    assert ReplyGuide("", closed=SPEEDS).state("") == ("guided", "")  # guided from the start
+    with pytest.raises(ValueError, match="at least one"):
+        ReplyGuide("</memory>")
+
+
+def test_the_logits_processor_allows_only_tokens_on_the_guides_paths() -> None:
+    from video_env.backends.hf_guide import GuideLogitsProcessor
+    from video_env.backends.testing import tiny_qwen_tokenizer
+
+    tokenizer = tiny_qwen_tokenizer()
+    guide = ReplyGuide("</memory>", closed=SPEEDS, open=ANSWERS)
+    processor = GuideLogitsProcessor(guide, tokenizer, 0, [0])
+    assert processor.allowed("<think>x") is None  # free before the marker
+    assert processor.allowed("</memory><action>speed(2x)</action>") == [0]  # then only the end
+    allowed = processor.allowed("</memory><action>")
+    assert allowed, "the tokenizer spells the heads"
+    texts = {tokenizer.decode([i]) for i in allowed}
+    assert all(guide.allows("<action>" + t) for t in texts)
+    assert any(t.startswith("s") for t in texts) and any(t.startswith("a") for t in texts)
+
+
+def test_guided_generation_of_a_random_model_ends_in_a_legal_head(tiny_qwen_dir: str) -> None:
+    from video_env.backends.transformers_vlm import TransformersVLM
+
+    vlm = TransformersVLM(tiny_qwen_dir, device="cpu")
+    messages: list[VisionMessage] = [{"role": "user", "content": "Where next?"}]
+    free = vlm.chat(messages, max_new_tokens=12)
+    assert free.text not in SPEEDS  # a random model writes noise
+    guide = ReplyGuide("", closed=SPEEDS, open=ANSWERS)
+    for temperature in (0.0, 1.0, 1.0, 1.0):
+        reply = vlm.chat(messages, max_new_tokens=40, temperature=temperature, guide=guide)
+        assert reply.text in SPEEDS or reply.text.startswith(ANSWERS), reply.text
+        if reply.text in SPEEDS:
+            assert reply.finish_reason == "stop"
+    # a marker the model never writes leaves its reply as it was
+    unmarked = ReplyGuide("<never-written>", closed=SPEEDS)
+    assert vlm.chat(messages, max_new_tokens=12, guide=unmarked).text == free.text
+
+
+class SpeedLovingChat:
+    """A model that always wants ``speed(2x)`` — as the pixel students do at the video's end —
+    and, given a guide, writes the first legal continuation instead (a stand-in for masking).
+    """
+
+    name = "speed-loving"
+    simulated = True
+    accepts_guide = True
+
+    def __init__(self) -> None:
+        self.usage = Cost()
+        self.guides: list[ReplyGuide | None] = []
+
+    def chat(
+        self, messages: Sequence[VisionMessage], *, max_new_tokens: int = 512,
+        temperature: float = 0.0, guide: ReplyGuide | None = None,
+    ) -> Completion:  # fmt: skip
+        self.guides.append(guide)
+        head = "<think>Skim.</think><memory>Seen: a park.</memory>"
+        wanted = "<action>speed(2x)</action>"
+        if guide is not None and not guide.allows(wanted):
+            choices = (*guide.closed, *(h + "0, 5])</action>" for h in guide.open))
+            wanted = choices[0] if guide.closed else choices[-1]
+        return Completion(text=head + wanted, model="x", prompt_tokens=10, completion_tokens=5)
+
+
+def test_legal_action_decoding_lets_videoscout_answer_where_only_answer_is_legal() -> None:
+    records: dict[bool, dict[str, Any]] = {}
+    for guided in (False, True):
+        chat = SpeedLovingChat()
+        policy = VideoScoutPolicy(chat, guided=guided)
+        env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+        records[guided] = run_episode(env, policy, seed=0, options={"index": 0})
+        assert all((g is not None) == guided for g in chat.guides)
+    assert records[False]["ended_by"] == "invalid_actions"  # speed at the end, until the cap
+    assert records[True]["ended_by"] == "answer" and records[True]["invalid_actions"] == 0
+    assert records[True]["answer"] is not None
+
+
+def test_the_guide_follows_the_turns_legal_actions() -> None:
+    policy = VideoScoutPolicy(SpeedLovingChat(), guided=True)
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    obs, info = env.reset(seed=0, options={"index": 0})
+    guide = policy.reply_guide(obs, info)
+    assert guide.after == "</memory>"
+    assert {h for h in guide.closed if "speed" in h} == {
+        f"<action>speed({f}x)</action>" for f in (1, 2, 4)
+    }
+    options = parse_options(str(obs["options"]))
+    assert guide.open == (
+        tuple(f'<action>answer("{"ABCDEFGH"[i]}", [' for i in range(len(options)))
+        or ('<action>answer("',)
+    )
+    ended = policy.reply_guide(obs, {**info, "legal_actions": ["answer"]})
+    assert ended.closed == () and ended.open == guide.open
+    first, last = (int(c) for c in obs["chunks"])
+    rewatching = policy.reply_guide(obs, {**info, "legal_actions": ["speed", "rewatch", "answer"]})
+    assert [h for h in rewatching.closed if "rewatch" in h] == [
+        f"<action>rewatch({k})</action>" for k in range(first, last + 1)
+    ]
+
+
+def test_guided_decoding_needs_a_model_that_takes_a_guide() -> None:
+    class Plain(SpeedLovingChat):
+        accepts_guide = False
+
+    with pytest.raises(ConfigError, match="guide"):
+        VideoScoutPolicy(Plain(), guided=True)
+    VideoScoutPolicy(Plain())  # free generation needs nothing
