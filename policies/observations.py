@@ -22,6 +22,16 @@ def parse_options(text: str) -> list[str]:
     return options
 
 
+def option_letters(text: str) -> list[str]:
+    """The option letters of an observation's ``options`` field, as its lines give them."""
+    letters = []
+    for line in text.splitlines():
+        match = _OPTION_LINE.match(line.strip())
+        if match:
+            letters.append(match.group(1))
+    return letters
+
+
 def window_of(value: Any) -> Interval:
     """An :class:`Interval` from an observation's ``float32[2]`` window."""
     start, end = float(value[0]), float(value[1])

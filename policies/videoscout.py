@@ -11,20 +11,23 @@ With an untrained base model this is the paper's "agentic base model" row.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from policies import prompts
 from policies.base import Policy
-from policies.observations import parse_options
+from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
-from video_env.envs.rules_record import trained_end_note, trained_rules
+from video_env.envs.rules_record import (
+    check_end_note,
+    trained_end_note,
+    trained_rules,
+)
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.wrappers.text_actions import parse_text_action
@@ -36,11 +39,6 @@ _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
 #: ``answer`` only, and a small model reads a sentence more surely than it compares
 #: "chunk 10" with "10 chunks".
 END_NOTE = "This window ends the video: only answer is left."
-
-#: Where :data:`END_NOTE` goes: ``window`` ends the window line (before the frames),
-#: ``last`` is the user turn's last line (after the question, next to the reply), ``off``
-#: gives the paper's plain prompt.
-END_NOTE_PLACES = ("window", "last", "off")
 
 
 class VideoScoutPolicy(Policy):
@@ -54,8 +52,9 @@ class VideoScoutPolicy(Policy):
         temperature: Sampling temperature (0: greedy).
         name: Name in result tables (default ``videoscout[<model>]``).
         end_note: Where to say, on the turn that shows the last chunk, that only ``answer``
-            is left (:data:`END_NOTE`, one of :data:`END_NOTE_PLACES`; the system prompt
-            says so once). Our addition to the paper's prompt (``docs/fidelity.md``):
+            is left (:data:`END_NOTE`, one of
+            :data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the system prompt says
+            so once). Our addition to the paper's prompt (``docs/fidelity.md``):
             ``off`` gives the plain one.
         guided: Legal-action decoding: after ``</memory>`` the reply can only go on with
             one of the turn's legal actions (:meth:`reply_guide`; an answer's text and
@@ -84,8 +83,7 @@ class VideoScoutPolicy(Policy):
         super().__init__()
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
-        if end_note not in END_NOTE_PLACES:
-            raise ConfigError(f"end_note must be one of {END_NOTE_PLACES}, got {end_note!r}")
+        check_end_note(end_note)
         if guided and not getattr(vlm, "accepts_guide", False):
             raise ConfigError(
                 f"guided decoding needs a model whose chat takes a guide (a transformers "
@@ -98,7 +96,7 @@ class VideoScoutPolicy(Policy):
         self.temperature = temperature
         self.end_note = end_note
         self.guided = guided
-        self.name = name or f"videoscout[{vlm.name}]"
+        self.name = (name or f"videoscout[{vlm.name}]") + ("+guided" if guided else "")
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
         if rules is not None:
@@ -176,15 +174,14 @@ class VideoScoutPolicy(Policy):
         or ``<action>answer("`` for an open question (open: the answer and its window are
         the model's) — each only while the env's ``legal_actions`` has its kind.
         """
-        kinds = info.get("legal_actions") or list(self.action_set.names)
+        kinds = info.get("legal_actions") or legal_kinds(observation)
         closed: list[str] = []
         if "speed" in kinds:
             closed += [f"<action>speed({f}x)</action>" for f in sorted(self.rules.speeds)]
         if "rewatch" in kinds:
             first, last = (int(c) for c in observation["chunks"])
             closed += [f"<action>rewatch({k})</action>" for k in range(first, last + 1)]
-        options = parse_options(str(observation["options"]))
-        letters = string.ascii_uppercase[: len(options)]
+        letters = option_letters(str(observation["options"]))
         answers = [f'<action>answer("{letter}", [' for letter in letters] or ['<action>answer("']
         return ReplyGuide("</memory>", tuple(closed), tuple(answers) if "answer" in kinds else ())
 
@@ -206,6 +203,17 @@ class VideoScoutPolicy(Policy):
         )
         self.last_reply = reply.text
         return parse_text_action(self.action_set, reply.text, self.strict)
+
+
+def legal_kinds(observation: dict[str, Any]) -> list[str]:
+    """The Pacing env's legal action kinds, read off an observation (as ``legal_actions``)."""
+    rewatching = bool(int(observation["rewatching"]))
+    if float(observation["progress"][0]) >= 1.0 and not rewatching:
+        return ["answer"]  # the last chunk has been shown
+    first, last = (int(c) for c in observation["chunks"])
+    if last > first and not rewatching:
+        return ["speed", "rewatch", "answer"]
+    return ["speed", "answer"]
 
 
 def _frames(spec: SpeedSpec) -> str:
@@ -251,10 +259,11 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     """
     kind, _, model = spec.partition(":")
     if kind in ("qwen2.5-vl", "transformers") and model:
-        recorded = trained_rules(model)  # before loading: a bad record fails fast
+        # before loading: a bad record fails fast
+        recorded = None if "rules" in settings else trained_rules(model)
         if recorded is not None:
-            settings.setdefault("rules", recorded)
-        note = trained_end_note(model)
+            settings["rules"] = recorded
+        note = None if "end_note" in settings else trained_end_note(model)
         if note is not None:
-            settings.setdefault("end_note", note)
+            settings["end_note"] = note
     return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

@@ -137,3 +137,84 @@ def test_guided_decoding_needs_a_model_that_takes_a_guide() -> None:
     with pytest.raises(ConfigError, match="guide"):
         VideoScoutPolicy(Plain(), guided=True)
     VideoScoutPolicy(Plain())  # free generation needs nothing
+
+
+class ListTokenizer:
+    """A tokenizer over a fixed list of token texts (id = position)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = list(texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
+        return "".join(self.texts[int(i)] for i in ids)
+
+
+def test_the_marker_may_be_followed_by_whitespace_and_counts_once() -> None:
+    guide = ReplyGuide("</memory>", closed=SPEEDS, open=ANSWERS)
+    assert guide.state("</memory>\n<act") == ("guided", "<act")
+    assert guide.state("</memory>\n") == ("guided", "")
+    done = '</memory><action>answer("A", [1, 2])</action></memory>'
+    assert guide.state(done) == ("free", None), "a second marker does not restart the guide"
+
+
+def test_a_token_that_completes_the_marker_and_leaves_the_paths_is_masked() -> None:
+    from video_env.backends.hf_guide import GuideLogitsProcessor
+
+    vocab = ["<eos>", "</mem", "ory", "ory>", "ory>x", "ory>\n", "ory><", "<action>", "speed(2x)",
+             "</action>", "x", ">"]  # fmt: skip
+    guide = ReplyGuide("</memory>", closed=("<action>speed(2x)</action>",))
+    processor = GuideLogitsProcessor(guide, ListTokenizer(vocab), 0, [0])
+    assert processor.banned("<memory>m</mem") == [vocab.index("ory>x")]
+    assert processor.banned("<memory>m") == []  # no token holds the whole marker
+    assert processor.allowed("</memory>\n") == [vocab.index("<action>")]
+    assert processor.allowed("</memory><action>") == [vocab.index("speed(2x)")]
+    assert processor.allowed("</memory><action>speed(2x)</action>") == [0]
+    import torch
+
+    scores = torch.zeros(1, len(vocab))
+    ids = torch.tensor([[vocab.index("</mem")]])
+    masked = processor(ids, scores.clone())
+    assert masked[0, vocab.index("ory>x")] == float("-inf") and masked[0, 2] == 0
+    with pytest.raises(ValueError, match="end-of-sequence"):
+        GuideLogitsProcessor(guide, ListTokenizer(vocab), 0, [])
+    unspellable = GuideLogitsProcessor(
+        ReplyGuide("", closed=("<zzz>",)), ListTokenizer(vocab), 0, [0]
+    )
+    with pytest.raises(ValueError, match="no token continues"):
+        unspellable.allowed("")
+
+
+def test_legal_kinds_read_off_the_observation_match_the_envs() -> None:
+    from policies.videoscout import legal_kinds
+
+    replies = ["speed(4x)", "rewatch(2)", "speed(1x)", "speed(4x)", "speed(4x)", "speed(4x)"]
+    chat = ScriptedReplies(
+        [f"<think>t</think><memory>m</memory><action>{a}</action>" for a in replies]
+    )
+    policy = VideoScoutPolicy(chat)
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    obs, info = env.reset(seed=0, options={"index": 0})
+    seen = set()
+    while True:
+        assert legal_kinds(obs) == info["legal_actions"], obs["chunks"]
+        seen.add(tuple(info["legal_actions"]))
+        obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
+        if terminated or truncated:
+            break
+    assert ("answer",) in seen and ("speed", "rewatch", "answer") in seen
+
+
+class ScriptedReplies(SpeedLovingChat):
+    """Returns the given replies in order, then answers "A"."""
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        super().__init__()
+        self.replies = list(replies)
+
+    def chat(self, messages: Sequence[VisionMessage], **kwargs: Any) -> Completion:
+        done = '<think>t</think><memory>m</memory><action>answer("A", [0, 5])</action>'
+        text = self.replies.pop(0) if self.replies else done
+        return Completion(text=text, model="x", prompt_tokens=10, completion_tokens=5)

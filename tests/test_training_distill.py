@@ -146,6 +146,19 @@ def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> N
         distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="window"))
     distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))  # resumes
     assert trained_end_note(tmp_path) == "last"
+    with pytest.raises(ConfigError, match="end_note"):
+        DistillConfig(end_note="top")
+
+
+def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) -> None:
+    from video_env.envs.rules_record import save_trained_rules, trained_end_note
+
+    teacher = GroundTruthScriptedTeacher()
+    samples = load_suite("synth-tiny", limit=2)
+    distill(teacher, samples[:1], tmp_path, DistillConfig(rules=SMOKE))
+    save_trained_rules(tmp_path, SMOKE)  # as written before the setting: no place named
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))
+    assert trained_end_note(tmp_path) is None, "its first turns' place is unknown"
 
 
 def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path: Path) -> None:

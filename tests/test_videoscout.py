@@ -101,7 +101,8 @@ def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
 
 
 def test_the_turn_that_ends_the_video_says_only_answer_is_left_where_asked() -> None:
-    from policies.videoscout import END_NOTE, END_NOTE_PLACES
+    from policies.videoscout import END_NOTE
+    from video_env.envs.rules_record import END_NOTE_PLACES
 
     speeds = [WELL_FORMED.format(memory="m", action="speed(4x)")] * 12
     for place in END_NOTE_PLACES:
@@ -254,9 +255,10 @@ def test_a_checkpoint_runs_with_the_end_note_it_was_trained_with(
     (tmp_path / "run" / "checkpoint-4").mkdir(parents=True)
     rules_record.save_trained_rules(tmp_path / "run", RULES["paper"](), end_note="off")
     assert rules_record.trained_end_note(tmp_path / "run" / "checkpoint-4") == "off"
-    (tmp_path / rules_record.RULES_FILE).write_text('{"rules": {}, "end_note": 1}')
-    with pytest.raises(ConfigError, match="end_note"):
-        rules_record.trained_end_note(tmp_path)
+    for bad in ("1", '"top"'):
+        (tmp_path / rules_record.RULES_FILE).write_text(f'{{"rules": {{}}, "end_note": {bad}}}')
+        with pytest.raises(ConfigError, match="end_note"):
+            rules_record.trained_end_note(tmp_path)
 
 
 def test_pacing_rules_survive_json() -> None:

@@ -103,3 +103,13 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     line = format_profile(rows, "m", "+ SFT")
     assert line.startswith("+ SFT: episodes ended by invalid_actions 1, answer 1;")
     assert "(1: 1.00, 2: 0.50, 3: 0.00)" in line
+
+
+def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:
+    from benchmarks.studies.videoscout_pixel import model_settings
+
+    base = {"split": "calib", "videos": 4}
+    assert model_settings(base, "window", False) == base  # keys of earlier blocks stay valid
+    assert model_settings(base, "off", False) == {**base, "plain_prompt": True}
+    assert model_settings(base, "last", True) == {**base, "end_note": "last", "guided": True}
+    assert base == {"split": "calib", "videos": 4}

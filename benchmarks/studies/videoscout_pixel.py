@@ -43,8 +43,8 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
-from policies.videoscout import END_NOTE_PLACES
 from video_env._seeding import stable_seed
+from video_env.envs.rules_record import END_NOTE_PLACES, trained_end_note
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
 
@@ -150,6 +150,23 @@ def run_baseline(
     return rows
 
 
+def model_settings(settings: dict[str, Any], end_note: str, guided: bool) -> dict[str, Any]:
+    """A checkpoint's cache key: the study's settings, its end-note place and decoding.
+
+    The place enters only when not ``window`` (``off`` as ``plain_prompt``, its earlier
+    name) and decoding only when guided, so the keys of blocks played before these
+    settings existed stay valid.
+    """
+    keyed = dict(settings)
+    if end_note == "off":
+        keyed["plain_prompt"] = True
+    elif end_note != "window":
+        keyed["end_note"] = end_note
+    if guided:
+        keyed["guided"] = True
+    return keyed
+
+
 def run_model(
     model: str,
     samples: Sequence[VideoQA],
@@ -163,7 +180,7 @@ def run_model(
     """Every sample's episode with ``model`` as VideoScout's policy (greedy).
 
     ``end_note`` places VideoScout's note that a window ends the video
-    (:data:`~policies.videoscout.END_NOTE_PLACES`); ``off`` plays the plain prompt, as
+    (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); ``off`` plays the plain prompt, as
     every block generated before the note existed did. ``guided`` plays it with
     legal-action decoding (``VideoScoutPolicy(guided=True)``).
     """
@@ -329,21 +346,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-turns", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--trajectories", help="a distill run's trajectories.jsonl (timing T)")
-    parser.add_argument(
+    placing = parser.add_mutually_exclusive_group()
+    placing.add_argument(
         "--end-note",
         choices=END_NOTE_PLACES,
-        default="window",
-        help="where VideoScout's prompt says that a window ends the video (off: the plain prompt)",
+        help="where VideoScout's prompt says that a window ends the video (off: the plain "
+        "prompt; default: the place each checkpoint records, else window)",
+    )
+    placing.add_argument(
+        "--plain-prompt",
+        action="store_true",
+        help="the same as --end-note off (the name earlier blocks were generated with)",
     )
     parser.add_argument(
         "--guided",
         action="store_true",
         help="legal-action decoding: each reply's action is kept to the turn's legal actions",
-    )
-    parser.add_argument(
-        "--plain-prompt",
-        action="store_true",
-        help="the same as --end-note off (the name earlier blocks were generated with)",
     )
     parser.add_argument("--out", default="runs/videoscout-pixel", help="results folder")
     parser.add_argument(
@@ -367,27 +385,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
     start = time.monotonic()
     out = Path(args.out)
-    end_note = "off" if args.plain_prompt else args.end_note
-    runs: list[tuple[str, Any]] = [
-        *(
-            (m, partial(run_model, m, rules_name=args.rules, max_turns=args.max_turns,
-                        max_new_tokens=args.max_new_tokens, end_note=end_note,
-                        guided=args.guided))
-            for m in args.models
-        ),
-        *((b, partial(run_baseline, b, rules_name=args.rules)) for b in args.baselines),
-    ]  # fmt: skip
     keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
     settings = {k: getattr(args, k) for k in keys}
-    if end_note == "off":  # only for other places: earlier blocks' reruns keep their keys
-        settings["plain_prompt"] = True
-    elif end_note != "window":
-        settings["end_note"] = end_note
-    if args.guided:
-        settings["guided"] = True
+    runs: list[tuple[str, Any, dict[str, Any]]] = []
+    for model in args.models:
+        note = args.end_note or trained_end_note(model) or "window"
+        end_note = "off" if args.plain_prompt else note
+        run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
+                      max_new_tokens=args.max_new_tokens, end_note=end_note,
+                      guided=args.guided)  # fmt: skip
+        runs.append((model, run, model_settings(settings, end_note, args.guided)))
+    for name in args.baselines:
+        runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0
-    for policy, run in runs:
-        played, was_kept = policy_rows(out, policy, samples, run, settings)
+    for policy, run, keyed in runs:
+        played, was_kept = policy_rows(out, policy, samples, run, keyed)
         rows += played
         kept += was_kept
     policies_kept = f"{kept} {'policy' if kept == 1 else 'policies'}"

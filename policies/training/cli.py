@@ -8,6 +8,7 @@ from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
+    END_NOTE_PLACES,
     pixel_vlm_rules,
     save_trained_rules,
     trained_end_note,
@@ -261,8 +262,6 @@ def _rl_run_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _end_note_arg(parser: argparse.ArgumentParser, default: str | None = "window") -> None:
-    from policies.videoscout import END_NOTE_PLACES
-
     where = (
         "default: the one recorded in --model's folder, else window"
         if default is None

@@ -44,6 +44,7 @@ from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
 from video_env.envs.rules_record import (
     RULES_FILE,
+    check_end_note,
     save_trained_rules,
     trained_end_note,
     trained_rules,
@@ -79,7 +80,7 @@ class DistillConfig:
         rules: Pacing rules (default: the paper's).
         seed: Seed of the env resets.
         end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~policies.videoscout.END_NOTE_PLACES`); the student is trained on it.
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); the student is trained on it.
     """
 
     tries: int = 8
@@ -89,6 +90,9 @@ class DistillConfig:
     rules: PacingRules | None = None
     seed: int = 0
     end_note: str = "window"
+
+    def __post_init__(self) -> None:
+        check_end_note(self.end_note)
 
 
 @dataclass
@@ -298,13 +302,15 @@ def distill(
             f"{folder} holds turns made under other pacing rules ({RULES_FILE}); "
             "resume with the same rules or write to a new folder"
         )
-    note = trained_end_note(folder)
-    if note is not None and note != cfg.end_note and (folder / "questions.jsonl").exists():
+    resuming = recorded is not None and (folder / "questions.jsonl").exists()
+    note = trained_end_note(folder) if resuming else cfg.end_note
+    if note is not None and note != cfg.end_note:
         raise ConfigError(
             f"{folder} holds turns whose prompt placed the end note {note!r} ({RULES_FILE}); "
             "resume with the same --end-note or write to a new folder"
         )
-    save_trained_rules(folder, rules, end_note=cfg.end_note)
+    # a folder whose record names no place (made before the setting) keeps naming none
+    save_trained_rules(folder, rules, end_note=note)
     done = _resume(folder)
     stats = DistillStats(resumed=len(done))
     begin = getattr(teacher, "begin_question", None)

@@ -41,7 +41,7 @@ from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import save_trained_rules
+from video_env.envs.rules_record import check_end_note, save_trained_rules
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 from video_env.types import VideoQA
@@ -101,7 +101,7 @@ class DAPOConfig:
             are still taken in float32).
         freeze_vision: Keep the vision tower's blocks as they are (its merger trains).
         end_note: Where the rollouts' VideoScout prompt says a window ends the video
-            (:data:`~policies.videoscout.END_NOTE_PLACES`; the SFT start's, to match).
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the SFT start's, to match).
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -138,6 +138,7 @@ class DAPOConfig:
             )
         if self.overlong_buffer < 1 or self.max_new_tokens < 1:
             raise ConfigError("overlong_buffer and max_new_tokens must be >= 1")
+        check_end_note(self.end_note)
 
 
 def group_filter(cfg: DAPOConfig) -> Callable[[Sequence[Trajectory]], bool]:

@@ -171,12 +171,13 @@ class ReplyGuide:
         """Where ``reply`` stands, and the text since ``after`` while guided.
 
         ``("free", None)`` before ``after`` or past an open head, ``("end", None)`` at the
-        end of a closed head, else ``("guided", tail)``.
+        end of a closed head, else ``("guided", tail)``. The first ``after`` counts (as a
+        parser reads the first closing tag), and whitespace right after it is passed over.
         """
-        at = reply.rfind(self.after) if self.after else 0
+        at = reply.find(self.after)
         if at < 0:
             return "free", None
-        tail = reply[at + len(self.after) :]
+        tail = reply[at + len(self.after) :].lstrip()
         if any(tail.startswith(head) for head in self.closed):
             return "end", None
         if any(tail.startswith(head) for head in self.open):
@@ -186,11 +187,19 @@ class ReplyGuide:
     def allows(self, tail: str) -> bool:
         """Whether ``tail`` (the text since ``after``) stays on a path to a continuation.
 
-        That is a prefix of a closed head, or a prefix of an open head or text past one.
+        That is a prefix of a closed head, or a prefix of an open head or text past one
+        (whitespace before it passed over).
         """
+        tail = tail.lstrip()
         return any(h.startswith(tail) for h in self.closed) or any(
             h.startswith(tail) or tail.startswith(h) for h in self.open
         )
+
+    def next_chars(self, tail: str) -> set[str]:
+        """The characters that may follow ``tail`` on a path to an unfinished continuation."""
+        tail = tail.lstrip()
+        heads = (*self.closed, *self.open)
+        return {h[len(tail)] for h in heads if h.startswith(tail) and len(h) > len(tail)}
 
 
 @runtime_checkable

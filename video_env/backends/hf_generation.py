@@ -188,6 +188,7 @@ def generate(
         BackendError: If preprocessing or generation fails (e.g. out of memory).
     """
     texts, images, videos, metas, fed = prepare_conversations(processor, conversations)
+    eos = _eos_ids(model, processor)
     try:
         inputs = encode(processor, texts, images, videos, metas).to(device)
         options = _generation_options(processor, max_new_tokens, temperature)
@@ -196,9 +197,9 @@ def generate(
 
             from video_env.backends.hf_guide import GuideLogitsProcessor
 
-            guided = GuideLogitsProcessor(
-                guide, processor.tokenizer, inputs["input_ids"].shape[1], _eos_ids(model, processor)
-            )
+            # prompts are left-padded (load_vlm): every reply starts at the same offset
+            prompt_length = inputs["input_ids"].shape[1]
+            guided = GuideLogitsProcessor(guide, processor.tokenizer, prompt_length, eos)
             options["logits_processor"] = LogitsProcessorList([guided])
         with torch.inference_mode():
             out = model.generate(**inputs, **options)
@@ -215,7 +216,6 @@ def generate(
     ]  # processors of other VLMs may name only one placeholder
     visual = [int(n) for n in torch.isin(ids, torch.tensor(visual_ids, device=ids.device)).sum(1)]
     prompt = [int(n) for n in inputs["attention_mask"].sum(1)]
-    eos = _eos_ids(model, processor)
     rows = [
         _row(processor, torch, out, b, ids.shape[1], eos, prompt[b], visual[b])
         for b in range(len(texts))

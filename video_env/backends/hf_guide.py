@@ -1,45 +1,56 @@
 """Guided decoding for transformers' ``generate``: a :class:`ReplyGuide` as a logits processor.
 
-Each step, the reply so far is decoded; while the guide is in its guided part, every token
-whose text would leave the guide's paths gets ``-inf`` (at the end of a closed head only
-end-of-sequence tokens remain). The token texts are decoded once per tokenizer. Token
-texts are concatenated as decoded alone, which is exact for byte-level BPE tokenizers
-(Qwen's) on ASCII continuations, as the guides here are.
+Each step, the reply so far is decoded. In the guide's guided part, every token whose text
+would leave the guide's paths gets ``-inf`` (at the end of a closed head only
+end-of-sequence tokens remain); before it, a token that would complete the guide's marker
+and go on off the paths is masked too (a byte-level tokenizer writes ``>`` and ``<`` of
+``</memory><action>`` in one token). Token texts are decoded once per tokenizer and
+indexed by first character. They are concatenated as decoded alone, which is exact for
+byte-level BPE tokenizers (Qwen's) on ASCII continuations, as the guides here are.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
 from video_env.backends.base import ReplyGuide
 
 __all__ = ["GuideLogitsProcessor", "token_texts"]
 
+_TEXTS: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[int, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
-@lru_cache(maxsize=4)
+
 def token_texts(tokenizer: Any) -> dict[str, list[tuple[int, str]]]:
     """Every token id with its text decoded alone, by the text's first character.
 
-    Cached per tokenizer object (a vocabulary of 150k tokens takes a few seconds).
+    Kept while the tokenizer lives (a vocabulary of 150k tokens takes a few seconds).
     """
-    index: dict[str, list[tuple[int, str]]] = {}
-    for i in range(len(tokenizer)):
-        text = tokenizer.decode([i])
-        if text:
-            index.setdefault(text[0], []).append((i, text))
+    index = _TEXTS.get(tokenizer)
+    if index is None:
+        index = {}
+        for i in range(len(tokenizer)):
+            text = tokenizer.decode([i])
+            if text:
+                index.setdefault(text[0], []).append((i, text))
+        _TEXTS[tokenizer] = index
     return index
 
 
 class GuideLogitsProcessor:
-    """Masks the scores of tokens that leave ``guide`` (one guide for the whole batch).
+    """Masks the scores of tokens that leave ``guide`` (one guide for every row).
 
     Args:
         guide: The reply's guide.
         tokenizer: The model's tokenizer.
-        prompt_length: Tokens of the (padded) prompt: the reply starts after them.
+        prompt_length: Tokens of the (left-padded) prompt: every reply starts after them.
         eos_ids: The tokens that end a reply.
+
+    Raises:
+        ValueError: Without end-of-sequence tokens (a closed head could never end).
     """
 
     def __init__(
@@ -49,24 +60,50 @@ class GuideLogitsProcessor:
         self.tokenizer = tokenizer
         self.prompt_length = prompt_length
         self.eos_ids = sorted(set(eos_ids))
+        if not self.eos_ids:
+            raise ValueError("guided decoding needs the model's end-of-sequence tokens")
         self.texts = token_texts(tokenizer)
+        after = guide.after
+        # the tokens that may complete the marker: those holding its last character
+        self._closers = [
+            (i, text) for group in self.texts.values() for i, text in group if after[-1:] in text
+        ]
+        self._whole = [(i, text) for i, text in self._closers if after and after in text]
 
     def allowed(self, reply: str) -> list[int] | None:
-        """The token ids allowed after ``reply`` (``None``: any)."""
+        """The token ids allowed after ``reply`` in the guided part (``None``: not guided).
+
+        Raises:
+            ValueError: When no token continues a path (a tokenizer that cannot spell it).
+        """
         state, tail = self.guide.state(reply)
         if state == "free":
             return None
         if state == "end" or tail is None:
             return self.eos_ids
-        heads = (*self.guide.closed, *self.guide.open)
-        nexts = {h[len(tail)] for h in heads if h.startswith(tail) and len(h) > len(tail)}
         allowed = [
             i
-            for char in nexts
+            for char in self.guide.next_chars(tail)
             for i, text in self.texts.get(char, ())
             if self.guide.allows(tail + text)
         ]
-        return allowed or None  # a tokenizer that cannot spell the heads: left free
+        if not allowed:
+            raise ValueError(f"no token continues the guide after {tail!r}")
+        return allowed
+
+    def banned(self, reply: str) -> list[int]:
+        """Before the marker: the tokens that would complete it and go on off the paths."""
+        after = self.guide.after
+        if not after or after in reply:
+            return []
+        partial = any(reply.endswith(after[:k]) for k in range(1, len(after)))
+        candidates = self._closers if partial else self._whole
+        out = []
+        for i, text in candidates:
+            state, tail = self.guide.state(reply + text)
+            if state == "guided" and tail is not None and not self.guide.allows(tail):
+                out.append(i)
+        return out
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         """The scores with every token outside the guide's paths at ``-inf``."""
@@ -78,9 +115,12 @@ class GuideLogitsProcessor:
             )
             allowed = self.allowed(reply)
             if allowed is None:
+                banned = self.banned(reply)
+                if banned:
+                    scores[row, torch.tensor(banned, dtype=torch.long)] = float("-inf")
                 continue
             keep = torch.full_like(scores[row], float("-inf"))
-            index = torch.tensor(allowed, device=scores.device)
+            index = torch.tensor(allowed, dtype=torch.long, device=scores.device)
             keep[index] = scores[row, index]
             scores[row] = keep
         return scores

@@ -20,7 +20,9 @@ from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
 
 __all__ = [
+    "END_NOTE_PLACES",
     "RULES_FILE",
+    "check_end_note",
     "pixel_vlm_rules",
     "rules_name",
     "save_trained_rules",
@@ -30,6 +32,23 @@ __all__ = [
 
 #: The file in a data or checkpoint folder naming the pacing rules it was made under.
 RULES_FILE = "videoscout.json"
+
+#: Where VideoScout's prompt says that a window ends the video
+#: (``policies.videoscout.END_NOTE``): ``window`` ends the window line (before the
+#: frames), ``last`` is the user turn's last line (after the question, next to the
+#: reply), ``off`` gives the paper's plain prompt.
+END_NOTE_PLACES = ("window", "last", "off")
+
+
+def check_end_note(place: str) -> str:
+    """``place`` if it is one of :data:`END_NOTE_PLACES`.
+
+    Raises:
+        ConfigError: Otherwise.
+    """
+    if place not in END_NOTE_PLACES:
+        raise ConfigError(f"end_note must be one of {END_NOTE_PLACES}, got {place!r}")
+    return place
 
 
 def pixel_vlm_rules() -> PacingRules:
@@ -84,12 +103,12 @@ def save_trained_rules(
         folder: The data or checkpoint folder.
         rules: Its pacing rules.
         end_note: Where its VideoScout prompt placed the end-of-video note
-            (``policies.videoscout.END_NOTE_PLACES``); ``None``: not recorded.
+            (:data:`END_NOTE_PLACES`); ``None``: not recorded.
     """
     path = Path(folder) / RULES_FILE
     record: dict[str, Any] = {"rules": rules.to_dict()}
     if end_note is not None:
-        record["end_note"] = end_note
+        record["end_note"] = check_end_note(end_note)
     path.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
     return path
 
@@ -114,15 +133,15 @@ def trained_end_note(folder: str | Path) -> str | None:
     (those are ``window``'s or, earlier, ``off``'s).
 
     Raises:
-        ConfigError: As :func:`trained_rules`, or when ``end_note`` is not a string.
+        ConfigError: As :func:`trained_rules`, or when ``end_note`` is not a place.
     """
     found = _record(folder)
     if found is None or "end_note" not in found[1]:
         return None
     note = found[1]["end_note"]
-    if not isinstance(note, str):
-        raise ConfigError(f"{found[0]}: 'end_note' is not a string")
-    return note
+    if note not in END_NOTE_PLACES:
+        raise ConfigError(f"{found[0]}: end_note must be one of {END_NOTE_PLACES}, got {note!r}")
+    return str(note)
 
 
 def _record(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
