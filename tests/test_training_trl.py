@@ -54,6 +54,23 @@ def test_answer_ends_with_the_composite_reward() -> None:
         env.reset(sample_id="nope")
 
 
+def test_the_tool_results_say_where_the_video_ends_where_asked() -> None:
+    pytest.importorskip("PIL")
+    from policies.videoscout import END_NOTE
+
+    (sample,) = load_suite("synth-tiny", limit=1)
+    for place in ("window", "last", "off"):
+        env = pacing_env_factory([sample], rules=SMOKE, end_note=place)()
+        result: Any = env.reset(sample_id=sample.id)
+        while "(100%)" not in result[0]["text"]:  # to the window that shows the last chunk
+            result = env.speed(4, notes="skimming")
+        texts = [part["text"] for part in result if part["type"] == "text"]
+        assert (END_NOTE in texts[0], texts[-1].rstrip().endswith(END_NOTE)) == (
+            place == "window",
+            place == "last",
+        )
+
+
 def test_factory_refuses_duplicate_ids() -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
     with pytest.raises(ConfigError, match="unique"):

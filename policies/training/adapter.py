@@ -77,6 +77,8 @@ class PacingChatEnv:
         max_turns: Turns after which the episode ends without an answer (reward 0).
         strict: Parse replies strictly.
         env_kwargs: Further Pacing-env arguments.
+        end_note: Where VideoScout's prompt says a window ends the video
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
     """
 
     def __init__(
@@ -88,11 +90,14 @@ class PacingChatEnv:
         max_turns: int = 32,
         strict: bool = False,
         env_kwargs: dict[str, Any] | None = None,
+        end_note: str = "window",
     ) -> None:
         self.sample = sample
         self.seed = seed
         self.max_turns = max_turns
-        self.policy = VideoScoutPolicy(EngineModelSlot(), rules=rules, strict=strict)
+        self.policy = VideoScoutPolicy(
+            EngineModelSlot(), rules=rules, strict=strict, end_note=end_note
+        )
         kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
         self.env = PacingEnv([sample], **kwargs)
         self.turns = 0

@@ -229,20 +229,20 @@ def _trl(args: argparse.Namespace) -> int:
     config = trl_dapo_config(args.out, **settings)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     rules = _rules(args)
+    end_note = args.end_note or trained_end_note(args.model) or "window"
     factory = None
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
 
-        factory = remote_pacing_env_factory(
-            samples, args.env_url, rules=rules, max_turns=args.max_turns, seed=args.seed
-        )
+        factory = remote_pacing_env_factory(samples, args.env_url, rules=rules,
+            max_turns=args.max_turns, seed=args.seed, end_note=end_note)  # fmt: skip
     trainer = build_trl_trainer(
         args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
-        seed=args.seed, environment_factory=factory,
+        seed=args.seed, environment_factory=factory, end_note=end_note,
     )  # fmt: skip
     result = trainer.train()
     trainer.save_model(args.out)
-    save_trained_rules(args.out, rules)
+    save_trained_rules(args.out, rules, end_note=end_note)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
 
@@ -422,4 +422,5 @@ def add_training_commands(kinds: Any) -> None:
     trl.add_argument("--env-url", help="run the episodes on a `video-env serve` Pacing server "
                      "(same questions and rules, --pixel-observations, no sensors)")  # fmt: skip
     _dataset_args(trl)
+    _end_note_arg(trl, default=None)
     trl.set_defaults(func=_trl)

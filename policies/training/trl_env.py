@@ -100,6 +100,8 @@ class PacingToolEnv:
         rules: Pacing rules (default: the paper's).
         max_turns: Env steps after which the episode ends without an answer.
         seed: Seed of every env reset.
+        end_note: Where VideoScout's prompt says a window ends the video
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
 
     Attributes:
         episode: The current episode (``None`` before the first ``reset``).
@@ -115,11 +117,13 @@ class PacingToolEnv:
         rules: PacingRules | None = None,
         max_turns: int = 32,
         seed: int = 0,
+        end_note: str = "window",
     ) -> None:
         self.samples = samples
         self.rules = rules
         self.max_turns = max_turns
         self.seed = seed
+        self.end_note = end_note
         self.episode: PacingChatEnv | None = None
         self.actions: list[Any] = []
         self.resets = 0
@@ -133,7 +137,11 @@ class PacingToolEnv:
         if self.episode is not None:
             self.episode.close()
         self.episode = PacingChatEnv(
-            self.samples[sample_id], rules=self.rules, seed=self.seed, max_turns=self.max_turns
+            self.samples[sample_id],
+            rules=self.rules,
+            seed=self.seed,
+            max_turns=self.max_turns,
+            end_note=self.end_note,
         )
         self.actions = []
         self.resets += 1
@@ -205,12 +213,13 @@ def pacing_env_factory(
     rules: PacingRules | None = None,
     max_turns: int = 32,
     seed: int = 0,
+    end_note: str = "window",
 ) -> Callable[[], PacingToolEnv]:
     """The ``environment_factory`` for :class:`PacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
 
     def factory() -> PacingToolEnv:
-        return PacingToolEnv(by_id, rules=rules, max_turns=max_turns, seed=seed)
+        return PacingToolEnv(by_id, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note)
 
     return factory
 

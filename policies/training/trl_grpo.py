@@ -79,6 +79,7 @@ def build_trl_trainer(
     reward_funcs: Sequence[Callable[..., list[float]]] = (),
     callbacks: Sequence[Any] = (),
     environment_factory: Callable[[], Any] | None = None,
+    end_note: str = "window",
 ) -> Any:
     """A ``trl.GRPOTrainer`` training ``model`` in the Pacing env on ``samples``.
 
@@ -96,6 +97,8 @@ def build_trl_trainer(
         environment_factory: Another factory of tool envs (default: in-process
             :class:`~policies.training.trl_env.PacingToolEnv`; a server's:
             :func:`~policies.training.trl_remote.remote_pacing_env_factory`).
+        end_note: Where the tool results' VideoScout text says a window ends the video
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the default factory's).
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
@@ -113,6 +116,8 @@ def build_trl_trainer(
         train_dataset=dataset,
         processing_class=tool_chat_processor(processor),
         environment_factory=environment_factory
-        or pacing_env_factory(samples, rules=rules, max_turns=max_turns, seed=seed),
+        or pacing_env_factory(
+            samples, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note
+        ),
         callbacks=list(callbacks) or None,
     )

@@ -51,6 +51,8 @@ class RemotePacingChatEnv(PacingChatEnv):
         seed: Seed of the env's reset.
         max_turns: Turns after which the episode ends without an answer.
         strict: Parse replies strictly.
+        end_note: Where VideoScout's prompt says a window ends the video
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
     """
 
     def __init__(
@@ -62,13 +64,16 @@ class RemotePacingChatEnv(PacingChatEnv):
         seed: int = 0,
         max_turns: int = 32,
         strict: bool = False,
+        end_note: str = "window",
     ) -> None:
         from video_env.serving.client import RemoteVideoEnv
 
         self.sample = sample
         self.seed = seed
         self.max_turns = max_turns
-        self.policy = VideoScoutPolicy(EngineModelSlot(), rules=rules, strict=strict)
+        self.policy = VideoScoutPolicy(
+            EngineModelSlot(), rules=rules, strict=strict, end_note=end_note
+        )
         self.env: Any = RemoteVideoEnv(base_url, "PacingEnv")
         self.turns = 0
         self.done = True
@@ -94,6 +99,8 @@ class RemotePacingToolEnv(PacingToolEnv):
         rules: The server's rules.
         max_turns: Env steps after which the episode ends without an answer.
         seed: Seed of every env reset.
+        end_note: Where VideoScout's prompt says a window ends the video
+            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
     """
 
     def __init__(
@@ -104,8 +111,9 @@ class RemotePacingToolEnv(PacingToolEnv):
         rules: PacingRules | None = None,
         max_turns: int = 32,
         seed: int = 0,
+        end_note: str = "window",
     ) -> None:
-        super().__init__(samples, rules=rules, max_turns=max_turns, seed=seed)
+        super().__init__(samples, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note)
         self.base_url = base_url
 
     def reset(self, **row: Any) -> list[dict[str, Any]]:
@@ -121,6 +129,7 @@ class RemotePacingToolEnv(PacingToolEnv):
             rules=self.rules,
             seed=self.seed,
             max_turns=self.max_turns,
+            end_note=self.end_note,
         )
         self.actions = []
         self.resets += 1
@@ -134,11 +143,14 @@ def remote_pacing_env_factory(
     rules: PacingRules | None = None,
     max_turns: int = 32,
     seed: int = 0,
+    end_note: str = "window",
 ) -> Callable[[], RemotePacingToolEnv]:
     """The ``environment_factory`` of :class:`RemotePacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
 
     def factory() -> RemotePacingToolEnv:
-        return RemotePacingToolEnv(by_id, base_url, rules=rules, max_turns=max_turns, seed=seed)
+        return RemotePacingToolEnv(
+            by_id, base_url, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note
+        )
 
     return factory
