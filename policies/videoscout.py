@@ -169,10 +169,12 @@ class VideoScoutPolicy(Policy):
     def reply_guide(self, observation: dict[str, Any], info: dict[str, Any]) -> ReplyGuide:
         """The turn's legal actions as a :class:`ReplyGuide` after ``</memory>``.
 
-        ``<action>speed(Fx)</action>`` for the rules' speeds and ``<action>rewatch(k)</action>``
-        for the window's chunks (closed), ``<action>answer("L", [`` for each option letter,
-        or ``<action>answer("`` for an open question (open: the answer and its window are
-        the model's) — each only while the env's ``legal_actions`` has its kind.
+        Closed: ``<action>speed(Fx)</action>`` for the rules' speeds,
+        ``<action>rewatch(k)</action>`` for the window's chunks and
+        ``<action>answer("L")</action>`` for each option letter (the env takes the window
+        on screen as the evidence); open: ``<action>answer("`` for an open question (its
+        answer and window are the model's) — each only while the env's ``legal_actions``
+        has its kind.
         """
         kinds = info.get("legal_actions") or legal_kinds(observation)
         closed: list[str] = []
@@ -182,8 +184,12 @@ class VideoScoutPolicy(Policy):
             first, last = (int(c) for c in observation["chunks"])
             closed += [f"<action>rewatch({k})</action>" for k in range(first, last + 1)]
         letters = option_letters(str(observation["options"]))
-        answers = [f'<action>answer("{letter}", [' for letter in letters] or ['<action>answer("']
-        return ReplyGuide("</memory>", tuple(closed), tuple(answers) if "answer" in kinds else ())
+        free: list[str] = []
+        if "answer" in kinds and letters:
+            closed += [f'<action>answer("{letter}")</action>' for letter in letters]
+        elif "answer" in kinds:
+            free.append('<action>answer("')
+        return ReplyGuide("</memory>", tuple(closed), tuple(free))
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Ask the model; its raw reply, parsed by the env's text action set."""
