@@ -70,7 +70,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert main(["train", "rl", "--model", sft, "--out", rl, "--trajectories",
                  f"{data}/trajectories.jsonl", "--steps", "1", "--group-size", "2",
                  "--groups-per-step", "1", "--max-draws-per-step", "2", "--max-turns", "2",
-                 "--max-new-tokens", "6", "--freeze-vision", *common]) == 0  # fmt: skip
+                 "--max-new-tokens", "6", "--freeze-vision", "--guided", *common]) == 0  # fmt: skip
     (step,) = [
         json.loads(line) for line in (tmp_path / "rl" / "log.jsonl").read_text().splitlines()
     ]
@@ -80,6 +80,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
     record = json.loads((tmp_path / "rl" / "rl.json").read_text())
     assert record["group_size"] == 2 and record["freeze_vision"] and record["seconds"] > 0
+    assert record["guided"]  # rollouts sampled with legal-action decoding
     # still the pixel VLM, with the whole chain of runs that made it
     marker = json.loads((tmp_path / "rl" / PIXEL_VLM_MARKER).read_text())
     assert marker["rl"]["base"] == sft and marker["continued_from"]["sft"]["base"] == str(base)
@@ -91,6 +92,21 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
     # and the prompt it learned: rl's rollouts took the SFT start's end note
     assert trained_end_note(data) == trained_end_note(sft) == trained_end_note(rl) == "last"
+
+
+def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str) -> None:
+    from policies.training.rollout import PolicyChat
+    from video_env.backends.base import ReplyGuide
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    chat = PolicyChat(model, processor)
+    heads = ("<action>speed(2x)</action>", "<action>speed(4x)</action>")
+    guide = ReplyGuide("", closed=heads)
+    messages = [{"role": "user", "content": "Where next?"}]
+    replies = {chat.chat(messages, max_new_tokens=30, temperature=1.0, guide=guide).text
+               for _ in range(4)}  # fmt: skip
+    assert replies <= set(heads)
 
 
 @pytest.mark.slow

@@ -188,6 +188,7 @@ def _rl(args: argparse.Namespace) -> int:
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
         end_note=args.end_note or trained_end_note(args.model) or "window",
+        guided=args.guided,
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -397,6 +398,9 @@ def add_training_commands(kinds: Any) -> None:
     )
     _dataset_args(rl)
     _end_note_arg(rl, default=None)
+    rl.add_argument("--guided", action="store_true",
+                    help="sample rollouts with legal-action decoding (the loss keeps the free "
+                    "model's log-probabilities)")  # fmt: skip
     rl.set_defaults(func=_rl)
 
     trl = kinds.add_parser(

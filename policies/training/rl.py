@@ -102,6 +102,9 @@ class DAPOConfig:
         freeze_vision: Keep the vision tower's blocks as they are (its merger trains).
         end_note: Where the rollouts' VideoScout prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the SFT start's, to match).
+        guided: Sample rollouts with legal-action decoding (``VideoScoutPolicy(guided=True)``);
+            the loss still takes the free model's log-probabilities of the sampled tokens,
+            so a forced legal action with a positive advantage becomes likelier unguided too.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -126,6 +129,7 @@ class DAPOConfig:
     bf16: bool = False
     freeze_vision: bool = False
     end_note: str = "window"
+    guided: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -366,6 +370,7 @@ def train_rl(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature, env_kwargs=env_kwargs, end_note=cfg.end_note,
+            guided=cfg.guided,
         )  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]

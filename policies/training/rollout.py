@@ -19,7 +19,7 @@ from policies.training.episodes import EpisodeRun, run_recorded_episode
 from policies.training.turn_inputs import TurnExample, conversation_from_messages
 from video_env._optional import require
 from video_env._seeding import stable_seed
-from video_env.backends.base import VisionMessage
+from video_env.backends.base import ReplyGuide, VisionMessage
 from video_env.backends.hf_generation import generate
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing_rules import PacingRules
@@ -65,6 +65,8 @@ class PolicyChat:
     """
 
     simulated = False
+    #: ``chat`` takes a :class:`~video_env.backends.base.ReplyGuide` (guided rollouts).
+    accepts_guide = True
 
     def __init__(
         self,
@@ -89,8 +91,9 @@ class PolicyChat:
         *,
         max_new_tokens: int = 512,
         temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
     ) -> Completion:
-        """Sample a reply (greedy at temperature 0) from the current weights."""
+        """Sample a reply (greedy at temperature 0) from the current weights (guided if given)."""
         start = time.perf_counter()
         conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
         was_training = self.model.training
@@ -104,6 +107,7 @@ class PolicyChat:
                 max_new_tokens=max_new_tokens,
                 temperature=temperature,
                 device=self.device,
+                guide=guide,
             )
         finally:
             self.model.train(was_training)
@@ -147,6 +151,7 @@ def rollout_group(
     temperature: float = 1.0,
     env_kwargs: dict[str, Any] | None = None,
     end_note: str = "window",
+    guided: bool = False,
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
@@ -161,6 +166,7 @@ def rollout_group(
             temperature=temperature,
             env_kwargs=env_kwargs,
             end_note=end_note,
+            guided=guided,
         )
         group.append(trajectory_from_run(chat, run))
     return group
