@@ -95,14 +95,20 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     from benchmarks.studies.videoscout_pixel import format_profile
 
     good = "<think>Beach.</think><memory>Seen: beach.</memory><action>speed(1x)</action>"
+    answer = '<think>End.</think><memory>Seen: beach.</memory><action>answer("B")</action>'
     rows = [
-        {"model": "m", "ended_by": "invalid_actions", "replies": [good, good, "C"]},
-        {"model": "m", "ended_by": "answer", "replies": [good, "C"]},
-        {"model": "other", "ended_by": "answer", "replies": ["C"]},
-    ]
+        {"model": "m", "sample_id": "v0/n1/mcq", "accuracy": 0.0, "ended_by": "invalid_actions",
+         "replies": [good, good, "C"]},
+        {"model": "m", "sample_id": "v0/n1/open", "accuracy": 1.0, "ended_by": "answer",
+         "replies": [good, answer]},
+        {"model": "other", "sample_id": "v0/n1/mcq", "accuracy": 1.0, "ended_by": "answer",
+         "replies": ["C"]},
+    ]  # fmt: skip
     line = format_profile(rows, "m", "+ SFT")
     assert line.startswith("+ SFT: episodes ended by invalid_actions 1, answer 1;")
-    assert "(1: 1.00, 2: 0.50, 3: 0.00)" in line
+    assert "(1: 1.00, 2: 1.00, 3: 0.00)" in line
+    assert "right answers by question form (mcq 0/1, open 1/1)" in line
+    assert "actions written (answer 1, speed(1x) 3)" in line
 
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:

@@ -290,6 +290,10 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
+#: An action call in a reply (its name, and a speed's factor).
+_ACTION_CALL = re.compile(r"<action>\s*(speed|rewatch|answer)\s*\(\s*([^)\s]*)")
+
+
 def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
     """One Markdown line: how ``model``'s episodes ended and its valid turns by turn index.
 
@@ -305,7 +309,21 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
             by_turn.setdefault(i + 1, []).append(format_valid(reply))
     turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
     endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
-    return f"{name}: episodes ended by {endings}; valid replies by turn ({turns})."
+    forms: dict[str, list[float]] = {}
+    for row in mine:  # the pixel splits' ids end in their question's form (".../mcq")
+        forms.setdefault(str(row["sample_id"]).rsplit("/", 1)[-1], []).append(row["accuracy"])
+    right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
+    actions = Counter(
+        m.group(1) + (f"({m.group(2)})" if m.group(1) == "speed" else "")
+        for row in mine
+        for reply in row.get("replies") or []
+        if (m := _ACTION_CALL.search(reply))
+    )
+    acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
+    return (
+        f"{name}: episodes ended by {endings}; valid replies by turn ({turns}); "
+        f"right answers by question form ({right}); actions written ({acts})."
+    )
 
 
 def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:
