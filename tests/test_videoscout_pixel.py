@@ -106,9 +106,9 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     ]  # fmt: skip
     line = format_profile(rows, "m", "+ SFT")
     assert line.startswith("+ SFT: episodes ended by invalid_actions 1, answer 1;")
-    assert "(1: 1.00, 2: 1.00, 3: 0.00)" in line
+    assert "(1: 1.00, 2: 1.00, 3: 0.00) and by question form (mcq 0.67, open 1.00)" in line
     assert "right answers by question form (mcq 0/1, open 1/1)" in line
-    assert "actions written (answer 1, speed(1x) 3)" in line
+    assert "actions written (answer 1, other 1, speed(1x) 3)" in line
 
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:

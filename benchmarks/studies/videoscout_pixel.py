@@ -290,8 +290,8 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
-#: An action call in a reply (its name, and a speed's factor).
-_ACTION_CALL = re.compile(r"<action>\s*(speed|rewatch|answer)\s*\(\s*([^)\s]*)")
+#: A reply's action call after its notes: the name, and a speed's factor.
+_ACTION_CALL = re.compile(r"</memory>\s*<action>\s*(speed|rewatch|answer)\s*\(\s*(\d+x)?", re.I)
 
 
 def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
@@ -299,7 +299,9 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
 
     The share of valid replies at each turn index (over the episodes that reached it)
     tells a policy that derails as its notes grow from one that fails at a particular
-    state, e.g. the end of the video, where only an answer is legal.
+    state, e.g. the end of the video, where only an answer is legal. Then the valid
+    replies and the right answers by question form (the pixel splits' ids end in it),
+    and the actions the replies wrote after their notes (``other``: none found).
     """
     mine = [r for r in rows if r["model"] == model]
     ended = Counter(str(r["ended_by"]) for r in mine)
@@ -310,20 +312,29 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
     endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
     forms: dict[str, list[float]] = {}
+    valid: dict[str, list[bool]] = {}
     for row in mine:  # the pixel splits' ids end in their question's form (".../mcq")
-        forms.setdefault(str(row["sample_id"]).rsplit("/", 1)[-1], []).append(row["accuracy"])
+        form = str(row["sample_id"]).rsplit("/", 1)[-1]
+        forms.setdefault(form, []).append(row["accuracy"])
+        valid.setdefault(form, []).extend(format_valid(r) for r in row.get("replies") or [])
     right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
-    actions = Counter(
-        m.group(1) + (f"({m.group(2)})" if m.group(1) == "speed" else "")
-        for row in mine
-        for reply in row.get("replies") or []
-        if (m := _ACTION_CALL.search(reply))
-    )
+    by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
+    actions = Counter(_action_name(reply) for row in mine for reply in row.get("replies") or [])
     acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
     return (
-        f"{name}: episodes ended by {endings}; valid replies by turn ({turns}); "
-        f"right answers by question form ({right}); actions written ({acts})."
+        f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
+        f"question form ({by_form}); right answers by question form ({right}); actions "
+        f"written ({acts})."
     )
+
+
+def _action_name(reply: str) -> str:
+    """``speed(2x)``, ``rewatch``, ``answer`` or ``other`` for a reply's action call."""
+    match = _ACTION_CALL.search(reply)
+    if match is None:
+        return "other"
+    name = match.group(1).lower()
+    return f"speed({match.group(2)})" if name == "speed" and match.group(2) else name
 
 
 def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
@@ -235,15 +236,23 @@ def _trl(args: argparse.Namespace) -> int:
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
 
-        factory = remote_pacing_env_factory(samples, args.env_url, rules=rules,
-            max_turns=args.max_turns, seed=args.seed, end_note=end_note)  # fmt: skip
+        factory = remote_pacing_env_factory(
+            samples,
+            args.env_url,
+            rules=rules,
+            max_turns=args.max_turns,
+            seed=args.seed,
+            end_note=end_note,
+        )
     trainer = build_trl_trainer(
         args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
         seed=args.seed, environment_factory=factory, end_note=end_note,
     )  # fmt: skip
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    # first: a stopped run's checkpoint-N folders bench under these rules too
+    save_trained_rules(args.out, rules, end_note=end_note)
     result = trainer.train()
     trainer.save_model(args.out)
-    save_trained_rules(args.out, rules, end_note=end_note)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
 

@@ -103,8 +103,9 @@ class DAPOConfig:
         end_note: Where the rollouts' VideoScout prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the SFT start's, to match).
         guided: Sample rollouts with legal-action decoding (``VideoScoutPolicy(guided=True)``);
-            the loss still takes the free model's log-probabilities of the sampled tokens,
-            so a forced legal action with a positive advantage becomes likelier unguided too.
+            the loss still scores the free model's log-probabilities of the reply text (a
+            biased, off-policy update: no correction for the guided sampling), so a forced
+            legal action with a positive advantage becomes likelier unguided too.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
