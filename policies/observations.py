@@ -14,22 +14,17 @@ _OPTION_LINE = re.compile(r"^([A-Z])\. (.*)$")
 
 def parse_options(text: str) -> list[str]:
     """Option texts from an observation's ``options`` field (``"A. x"`` lines)."""
-    options = []
-    for line in text.splitlines():
-        match = _OPTION_LINE.match(line.strip())
-        if match:
-            options.append(match.group(2))
-    return options
+    return [match.group(2) for match in _option_lines(text)]
 
 
 def option_letters(text: str) -> list[str]:
     """The option letters of an observation's ``options`` field, as its lines give them."""
-    letters = []
-    for line in text.splitlines():
-        match = _OPTION_LINE.match(line.strip())
-        if match:
-            letters.append(match.group(1))
-    return letters
+    return [match.group(1) for match in _option_lines(text)]
+
+
+def _option_lines(text: str) -> list[re.Match[str]]:
+    matches = (_OPTION_LINE.match(line.strip()) for line in text.splitlines())
+    return [match for match in matches if match]
 
 
 def window_of(value: Any) -> Interval:
