@@ -57,9 +57,10 @@ class VideoScoutPolicy(Policy):
             so once). Our addition to the paper's prompt (``docs/fidelity.md``):
             ``off`` gives the plain one.
         guided: Legal-action decoding: after ``</memory>`` the reply can only go on with
-            one of the turn's legal actions (:meth:`reply_guide`; an answer's text and
-            window stay free). Needs a model whose ``chat`` takes a guide (``transformers``
-            backends); not the paper's (free generation), so results say so.
+            one of the turn's legal actions (:meth:`reply_guide`; an MCQ answer ends after
+            its letter, an open answer's text and window stay free). Needs a model whose
+            ``chat`` takes a guide (``transformers`` backends); not the paper's (free
+            generation), so the policy's name ends in ``+guided``.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
