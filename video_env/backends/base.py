@@ -144,7 +144,7 @@ VisionMessage = dict[str, "str | VisionContent"]
 class ReplyGuide:
     """Guided decoding of a reply's end: once ``after`` is written, only ``heads`` follow.
 
-    After the last ``after`` in the reply (from the start when ``after`` is empty), the
+    After the first ``after`` in the reply (from the start when ``after`` is empty), the
     text must go on with one of ``closed`` — after which the reply ends — or one of
     ``open`` — after which decoding is free again. Backends that take a guide
     (``accepts_guide``) mask the tokens that leave these paths; before ``after`` nothing is

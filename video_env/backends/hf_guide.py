@@ -40,6 +40,26 @@ def token_texts(tokenizer: Any) -> dict[str, list[tuple[int, str]]]:
     return index
 
 
+_Tokens = list[tuple[int, str]]
+_CLOSERS: weakref.WeakKeyDictionary[Any, dict[str, tuple[_Tokens, _Tokens]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def marker_closers(tokenizer: Any, after: str) -> tuple[_Tokens, _Tokens]:
+    """The tokens that may complete the marker ``after``, and those holding all of it.
+
+    The first are those holding its last character; cached per tokenizer and marker, as
+    :func:`token_texts` (a generate call then no longer scans the vocabulary).
+    """
+    by_marker = _CLOSERS.setdefault(tokenizer, {})
+    if after not in by_marker:
+        texts = token_texts(tokenizer)
+        closers = [(i, t) for group in texts.values() for i, t in group if after[-1:] in t]
+        by_marker[after] = closers, [(i, t) for i, t in closers if after and after in t]
+    return by_marker[after]
+
+
 class GuideLogitsProcessor:
     """Masks the scores of tokens that leave ``guide`` (one guide for every row).
 
@@ -63,12 +83,7 @@ class GuideLogitsProcessor:
         if not self.eos_ids:
             raise ValueError("guided decoding needs the model's end-of-sequence tokens")
         self.texts = token_texts(tokenizer)
-        after = guide.after
-        # the tokens that may complete the marker: those holding its last character
-        self._closers = [
-            (i, text) for group in self.texts.values() for i, text in group if after[-1:] in text
-        ]
-        self._whole = [(i, text) for i, text in self._closers if after and after in text]
+        self._closers, self._whole = marker_closers(tokenizer, guide.after)
 
     def allowed(self, reply: str) -> list[int] | None:
         """The token ids allowed after ``reply`` in the guided part (``None``: not guided).
