@@ -26,6 +26,7 @@ from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
     check_end_note,
     trained_end_note,
+    trained_question_first,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -61,6 +62,12 @@ class VideoScoutPolicy(Policy):
             its letter, an open answer's text and window stay free). Needs a model whose
             ``chat`` takes a guide (``transformers`` backends); not the paper's (free
             generation), so the policy's name ends in ``+guided``.
+        question_first: Put the question and its options before the frames (after the
+            window line) and the memory after them, instead of the paper's order (frames,
+            memory, question). A model whose answer reads the frames through the options
+            — the pixel VLM's MCQ circuit, trained with its question before the frames —
+            can only do so when the options come first (causal attention). Our addition
+            (``docs/fidelity.md``); off gives the paper's order.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
@@ -80,6 +87,7 @@ class VideoScoutPolicy(Policy):
         name: str | None = None,
         end_note: str = "window",
         guided: bool = False,
+        question_first: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(vlm, VisionChat):
@@ -97,6 +105,7 @@ class VideoScoutPolicy(Policy):
         self.temperature = temperature
         self.end_note = end_note
         self.guided = guided
+        self.question_first = question_first
         self.name = (name or f"videoscout[{vlm.name}]") + ("+guided" if guided else "")
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
@@ -125,7 +134,10 @@ class VideoScoutPolicy(Policy):
         }
 
     def messages(self, observation: dict[str, Any]) -> list[VisionMessage]:
-        """The turn's chat: the system prompt, then the window's frames, memory, question."""
+        """The turn's chat: the system prompt, then the window's frames, memory, question.
+
+        With ``question_first``: the window line, the question, the frames, the memory.
+        """
         if "frames" not in observation:
             raise ConfigError("videoscout needs the Pacing env's pixel_observations=True")
         rewatching = bool(int(observation["rewatching"]))
@@ -154,17 +166,35 @@ class VideoScoutPolicy(Policy):
             times=", ".join(f"{t:.1f}s" for t in batch.times),
         )
         error = str(observation["last_action_error"])
-        question = prompts.render(
-            "videoscout/question",
-            memory=str(observation["memory"]) or "(empty)",
-            feedback=f"Your last reply was invalid: {error}\n" if error else "",
-            question=str(observation["question"]),
-            options_block=prompts.options_block(parse_options(str(observation["options"]))),
-            end_note=f"\n{END_NOTE}" if note == "last" else "",
-        )
+        memory = str(observation["memory"]) or "(empty)"
+        feedback = f"Your last reply was invalid: {error}\n" if error else ""
+        options_block = prompts.options_block(parse_options(str(observation["options"])))
+        question = str(observation["question"])
+        if self.question_first:
+            ask = prompts.render("videoscout/ask", question=question, options_block=options_block)
+            notes = prompts.render(
+                "videoscout/memory",
+                memory=memory,
+                feedback=feedback,
+                end_note=f"{END_NOTE}\n" if note == "last" else "",
+            )
+            content: list[Any] = [window + ask, batch, notes]
+        else:
+            content = [
+                window,
+                batch,
+                prompts.render(
+                    "videoscout/question",
+                    memory=memory,
+                    feedback=feedback,
+                    question=question,
+                    options_block=options_block,
+                    end_note=f"\n{END_NOTE}" if note == "last" else "",
+                ),
+            ]
         return [
             {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": [window, batch, question]},
+            {"role": "user", "content": content},
         ]
 
     def reply_guide(self, observation: dict[str, Any], info: dict[str, Any]) -> ReplyGuide:
@@ -261,8 +291,8 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
 
     A checkpoint folder that records its pacing rules (``videoscout.json``,
     :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
-    unless ``rules`` is given, and with the end-of-video note where it was trained with it
-    unless ``end_note`` is given.
+    unless ``rules`` is given, and with the end-of-video note and the question's place as it
+    was trained with them unless ``end_note`` / ``question_first`` are given.
     """
     kind, _, model = spec.partition(":")
     if kind in ("qwen2.5-vl", "transformers") and model:
@@ -273,4 +303,7 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
         note = None if "end_note" in settings else trained_end_note(model)
         if note is not None:
             settings["end_note"] = note
+        first = None if "question_first" in settings else trained_question_first(model)
+        if first is not None:
+            settings["question_first"] = first
     return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

@@ -103,6 +103,15 @@ VALUES = {
         "size": "316x316",
         "times": "62.5s, 67.5s",
     },
+    "videoscout/ask": {
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+    },
+    "videoscout/memory": {
+        "memory": "A kitchen, then a street.",
+        "feedback": "Your last reply was invalid: no action found\n",
+        "end_note": "",
+    },
     "videoscout/question": {
         "memory": "A kitchen, then a street.",
         "feedback": "Your last reply was invalid: no action found\n",

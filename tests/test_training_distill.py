@@ -150,6 +150,22 @@ def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> N
         DistillConfig(end_note="top")
 
 
+def test_a_folder_made_with_the_question_elsewhere_is_not_resumed(tmp_path: Path) -> None:
+    from video_env.envs.rules_record import trained_question_first
+
+    teacher = GroundTruthScriptedTeacher()
+    samples = load_suite("synth-tiny", limit=1)
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
+    assert trained_question_first(tmp_path) is True
+    rows = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    first_text = rows[0]["prompt"][-1]["content"][0]["text"]
+    assert "Question:" in first_text, "the student is trained on the layout it will see"
+    with pytest.raises(ConfigError, match="question"):
+        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
+    assert trained_question_first(tmp_path) is True
+
+
 def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) -> None:
     from video_env.envs.rules_record import save_trained_rules, trained_end_note
 

@@ -59,7 +59,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     data, sft, rl = (str(tmp_path / name) for name in ("data", "sft", "rl"))
     common = ["--suite", "synth-tiny", "--limit", "1", "--rules", "cpu-smoke"]
     assert main(["train", "distill", "--teacher", "scripted-ground-truth", "--out", data,
-                 "--end-note", "last", *common]) == 0  # fmt: skip
+                 "--end-note", "last", "--question-first", *common]) == 0  # fmt: skip
     base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
     (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))  # a pixel VLM
     assert main(["train", "sft", "--model", str(base), "--data", f"{data}/turns.jsonl",
@@ -87,11 +87,17 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
     # every stage keeps the rules its frames were shown under: bench loads it by name with them
     from policies.training.cli import RULES
-    from video_env.envs.rules_record import trained_end_note, trained_rules
+    from video_env.envs.rules_record import (
+        trained_end_note,
+        trained_question_first,
+        trained_rules,
+    )
 
     assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
     # and the prompt it learned: rl's rollouts took the SFT start's end note
     assert trained_end_note(data) == trained_end_note(sft) == trained_end_note(rl) == "last"
+    assert trained_question_first(data) is trained_question_first(sft) is True
+    assert trained_question_first(rl) is True
 
 
 def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str) -> None:

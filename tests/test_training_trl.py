@@ -73,6 +73,19 @@ def test_the_tool_results_say_where_the_video_ends_where_asked() -> None:
         )
 
 
+def test_the_tool_results_ask_the_question_before_the_frames_where_asked() -> None:
+    pytest.importorskip("PIL")
+    (sample,) = load_suite("synth-tiny", limit=1)
+    for first in (False, True):
+        env = pacing_env_factory([sample], rules=SMOKE, question_first=first)()
+        result: Any = env.reset(sample_id=sample.id)
+        kinds = [part["type"] for part in result]
+        texts = [part["text"] for part in result if part["type"] == "text"]
+        assert kinds[0] == "text" and kinds[-1] == "text" and "image" in kinds
+        assert (f"Question: {sample.question}" in texts[0]) == first
+        assert (f"Question: {sample.question}" in texts[-1]) != first
+
+
 def test_factory_refuses_duplicate_ids() -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
     with pytest.raises(ConfigError, match="unique"):

@@ -129,6 +129,32 @@ def test_the_turn_that_ends_the_video_says_only_answer_is_left_where_asked() -> 
         )
 
 
+def test_question_first_puts_the_question_and_options_before_the_frames() -> None:
+    from policies.videoscout import END_NOTE
+
+    for first in (False, True):
+        chat = ScriptedChat([WELL_FORMED.format(memory="a kitchen", action="speed(4x)")])
+        policy = VideoScoutPolicy(chat, question_first=first, end_note="last")
+        env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+        obs, info = env.reset(seed=0, options={"index": 0})
+        obs, *_ = env.step(policy.act(obs, info))
+        policy.act(obs, info)
+        before, batch, after = chat.calls[-1][1]["content"]
+        assert isinstance(batch, FrameBatch)
+        text_before, text_after = str(before), str(after)
+        question, options = str(obs["question"]), str(obs["options"]).splitlines()
+        assert options, "an MCQ: its options travel with the question"
+        assert "Now at 4x: chunks" in text_before  # the window line opens the turn either way
+        asked = text_before if first else text_after
+        assert f"Question: {question}\n" in asked and all(o in asked for o in options)
+        assert "Answer with the letter of the right option." in asked
+        assert ("Question:" in text_after) != first  # the question is in one place only
+        assert text_after.startswith("Your memory: a kitchen\n")  # the notes after the frames
+        assert (text_after == "Your memory: a kitchen\n") == first
+        assert "Your memory" not in text_before
+        assert END_NOTE not in text_before + text_after  # not the last window
+
+
 def test_an_unknown_end_note_place_is_refused() -> None:
     with pytest.raises(ConfigError, match="end_note"):
         VideoScoutPolicy(ScriptedChat([]), end_note="top")
@@ -259,6 +285,27 @@ def test_a_checkpoint_runs_with_the_end_note_it_was_trained_with(
         (tmp_path / rules_record.RULES_FILE).write_text(f'{{"rules": {{}}, "end_note": {bad}}}')
         with pytest.raises(ConfigError, match="end_note"):
             rules_record.trained_end_note(tmp_path)
+
+
+def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policies import videoscout
+    from policies.training.cli import RULES
+    from video_env.envs import rules_record
+
+    monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
+    rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"](), end_note="last")
+    assert rules_record.trained_question_first(tmp_path) is None  # from before the setting
+    assert not policies.make(f"videoscout:qwen2.5-vl:{tmp_path}").question_first
+    rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"](), question_first=True)
+    assert rules_record.trained_question_first(tmp_path) is True
+    assert policies.make(f"videoscout:qwen2.5-vl:{tmp_path}").question_first
+    given = videoscout.make_videoscout(f"qwen2.5-vl:{tmp_path}", question_first=False)
+    assert not given.question_first  # an explicit choice wins
+    (tmp_path / rules_record.RULES_FILE).write_text('{"rules": {}, "question_first": "yes"}')
+    with pytest.raises(ConfigError, match="question_first"):
+        rules_record.trained_question_first(tmp_path)
 
 
 def test_pacing_rules_survive_json() -> None:

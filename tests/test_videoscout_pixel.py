@@ -118,4 +118,6 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     assert model_settings(base, "window", False) == base  # keys of earlier blocks stay valid
     assert model_settings(base, "off", False) == {**base, "plain_prompt": True}
     assert model_settings(base, "last", True) == {**base, "end_note": "last", "guided": True}
+    assert model_settings(base, "window", False, False) == base
+    assert model_settings(base, "window", False, True) == {**base, "question_first": True}
     assert base == {"split": "calib", "videos": 4}

@@ -44,7 +44,11 @@ from policies.training.episodes import (
     run_recorded_episode,
 )
 from video_env._seeding import stable_seed
-from video_env.envs.rules_record import END_NOTE_PLACES, trained_end_note
+from video_env.envs.rules_record import (
+    END_NOTE_PLACES,
+    trained_end_note,
+    trained_question_first,
+)
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
 
@@ -150,12 +154,14 @@ def run_baseline(
     return rows
 
 
-def model_settings(settings: dict[str, Any], end_note: str, guided: bool) -> dict[str, Any]:
-    """A checkpoint's cache key: the study's settings, its end-note place and decoding.
+def model_settings(
+    settings: dict[str, Any], end_note: str, guided: bool, question_first: bool = False
+) -> dict[str, Any]:
+    """A checkpoint's cache key: the study's settings, its prompt's layout and decoding.
 
     The place enters only when not ``window`` (``off`` as ``plain_prompt``, its earlier
-    name) and decoding only when guided, so the keys of blocks played before these
-    settings existed stay valid.
+    name), decoding only when guided and the question's place only when first, so the
+    keys of blocks played before these settings existed stay valid.
     """
     keyed = dict(settings)
     if end_note == "off":
@@ -164,6 +170,8 @@ def model_settings(settings: dict[str, Any], end_note: str, guided: bool) -> dic
         keyed["end_note"] = end_note
     if guided:
         keyed["guided"] = True
+    if question_first:
+        keyed["question_first"] = True
     return keyed
 
 
@@ -176,13 +184,15 @@ def run_model(
     log: Any = print,
     end_note: str = "window",
     guided: bool = False,
+    question_first: bool = False,
 ) -> list[dict[str, Any]]:
     """Every sample's episode with ``model`` as VideoScout's policy (greedy).
 
     ``end_note`` places VideoScout's note that a window ends the video
     (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); ``off`` plays the plain prompt, as
     every block generated before the note existed did. ``guided`` plays it with
-    legal-action decoding (``VideoScoutPolicy(guided=True)``).
+    legal-action decoding (``VideoScoutPolicy(guided=True)``); ``question_first`` puts
+    the question before the frames.
     """
     from video_env.backends.transformers_vlm import TransformersVLM
 
@@ -198,6 +208,7 @@ def run_model(
             max_new_tokens=max_new_tokens,
             end_note=end_note,
             guided=guided,
+            question_first=question_first,
         )
         rows.append(episode_row(model, sample, run))
         if i % 10 == 0 or i == len(samples):
@@ -392,6 +403,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="legal-action decoding: each reply's action is kept to the turn's legal actions",
     )
+    parser.add_argument(
+        "--question-first",
+        action=argparse.BooleanOptionalAction,
+        help="the question and its options before the frames (default: as each checkpoint "
+        "records, else after them, the paper's order)",
+    )
     parser.add_argument("--out", default="runs/videoscout-pixel", help="results folder")
     parser.add_argument(
         "--update-docs", action="store_true", help="rewrite the marked block of docs/training.md"
@@ -420,10 +437,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for model in args.models:
         note = args.end_note or trained_end_note(model) or "window"
         end_note = "off" if args.plain_prompt else note
+        first = args.question_first
+        first = bool(trained_question_first(model)) if first is None else first
         run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
                       max_new_tokens=args.max_new_tokens, end_note=end_note,
-                      guided=args.guided)  # fmt: skip
-        runs.append((model, run, model_settings(settings, end_note, args.guided)))
+                      guided=args.guided, question_first=first)  # fmt: skip
+        runs.append((model, run, model_settings(settings, end_note, args.guided, first)))
     for name in args.baselines:
         runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0

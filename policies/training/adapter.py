@@ -79,6 +79,7 @@ class PacingChatEnv:
         env_kwargs: Further Pacing-env arguments.
         end_note: Where VideoScout's prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
+        question_first: Whether that prompt puts the question before the frames.
     """
 
     def __init__(
@@ -91,12 +92,17 @@ class PacingChatEnv:
         strict: bool = False,
         env_kwargs: dict[str, Any] | None = None,
         end_note: str = "window",
+        question_first: bool = False,
     ) -> None:
         self.sample = sample
         self.seed = seed
         self.max_turns = max_turns
         self.policy = VideoScoutPolicy(
-            EngineModelSlot(), rules=rules, strict=strict, end_note=end_note
+            EngineModelSlot(),
+            rules=rules,
+            strict=strict,
+            end_note=end_note,
+            question_first=question_first,
         )
         kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
         self.env = PacingEnv([sample], **kwargs)

@@ -13,6 +13,7 @@ from video_env.envs.rules_record import (
     pixel_vlm_rules,
     save_trained_rules,
     trained_end_note,
+    trained_question_first,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -119,6 +120,7 @@ def _distill(args: argparse.Namespace) -> int:
         rules=_rules(args),
         seed=args.seed,
         end_note=args.end_note,
+        question_first=args.question_first,
     )
     samples = _samples(args)
     options = max((len(s.options or ()) for s in samples), default=0)
@@ -190,6 +192,7 @@ def _rl(args: argparse.Namespace) -> int:
         freeze_vision=args.freeze_vision,
         end_note=args.end_note or trained_end_note(args.model) or "window",
         guided=args.guided,
+        question_first=_question_first(args),
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -232,6 +235,7 @@ def _trl(args: argparse.Namespace) -> int:
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     rules = _rules(args)
     end_note = args.end_note or trained_end_note(args.model) or "window"
+    question_first = _question_first(args)
     factory = None
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
@@ -243,14 +247,16 @@ def _trl(args: argparse.Namespace) -> int:
             max_turns=args.max_turns,
             seed=args.seed,
             end_note=end_note,
+            question_first=question_first,
         )
     trainer = build_trl_trainer(
         args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
         seed=args.seed, environment_factory=factory, end_note=end_note,
+        question_first=question_first,
     )  # fmt: skip
     Path(args.out).mkdir(parents=True, exist_ok=True)
     # first: a stopped run's checkpoint-N folders bench under these rules too
-    save_trained_rules(args.out, rules, end_note=end_note)
+    save_trained_rules(args.out, rules, end_note=end_note, question_first=question_first)
     result = trainer.train()
     trainer.save_model(args.out)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
@@ -281,6 +287,22 @@ def _end_note_arg(parser: argparse.ArgumentParser, default: str | None = "window
                         help="where VideoScout's prompt says that a window ends the video "
                         "(window: its window line; last: the prompt's last line; off: the "
                         f"paper's plain prompt; {where})")  # fmt: skip
+
+
+def _question_first_arg(parser: argparse.ArgumentParser, recorded: bool) -> None:
+    default = "the one recorded in --model's folder, else off" if recorded else "off"
+    parser.add_argument("--question-first", action=argparse.BooleanOptionalAction,
+                        default=None if recorded else False,
+                        help="VideoScout's prompt puts the question and its options before "
+                        "the frames, the memory after them (the paper: frames, memory, "
+                        f"question; default: {default})")  # fmt: skip
+
+
+def _question_first(args: argparse.Namespace) -> bool:
+    """``--question-first``, else the start model's recorded setting, else off."""
+    if args.question_first is not None:
+        return bool(args.question_first)
+    return bool(trained_question_first(args.model))
 
 
 def _dataset_args(parser: argparse.ArgumentParser) -> None:
@@ -335,6 +357,7 @@ def add_training_commands(kinds: Any) -> None:
                          "on try k; answer verification keeps the right one, so --tries "
                          "must cover the options)")  # fmt: skip
     _end_note_arg(distill)
+    _question_first_arg(distill, recorded=False)
     _dataset_args(distill)
     distill.set_defaults(func=_distill)
 
@@ -407,6 +430,7 @@ def add_training_commands(kinds: Any) -> None:
     )
     _dataset_args(rl)
     _end_note_arg(rl, default=None)
+    _question_first_arg(rl, recorded=True)
     rl.add_argument("--guided", action="store_true",
                     help="sample rollouts with legal-action decoding (the loss keeps the free "
                     "model's log-probabilities)")  # fmt: skip
@@ -436,4 +460,5 @@ def add_training_commands(kinds: Any) -> None:
                      "(same questions and rules, --pixel-observations, no sensors)")  # fmt: skip
     _dataset_args(trl)
     _end_note_arg(trl, default=None)
+    _question_first_arg(trl, recorded=True)
     trl.set_defaults(func=_trl)

@@ -47,6 +47,7 @@ from video_env.envs.rules_record import (
     check_end_note,
     save_trained_rules,
     trained_end_note,
+    trained_question_first,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -81,6 +82,8 @@ class DistillConfig:
         seed: Seed of the env resets.
         end_note: Where VideoScout's prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); the student is trained on it.
+        question_first: VideoScout's prompt puts the question before the frames
+            (:class:`~policies.videoscout.VideoScoutPolicy`); the student is trained on it.
     """
 
     tries: int = 8
@@ -90,6 +93,7 @@ class DistillConfig:
     rules: PacingRules | None = None
     seed: int = 0
     end_note: str = "window"
+    question_first: bool = False
 
     def __post_init__(self) -> None:
         check_end_note(self.end_note)
@@ -309,8 +313,15 @@ def distill(
             f"{folder} holds turns whose prompt placed the end note {note!r} ({RULES_FILE}); "
             "resume with the same --end-note or write to a new folder"
         )
+    first = trained_question_first(folder) if resuming else cfg.question_first
+    if bool(first) != cfg.question_first:
+        raise ConfigError(
+            f"{folder} holds turns whose prompt put the question "
+            f"{'before' if first else 'after'} the frames ({RULES_FILE}); resume with the "
+            "same --question-first setting or write to a new folder"
+        )
     # a folder whose record names no place (made before the setting) keeps naming none
-    save_trained_rules(folder, rules, end_note=note)
+    save_trained_rules(folder, rules, end_note=note, question_first=first)
     done = _resume(folder)
     stats = DistillStats(resumed=len(done))
     begin = getattr(teacher, "begin_question", None)
@@ -333,6 +344,7 @@ def distill(
                 temperature=cfg.temperature,
                 env_kwargs=env_kwargs,
                 end_note=cfg.end_note,
+                question_first=cfg.question_first,
             )
             stats.episodes += 1
             why = validate(run, sample)

@@ -135,6 +135,7 @@ def run_recorded_episode(
     env_kwargs: dict[str, Any] | None = None,
     end_note: str = "window",
     guided: bool = False,
+    question_first: bool = False,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -150,6 +151,7 @@ def run_recorded_episode(
         end_note: VideoScout's note that a window ends the video
             (:class:`~policies.videoscout.VideoScoutPolicy`).
         guided: VideoScout's legal-action decoding (the model must take a guide).
+        question_first: VideoScout's question before the frames.
     """
     chat = RecordingChat(model)
     policy = _ProgressRecordingPolicy(
@@ -159,6 +161,7 @@ def run_recorded_episode(
         temperature=temperature,
         end_note=end_note,
         guided=guided,
+        question_first=question_first,
     )
     env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
     try:

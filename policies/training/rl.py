@@ -106,6 +106,8 @@ class DAPOConfig:
             the loss still scores the free model's log-probabilities of the reply text (a
             biased, off-policy update: no correction for the guided sampling), so a forced
             legal action with a positive advantage becomes likelier unguided too.
+        question_first: The rollouts' VideoScout prompt puts the question before the
+            frames (the SFT start's, to match).
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -131,6 +133,7 @@ class DAPOConfig:
     freeze_vision: bool = False
     end_note: str = "window"
     guided: bool = False
+    question_first: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -371,7 +374,7 @@ def train_rl(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature, env_kwargs=env_kwargs, end_note=cfg.end_note,
-            guided=cfg.guided,
+            guided=cfg.guided, question_first=cfg.question_first,
         )  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]
@@ -379,7 +382,10 @@ def train_rl(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     # first: its checkpoint-N folders, and a run that is stopped, bench under these rules
-    save_trained_rules(folder, cfg.rules or PacingRules(), end_note=cfg.end_note)
+    save_trained_rules(
+        folder, cfg.rules or PacingRules(), end_note=cfg.end_note,
+        question_first=cfg.question_first,
+    )  # fmt: skip
     history: list[StepStats] = []
     board = _tensorboard(folder / "tensorboard")
     for step in range(1, cfg.steps + 1):

@@ -152,6 +152,7 @@ def rollout_group(
     env_kwargs: dict[str, Any] | None = None,
     end_note: str = "window",
     guided: bool = False,
+    question_first: bool = False,
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
@@ -167,6 +168,7 @@ def rollout_group(
             env_kwargs=env_kwargs,
             end_note=end_note,
             guided=guided,
+            question_first=question_first,
         )
         group.append(trajectory_from_run(chat, run))
     return group

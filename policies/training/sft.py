@@ -27,6 +27,7 @@ from video_env.envs.rules_record import (
     RULES_FILE,
     save_trained_rules,
     trained_end_note,
+    trained_question_first,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -136,6 +137,7 @@ def train_sft(
     cfg = settings or SFTSettings()
     rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
     end_note = trained_end_note(Path(turns).parent)  # and so is its prompt
+    question_first = trained_question_first(Path(turns).parent)
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
@@ -199,7 +201,7 @@ def train_sft(
     }
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
-        save_trained_rules(out, rules, end_note=end_note)
+        save_trained_rules(out, rules, end_note=end_note, question_first=question_first)
     keep_pixel_vlm_marker(
         model_path, Path(out), "sft", {k: v for k, v in record.items() if k != "losses"}
     )

@@ -102,6 +102,7 @@ class PacingToolEnv:
         seed: Seed of every env reset.
         end_note: Where VideoScout's prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
+        question_first: Whether that prompt puts the question before the frames.
 
     Attributes:
         episode: The current episode (``None`` before the first ``reset``).
@@ -118,12 +119,14 @@ class PacingToolEnv:
         max_turns: int = 32,
         seed: int = 0,
         end_note: str = "window",
+        question_first: bool = False,
     ) -> None:
         self.samples = samples
         self.rules = rules
         self.max_turns = max_turns
         self.seed = seed
         self.end_note = end_note
+        self.question_first = question_first
         self.episode: PacingChatEnv | None = None
         self.actions: list[Any] = []
         self.resets = 0
@@ -142,6 +145,7 @@ class PacingToolEnv:
             seed=self.seed,
             max_turns=self.max_turns,
             end_note=self.end_note,
+            question_first=self.question_first,
         )
         self.actions = []
         self.resets += 1
@@ -214,12 +218,20 @@ def pacing_env_factory(
     max_turns: int = 32,
     seed: int = 0,
     end_note: str = "window",
+    question_first: bool = False,
 ) -> Callable[[], PacingToolEnv]:
     """The ``environment_factory`` for :class:`PacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
 
     def factory() -> PacingToolEnv:
-        return PacingToolEnv(by_id, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note)
+        return PacingToolEnv(
+            by_id,
+            rules=rules,
+            max_turns=max_turns,
+            seed=seed,
+            end_note=end_note,
+            question_first=question_first,
+        )
 
     return factory
 

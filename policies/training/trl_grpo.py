@@ -80,6 +80,7 @@ def build_trl_trainer(
     callbacks: Sequence[Any] = (),
     environment_factory: Callable[[], Any] | None = None,
     end_note: str = "window",
+    question_first: bool = False,
 ) -> Any:
     """A ``trl.GRPOTrainer`` training ``model`` in the Pacing env on ``samples``.
 
@@ -99,6 +100,7 @@ def build_trl_trainer(
             :func:`~policies.training.trl_remote.remote_pacing_env_factory`).
         end_note: Where the tool results' VideoScout text says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the default factory's).
+        question_first: Whether that prompt puts the question before the frames.
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
@@ -117,7 +119,12 @@ def build_trl_trainer(
         processing_class=tool_chat_processor(processor),
         environment_factory=environment_factory
         or pacing_env_factory(
-            samples, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note
+            samples,
+            rules=rules,
+            max_turns=max_turns,
+            seed=seed,
+            end_note=end_note,
+            question_first=question_first,
         ),
         callbacks=list(callbacks) or None,
     )

@@ -53,6 +53,7 @@ class RemotePacingChatEnv(PacingChatEnv):
         strict: Parse replies strictly.
         end_note: Where VideoScout's prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
+        question_first: Whether that prompt puts the question before the frames.
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class RemotePacingChatEnv(PacingChatEnv):
         max_turns: int = 32,
         strict: bool = False,
         end_note: str = "window",
+        question_first: bool = False,
     ) -> None:
         from video_env.serving.client import RemoteVideoEnv
 
@@ -72,7 +74,11 @@ class RemotePacingChatEnv(PacingChatEnv):
         self.seed = seed
         self.max_turns = max_turns
         self.policy = VideoScoutPolicy(
-            EngineModelSlot(), rules=rules, strict=strict, end_note=end_note
+            EngineModelSlot(),
+            rules=rules,
+            strict=strict,
+            end_note=end_note,
+            question_first=question_first,
         )
         self.env: Any = RemoteVideoEnv(base_url, "PacingEnv")
         self.turns = 0
@@ -101,6 +107,7 @@ class RemotePacingToolEnv(PacingToolEnv):
         seed: Seed of every env reset.
         end_note: Where VideoScout's prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
+        question_first: Whether that prompt puts the question before the frames.
     """
 
     def __init__(
@@ -112,8 +119,16 @@ class RemotePacingToolEnv(PacingToolEnv):
         max_turns: int = 32,
         seed: int = 0,
         end_note: str = "window",
+        question_first: bool = False,
     ) -> None:
-        super().__init__(samples, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note)
+        super().__init__(
+            samples,
+            rules=rules,
+            max_turns=max_turns,
+            seed=seed,
+            end_note=end_note,
+            question_first=question_first,
+        )
         self.base_url = base_url
 
     def reset(self, **row: Any) -> list[dict[str, Any]]:
@@ -130,6 +145,7 @@ class RemotePacingToolEnv(PacingToolEnv):
             seed=self.seed,
             max_turns=self.max_turns,
             end_note=self.end_note,
+            question_first=self.question_first,
         )
         self.actions = []
         self.resets += 1
@@ -144,13 +160,20 @@ def remote_pacing_env_factory(
     max_turns: int = 32,
     seed: int = 0,
     end_note: str = "window",
+    question_first: bool = False,
 ) -> Callable[[], RemotePacingToolEnv]:
     """The ``environment_factory`` of :class:`RemotePacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
 
     def factory() -> RemotePacingToolEnv:
         return RemotePacingToolEnv(
-            by_id, base_url, rules=rules, max_turns=max_turns, seed=seed, end_note=end_note
+            by_id,
+            base_url,
+            rules=rules,
+            max_turns=max_turns,
+            seed=seed,
+            end_note=end_note,
+            question_first=question_first,
         )
 
     return factory

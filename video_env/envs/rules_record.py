@@ -6,7 +6,8 @@ A model trained in the Pacing env learned its frames: how many a turn and at wha
 the same rules. The training commands write it, and so does ``video-env train vlm`` for
 the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`). A model trained on VideoScout
 turns also learned its prompt: the record keeps where that prompt placed the note that a
-window ends the video (``end_note``, :func:`trained_end_note`).
+window ends the video (``end_note``, :func:`trained_end_note`) and whether it put the
+question before the frames (``question_first``, :func:`trained_question_first`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "rules_name",
     "save_trained_rules",
     "trained_end_note",
+    "trained_question_first",
     "trained_rules",
 ]
 
@@ -95,7 +97,11 @@ def _floats(value: Any) -> Any:
 
 
 def save_trained_rules(
-    folder: str | Path, rules: PacingRules, *, end_note: str | None = None
+    folder: str | Path,
+    rules: PacingRules,
+    *,
+    end_note: str | None = None,
+    question_first: bool | None = None,
 ) -> Path:
     """Record in ``folder`` the pacing rules its data or checkpoint was made under.
 
@@ -104,11 +110,15 @@ def save_trained_rules(
         rules: Its pacing rules.
         end_note: Where its VideoScout prompt placed the end-of-video note
             (:data:`END_NOTE_PLACES`); ``None``: not recorded.
+        question_first: Whether its VideoScout prompt put the question before the
+            frames; ``None``: not recorded.
     """
     path = Path(folder) / RULES_FILE
     record: dict[str, Any] = {"rules": rules.to_dict()}
     if end_note is not None:
         record["end_note"] = check_end_note(end_note)
+    if question_first is not None:
+        record["question_first"] = bool(question_first)
     path.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
     return path
 
@@ -142,6 +152,24 @@ def trained_end_note(folder: str | Path) -> str | None:
     if note not in END_NOTE_PLACES:
         raise ConfigError(f"{found[0]}: end_note must be one of {END_NOTE_PLACES}, got {note!r}")
     return str(note)
+
+
+def trained_question_first(folder: str | Path) -> bool | None:
+    """Whether ``folder``'s VideoScout prompt put the question before the frames.
+
+    ``None`` when the record says nothing (records written before the setting existed:
+    the paper's order, question after the frames).
+
+    Raises:
+        ConfigError: As :func:`trained_rules`, or when the value is not a boolean.
+    """
+    found = _record(folder)
+    if found is None or "question_first" not in found[1]:
+        return None
+    value = found[1]["question_first"]
+    if not isinstance(value, bool):
+        raise ConfigError(f"{found[0]}: question_first must be true or false, got {value!r}")
+    return value
 
 
 def _record(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:

@@ -1,0 +1,200 @@
+"""Where a VideoScout student's MCQ letter comes from: a teacher-forced probe at the evidence.
+
+``python -m benchmarks.studies.videoscout_letter_probe --turns TURNS --models M [M ...]``
+takes the answer turns of a ``scenes``-style frame teacher's ``turns.jsonl`` (``train
+distill --teacher scripted-frames:scenes``): turns whose frames show the asked needle,
+where the teacher answers a multiple-choice question. For each model it reads the letter
+the model puts first at the answer's place (the most likely of the question's option
+letters) under four conditions, all on the turn's own frames:
+
+- ``MCQ prompt``: the pixel VLM's own task — FALCON-Bench's MCQ prompt, then the same
+  frames, the reply's first token (what the base model was trained on);
+- ``thought names it``: the turn's VideoScout prompt (in the layout the distill wrote:
+  the paper's, or ``--question-first``), the reply teacher-forced up to ``… I see a
+  yellow balloon. Answer: `` (the letter is then a text hop from the fact word written
+  in the thought);
+- ``thought without it``: the reply forced up to ``<think>Park. Answer: `` (the letter
+  from the pixels alone);
+- ``action``: the reply forced up to ``<action>answer("`` after a thought and notes that
+  do not name the needle (where a guided student writes its letter).
+
+The teacher is a script with privileged pacing; its turns only choose *which* frames the
+probe looks at. Chance is one over the options (0.25). Accuracy is over questions, with a
+95 % interval clustered by video. Deterministic; about a second a turn per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.doc_blocks import replace_block
+from video_env._optional import require
+from video_env.backends.vlm_prompts import SYSTEM_PROMPT, question_prompt
+from video_env.metrics.bootstrap import cluster_bootstrap_ci
+from video_env.types import OPTION_LETTERS
+
+__all__ = ["CONDITIONS", "AnswerTurn", "answer_turns", "main"]
+
+BEGIN = "<!-- videoscout-letter-probe -->"
+END = "<!-- /videoscout-letter-probe -->"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"
+_PURPOSE = "the VideoScout letter probe"
+CONDITIONS = ("MCQ prompt", "thought names it", "thought without it", "action")
+_QUESTION = re.compile(r"Question: (.*)\nOptions:\n(.*?)\nAnswer with the letter", re.S)
+_ANSWER = re.compile(
+    r"<think>(.*?) I see (.*?)\. Answer: .*?</think><memory>(.*?)</memory>"
+    r'<action>answer\("([A-Z])"'
+)
+
+
+@dataclass(frozen=True)
+class AnswerTurn:
+    """A teacher's sighted MCQ answer turn, parsed from ``turns.jsonl``."""
+
+    row: dict[str, Any]
+    video: str
+    question: str
+    options: tuple[str, ...]
+    letter: str
+    scenes: str
+    statement: str
+    memory: str
+
+
+def answer_turns(path: str | Path) -> list[AnswerTurn]:
+    """The sighted MCQ answer turns of a ``scenes`` teacher's ``turns.jsonl``."""
+    turns = []
+    for line in Path(path).read_text().splitlines():
+        row = json.loads(line)
+        completion = row["completion"]
+        reply = completion if isinstance(completion, str) else completion[-1]["content"]
+        answer = _ANSWER.search(reply)
+        texts = [p["text"] for p in row["prompt"][-1]["content"] if p["type"] == "text"]
+        question = _QUESTION.search("".join(texts))
+        if answer is None or question is None:
+            continue
+        options = tuple(o.split(". ", 1)[1] for o in question.group(2).splitlines())
+        scenes, statement, memory, letter = answer.groups()
+        video = row["sample_id"].split("/")[0]
+        turns.append(
+            AnswerTurn(row, video, question.group(1), options, letter, scenes, statement, memory)
+        )
+    return turns
+
+
+def _prefixes(turn: AnswerTurn) -> dict[str, str]:
+    return {
+        "thought names it": f"<think>{turn.scenes} I see {turn.statement}. Answer: ",
+        "thought without it": f"<think>{turn.scenes} Answer: ",
+        "action": f'<think>{turn.scenes}</think><memory>{turn.memory}</memory><action>answer("',
+    }
+
+
+def _letter(
+    model: Any, processor: Any, conversation: list[dict[str, Any]], prefix: str, options: int
+) -> int:
+    """The index of the most likely option letter after ``prefix``."""
+    import torch
+
+    from video_env.backends.hf_generation import encode, prepare_conversations
+
+    texts, images, videos, metas, _ = prepare_conversations(processor, [conversation])
+    batch = encode(processor, [texts[0] + prefix], images, videos, metas)
+    with torch.no_grad():
+        logits = model(**batch).logits[0, -1]
+    ids = [processor.tokenizer.convert_tokens_to_ids(L) for L in OPTION_LETTERS[:options]]
+    return int(torch.stack([logits[i] for i in ids]).argmax())
+
+
+def _mcq_conversation(videoscout: list[dict[str, Any]], turn: AnswerTurn) -> list[dict[str, Any]]:
+    """The pixel VLM's own MCQ prompt over the frames of a VideoScout turn.
+
+    The question first, then the frames, as the backend asks (``TransformersVLM.answer``).
+    """
+    frames = [p for m in videoscout for p in m["content"] if "frames" in p]
+    text = question_prompt(turn.question, list(turn.options))
+    return [
+        {"role": "system", "content": [{"type": "text", "text": SYSTEM_PROMPT}]},
+        {"role": "user", "content": [{"type": "text", "text": text}, *frames]},
+    ]
+
+
+def probe(model_path: str, turns: Sequence[AnswerTurn]) -> dict[str, list[bool]]:
+    """Whether the model's letter is right, per condition and turn."""
+    from policies.training.turn_inputs import conversation_from_row
+
+    torch = require("torch", "models", _PURPOSE)
+    transformers = require("transformers", "models", _PURPOSE)
+    torch.set_num_threads(2)
+    processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    model = load(model_path, local_files_only=True).eval()
+    right: dict[str, list[bool]] = {c: [] for c in CONDITIONS}
+    for turn in turns:
+        conversation = conversation_from_row(turn.row).conversation
+        answer = OPTION_LETTERS.index(turn.letter)
+        n = len(turn.options)
+        mcq = _mcq_conversation(conversation, turn)
+        right["MCQ prompt"].append(_letter(model, processor, mcq, "", n) == answer)
+        for condition, prefix in _prefixes(turn).items():
+            right[condition].append(_letter(model, processor, conversation, prefix, n) == answer)
+    return right
+
+
+def table(results: dict[str, dict[str, list[bool]]], turns: Sequence[AnswerTurn]) -> str:
+    """A markdown table: each model's letter accuracy per condition, with clustered CIs."""
+    videos = [t.video for t in turns]
+    lines = [
+        "| model | " + " | ".join(CONDITIONS) + " |",
+        "|---|" + "---|" * len(CONDITIONS),
+    ]
+    for model, right in results.items():
+        cells = []
+        for condition in CONDITIONS:
+            values = [float(r) for r in right[condition]]
+            low, high = cluster_bootstrap_ci(values, videos)
+            mean = float(np.mean(values))
+            cells.append(f"{mean:.2f} ({low:.2f}–{high:.2f})")
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the probe and print (and with ``--update-docs`` write) its table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", required=True, help="a scenes teacher's turns.jsonl")
+    parser.add_argument("--models", nargs="+", required=True)
+    parser.add_argument("--update-docs", action="store_true")
+    args = parser.parse_args(argv)
+    start = time.monotonic()
+    turns = answer_turns(args.turns)
+    if not turns:
+        parser.error(f"no sighted MCQ answer turns of a scenes teacher in {args.turns}")
+    results = {model: probe(model, turns) for model in args.models}
+    command = "python -m benchmarks.studies.videoscout_letter_probe " + " ".join(
+        [f"--turns {args.turns}", "--models", *args.models]
+    )
+    header = (
+        f"Generated by `{command}` ({len(turns)} sighted MCQ answer turns of "
+        f"{len({t.video for t in turns})} videos, {time.monotonic() - start:.0f} s on "
+        "this machine): the share of questions whose most likely option letter is right, "
+        "with its 95 % interval clustered by video; chance 0.25."
+    )
+    text = f"{header}\n\n{table(results, turns)}"
+    print(text)
+    if args.update_docs:
+        replace_block(DOCS, BEGIN, END, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
