@@ -67,7 +67,8 @@ class VideoScoutPolicy(Policy):
             memory, question). A model whose answer reads the frames through the options
             — the pixel VLM's MCQ circuit, trained with its question before the frames —
             can only do so when the options come first (causal attention). Our addition
-            (``docs/fidelity.md``); off gives the paper's order.
+            (``docs/fidelity.md``; the policy's name ends in ``+question-first``); off gives
+            the paper's order.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
@@ -106,7 +107,8 @@ class VideoScoutPolicy(Policy):
         self.end_note = end_note
         self.guided = guided
         self.question_first = question_first
-        self.name = (name or f"videoscout[{vlm.name}]") + ("+guided" if guided else "")
+        suffix = ("+question-first" if question_first else "") + ("+guided" if guided else "")
+        self.name = (name or f"videoscout[{vlm.name}]") + suffix
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
         if rules is not None:

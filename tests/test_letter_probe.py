@@ -41,3 +41,21 @@ def test_the_probe_reads_one_letter_per_turn_and_condition(
     assert set(right) == set(CONDITIONS) and all(len(v) == len(turns) for v in right.values())
     text = table({"tiny": right}, turns)
     assert text.count("\n") == 2 and all(c in text for c in CONDITIONS)
+
+
+def test_letters_are_scored_as_the_tokenizer_reads_them_in_the_teachers_reply() -> None:
+    transformers = pytest.importorskip("transformers")
+    from benchmarks.studies.videoscout_letter_probe import letter_ids
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    tok = transformers.AutoTokenizer.from_pretrained(str(PIXEL_VLM_DIR), local_files_only=True)
+    thought = "<think>Park. I see a yellow balloon. Answer:"
+    reply = tok(thought + " B (yellow).</think>", add_special_tokens=False)["input_ids"]
+    (b,) = letter_ids(tok, thought, " {}", ["B"])
+    assert reply[len(tok(thought, add_special_tokens=False)["input_ids"])] == b
+    action = '<memory>Seen: park.</memory><action>answer("'
+    reply = tok(action + 'B", [3, 9])</action>', add_special_tokens=False)["input_ids"]
+    (b,) = letter_ids(tok, action, "{}", ["B"])
+    assert reply[len(tok(action, add_special_tokens=False)["input_ids"])] == b
+    with pytest.raises(ValueError, match="not one token"):
+        letter_ids(tok, thought + " ", "{}", ["B"])  # the space belongs to the letter's token

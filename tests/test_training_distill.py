@@ -166,6 +166,19 @@ def test_a_folder_made_with_the_question_elsewhere_is_not_resumed(tmp_path: Path
     assert trained_question_first(tmp_path) is True
 
 
+def test_a_folder_recorded_before_question_first_is_the_papers_layout(tmp_path: Path) -> None:
+    from video_env.envs.rules_record import save_trained_rules, trained_question_first
+
+    teacher = GroundTruthScriptedTeacher()
+    samples = load_suite("synth-tiny", limit=2)
+    distill(teacher, samples[:1], tmp_path, DistillConfig(rules=SMOKE))
+    save_trained_rules(tmp_path, SMOKE)  # as written before the setting
+    with pytest.raises(ConfigError, match="after the frames"):
+        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
+    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))  # resumes
+    assert trained_question_first(tmp_path) is None, "still says nothing"
+
+
 def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) -> None:
     from video_env.envs.rules_record import save_trained_rules, trained_end_note
 

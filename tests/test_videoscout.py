@@ -153,6 +153,7 @@ def test_question_first_puts_the_question_and_options_before_the_frames() -> Non
         assert (text_after == "Your memory: a kitchen\n") == first
         assert "Your memory" not in text_before
         assert END_NOTE not in text_before + text_after  # not the last window
+        assert policy.name.endswith("+question-first") == first  # labelled in result tables
 
 
 def test_an_unknown_end_note_place_is_refused() -> None:

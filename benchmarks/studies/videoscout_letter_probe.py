@@ -44,12 +44,11 @@ from video_env.types import OPTION_LETTERS
 
 __all__ = ["CONDITIONS", "AnswerTurn", "answer_turns", "main"]
 
-BEGIN = "<!-- videoscout-letter-probe -->"
-END = "<!-- /videoscout-letter-probe -->"
+BLOCK = "videoscout-letter-probe"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"
 _PURPOSE = "the VideoScout letter probe"
 CONDITIONS = ("MCQ prompt", "thought names it", "thought without it", "action")
-_QUESTION = re.compile(r"Question: (.*)\nOptions:\n(.*?)\nAnswer with the letter", re.S)
+_QUESTION = re.compile(r"Question: ([^\n]*)\nOptions:\n(.*?)\nAnswer with the letter", re.S)
 _ANSWER = re.compile(
     r"<think>(.*?) I see (.*?)\. Answer: .*?</think><memory>(.*?)</memory>"
     r'<action>answer\("([A-Z])"'
@@ -58,7 +57,18 @@ _ANSWER = re.compile(
 
 @dataclass(frozen=True)
 class AnswerTurn:
-    """A teacher's sighted MCQ answer turn, parsed from ``turns.jsonl``."""
+    """A teacher's sighted MCQ answer turn, parsed from ``turns.jsonl``.
+
+    Attributes:
+        row: The dataset row (prompt with its frames, the teacher's reply).
+        video: The video's id (the cluster of the intervals).
+        question: The question.
+        options: Its options, in order.
+        letter: The right option's letter (the teacher's answer).
+        scenes: The thought's scene names (``"Park."``).
+        statement: What the thought says it sees (``"a yellow balloon"``).
+        memory: The teacher's notes (scene names only).
+    """
 
     row: dict[str, Any]
     video: str
@@ -71,9 +81,13 @@ class AnswerTurn:
 
 
 def answer_turns(path: str | Path) -> list[AnswerTurn]:
-    """The sighted MCQ answer turns of a ``scenes`` teacher's ``turns.jsonl``."""
+    """The sighted MCQ answer turns of a ``scenes`` teacher's ``turns.jsonl``.
+
+    Turns of other styles are passed over: a ``terse`` teacher names every needle in view
+    (its thought's sight is not the asked needle alone, its notes name needles).
+    """
     turns = []
-    for line in Path(path).read_text().splitlines():
+    for line in Path(path).read_text("utf-8").splitlines():
         row = json.loads(line)
         completion = row["completion"]
         reply = completion if isinstance(completion, str) else completion[-1]["content"]
@@ -84,6 +98,8 @@ def answer_turns(path: str | Path) -> list[AnswerTurn]:
             continue
         options = tuple(o.split(". ", 1)[1] for o in question.group(2).splitlines())
         scenes, statement, memory, letter = answer.groups()
+        if "I see" in scenes + statement or not memory.startswith("Seen: "):
+            continue  # not the scenes style
         video = row["sample_id"].split("/")[0]
         turns.append(
             AnswerTurn(row, video, question.group(1), options, letter, scenes, statement, memory)
@@ -91,18 +107,46 @@ def answer_turns(path: str | Path) -> list[AnswerTurn]:
     return turns
 
 
-def _prefixes(turn: AnswerTurn) -> dict[str, str]:
+def _prefixes(turn: AnswerTurn) -> dict[str, tuple[str, str]]:
+    """Each VideoScout condition's reply prefix and how a letter follows it there.
+
+    The teacher writes ``Answer: B (yellow)``: a byte-level tokenizer reads `` B`` after
+    the colon (one token, its space in it), and ``B`` after ``answer("``.
+    """
+    action = f'<think>{turn.scenes}</think><memory>{turn.memory}</memory><action>answer("'
     return {
-        "thought names it": f"<think>{turn.scenes} I see {turn.statement}. Answer: ",
-        "thought without it": f"<think>{turn.scenes} Answer: ",
-        "action": f'<think>{turn.scenes}</think><memory>{turn.memory}</memory><action>answer("',
+        "thought names it": (f"<think>{turn.scenes} I see {turn.statement}. Answer:", " {}"),
+        "thought without it": (f"<think>{turn.scenes} Answer:", " {}"),
+        "action": (action, "{}"),
     }
 
 
+def letter_ids(tokenizer: Any, prefix: str, spelled: str, letters: Sequence[str]) -> list[int]:
+    """The token id of each letter as the tokenizer reads it right after ``prefix``.
+
+    Raises:
+        ValueError: If a letter is not one token there (it merges with the prefix, or
+            spans several tokens).
+    """
+    head = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    ids = []
+    for letter in letters:
+        full = tokenizer(prefix + spelled.format(letter), add_special_tokens=False)["input_ids"]
+        if len(full) != len(head) + 1 or full[: len(head)] != head:
+            raise ValueError(f"{spelled.format(letter)!r} is not one token after {prefix[-12:]!r}")
+        ids.append(int(full[-1]))
+    return ids
+
+
 def _letter(
-    model: Any, processor: Any, conversation: list[dict[str, Any]], prefix: str, options: int
+    model: Any,
+    processor: Any,
+    conversation: list[dict[str, Any]],
+    prefix: str,
+    spelled: str,
+    options: int,
 ) -> int:
-    """The index of the most likely option letter after ``prefix``."""
+    """The index of the most likely option letter after ``prefix`` (spelled ``spelled``)."""
     import torch
 
     from video_env.backends.hf_generation import encode, prepare_conversations
@@ -111,7 +155,7 @@ def _letter(
     batch = encode(processor, [texts[0] + prefix], images, videos, metas)
     with torch.no_grad():
         logits = model(**batch).logits[0, -1]
-    ids = [processor.tokenizer.convert_tokens_to_ids(L) for L in OPTION_LETTERS[:options]]
+    ids = letter_ids(processor.tokenizer, prefix, spelled, OPTION_LETTERS[:options])
     return int(torch.stack([logits[i] for i in ids]).argmax())
 
 
@@ -129,12 +173,18 @@ def _mcq_conversation(videoscout: list[dict[str, Any]], turn: AnswerTurn) -> lis
 
 
 def probe(model_path: str, turns: Sequence[AnswerTurn]) -> dict[str, list[bool]]:
-    """Whether the model's letter is right, per condition and turn."""
+    """Whether the model's letter is right, per condition and turn.
+
+    Args:
+        model_path: A chat VLM's folder (local files only).
+        turns: The teacher's answer turns (:func:`answer_turns`).
+
+    Returns:
+        For each of :data:`CONDITIONS`, one bool per turn.
+    """
     from policies.training.turn_inputs import conversation_from_row
 
-    torch = require("torch", "models", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
-    torch.set_num_threads(2)
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     load = transformers.AutoModelForImageTextToText.from_pretrained
     model = load(model_path, local_files_only=True).eval()
@@ -144,9 +194,10 @@ def probe(model_path: str, turns: Sequence[AnswerTurn]) -> dict[str, list[bool]]
         answer = OPTION_LETTERS.index(turn.letter)
         n = len(turn.options)
         mcq = _mcq_conversation(conversation, turn)
-        right["MCQ prompt"].append(_letter(model, processor, mcq, "", n) == answer)
-        for condition, prefix in _prefixes(turn).items():
-            right[condition].append(_letter(model, processor, conversation, prefix, n) == answer)
+        right["MCQ prompt"].append(_letter(model, processor, mcq, "", "{}", n) == answer)
+        for condition, (prefix, spelled) in _prefixes(turn).items():
+            read = _letter(model, processor, conversation, prefix, spelled, n)
+            right[condition].append(read == answer)
     return right
 
 
@@ -173,8 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", required=True, help="a scenes teacher's turns.jsonl")
     parser.add_argument("--models", nargs="+", required=True)
-    parser.add_argument("--update-docs", action="store_true")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the docs block")
+    parser.add_argument("--block", default=BLOCK, help=f"its name in docs/training.md ({BLOCK})")
     args = parser.parse_args(argv)
+    begin, end = f"<!-- {args.block} -->", f"<!-- /{args.block} -->"
+    if args.update_docs and begin not in DOCS.read_text("utf-8"):
+        parser.error(f"docs/training.md has no {begin} block")
+    require("torch", "models", _PURPOSE).set_num_threads(2)
     start = time.monotonic()
     turns = answer_turns(args.turns)
     if not turns:
@@ -183,16 +239,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m benchmarks.studies.videoscout_letter_probe " + " ".join(
         [f"--turns {args.turns}", "--models", *args.models]
     )
+    chance = float(np.mean([1 / len(t.options) for t in turns]))
     header = (
         f"Generated by `{command}` ({len(turns)} sighted MCQ answer turns of "
         f"{len({t.video for t in turns})} videos, {time.monotonic() - start:.0f} s on "
         "this machine): the share of questions whose most likely option letter is right, "
-        "with its 95 % interval clustered by video; chance 0.25."
+        f"with its 95 % interval clustered by video; chance {chance:.2f}."
     )
     text = f"{header}\n\n{table(results, turns)}"
     print(text)
     if args.update_docs:
-        replace_block(DOCS, BEGIN, END, text)
+        replace_block(DOCS, begin, end, text)
     return 0
 
 
