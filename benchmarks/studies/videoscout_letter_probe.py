@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = f"{header}\n\n{table(results, turns)}"
     print(text)
     if args.update_docs:
-        replace_block(DOCS, begin, end, text)
+        replace_block(DOCS, begin, end, text + "\n")
     return 0
 
 
