@@ -201,3 +201,21 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
     assert _rules(Namespace(rules=None, model=str(tmp_path))) == SMOKE
     assert _rules(Namespace(rules="paper", model=str(tmp_path))) == RULES["paper"](), "given"
     assert _rules(Namespace(rules=None)) == RULES["paper"](), "distill has no --model"
+
+
+def test_rl_commands_ask_the_question_where_their_model_learned_it(tmp_path: Path) -> None:
+    from policies.training.cli import _question_first
+    from video_env.cli import build_parser
+    from video_env.envs.rules_record import save_trained_rules
+
+    def first(*flags: str) -> bool:
+        args = build_parser().parse_args(
+            ["train", "rl", "--model", str(tmp_path), "--out", "x", *flags]
+        )
+        return _question_first(args)
+
+    assert not first(), "a model without a record: the paper's order"
+    save_trained_rules(tmp_path, SMOKE, question_first=True)
+    assert first() and not first("--no-question-first"), "recorded, unless told otherwise"
+    save_trained_rules(tmp_path, SMOKE, question_first=False)
+    assert first("--question-first") and not first()
