@@ -8,18 +8,24 @@ from benchmarks.studies.videoscout_letter_probe import CONDITIONS, answer_turns,
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill
 from policies.training.frame_teacher import FrameScriptedTeacher
-from video_env.types import OPTION_LETTERS
+from video_env.types import OPTION_LETTERS, VideoQA
 
 SMOKE = RULES["cpu-smoke"]()
+
+
+def scenes_turns(folder: Path, questions: int, question_first: bool) -> list[VideoQA]:
+    """A scenes teacher's turns on the first questions of one training video, in ``folder``."""
+    samples = split_samples("train", 1, limit=questions)
+    config = DistillConfig(rules=SMOKE, tries=1, question_first=question_first)
+    distill(FrameScriptedTeacher(SMOKE, style="scenes"), samples, folder, config)
+    return samples
 
 
 @pytest.mark.parametrize("question_first", [False, True])
 def test_the_answer_turns_are_the_sighted_mcq_answers_in_either_layout(
     tmp_path: Path, question_first: bool
 ) -> None:
-    samples = split_samples("train", 1, limit=6)
-    config = DistillConfig(rules=SMOKE, tries=1, question_first=question_first)
-    distill(FrameScriptedTeacher(SMOKE, style="scenes"), samples, tmp_path, config)
+    samples = scenes_turns(tmp_path, 6, question_first)
     turns = answer_turns(tmp_path / "turns.jsonl")
     mcqs = {s.id: s for s in samples if s.options}
     assert turns and {t.row["sample_id"] for t in turns} <= set(mcqs)
@@ -33,9 +39,7 @@ def test_the_answer_turns_are_the_sighted_mcq_answers_in_either_layout(
 def test_the_probe_reads_one_letter_per_turn_and_condition(
     tmp_path: Path, tiny_qwen_dir: str
 ) -> None:
-    samples = split_samples("train", 1, limit=4)
-    config = DistillConfig(rules=SMOKE, tries=1, question_first=True)
-    distill(FrameScriptedTeacher(SMOKE, style="scenes"), samples, tmp_path, config)
+    scenes_turns(tmp_path, 4, question_first=True)
     turns = answer_turns(tmp_path / "turns.jsonl")[:1]
     right = probe(tiny_qwen_dir, turns)
     assert set(right) == set(CONDITIONS) and all(len(v) == len(turns) for v in right.values())
