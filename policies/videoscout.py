@@ -24,9 +24,9 @@ from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
+    PromptLayout,
     check_end_note,
-    trained_end_note,
-    trained_question_first,
+    trained_layout,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -116,6 +116,11 @@ class VideoScoutPolicy(Policy):
         self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType({"pacing": settings})
         self.last_messages: list[VisionMessage] = []
         self.last_reply = ""
+
+    @property
+    def layout(self) -> PromptLayout:
+        """The prompt's layout (``end_note``, ``question_first``), as training records it."""
+        return PromptLayout(self.end_note, self.question_first)
 
     def system_prompt(self) -> str:
         """The system prompt: actions, pacing, memory mechanism, Think-Act format."""
@@ -302,10 +307,10 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
         recorded = None if "rules" in settings else trained_rules(model)
         if recorded is not None:
             settings["rules"] = recorded
-        note = None if "end_note" in settings else trained_end_note(model)
-        if note is not None:
-            settings["end_note"] = note
-        first = None if "question_first" in settings else trained_question_first(model)
-        if first is not None:
-            settings["question_first"] = first
+        layout = trained_layout(
+            model,
+            end_note=settings.get("end_note"),
+            question_first=settings.get("question_first"),
+        )
+        settings.update(layout.policy_kwargs())
     return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)

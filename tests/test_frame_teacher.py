@@ -10,6 +10,7 @@ from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill, load_reference_chunks
 from policies.training.frame_teacher import FrameScriptedTeacher, describe
 from video_env.backends.base import FrameBatch
+from video_env.envs.rules_record import PromptLayout
 from video_env.errors import ConfigError
 from video_env.pixel.data import READ_CATEGORIES, split_videos
 from video_env.synth.suites import load_suite
@@ -212,7 +213,7 @@ def test_a_blind_episode_ends_on_the_window_that_says_only_answer_is_left() -> N
     for place in ("window", "last", "off"):
         teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
         teacher.begin_question(sample, 0)
-        run = run_recorded_episode(teacher, sample, seed=0, rules=SMOKE, end_note=place)
+        run = run_recorded_episode(teacher, sample, seed=0, rules=SMOKE, layout=PromptLayout(place))
         prompts = [" ".join(map(str, t.messages[-1]["content"])) for t in run.turns]
         assert run.record["ended_by"] == "answer" and "Guess: " in run.turns[-1].reply
         noted = [END_NOTE in p for p in prompts]

@@ -204,7 +204,7 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
 
 
 def test_rl_commands_ask_the_question_where_their_model_learned_it(tmp_path: Path) -> None:
-    from policies.training.cli import _question_first
+    from policies.training.cli import _layout
     from video_env.cli import build_parser
     from video_env.envs.rules_record import save_trained_rules
 
@@ -212,7 +212,7 @@ def test_rl_commands_ask_the_question_where_their_model_learned_it(tmp_path: Pat
         args = build_parser().parse_args(
             ["train", "rl", "--model", str(tmp_path), "--out", "x", *flags]
         )
-        return _question_first(args)
+        return _layout(args).question_first
 
     assert not first(), "a model without a record: the paper's order"
     save_trained_rules(tmp_path, SMOKE, question_first=True)

@@ -8,6 +8,7 @@ import pytest
 from policies.training.cli import RULES
 from policies.training.trl_env import PacingToolEnv, pacing_env_factory, tool_dataset_rows
 from video_env.actions.types import SpeedAction
+from video_env.envs.rules_record import PromptLayout
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
 
@@ -60,7 +61,7 @@ def test_the_tool_results_say_where_the_video_ends_where_asked() -> None:
 
     (sample,) = load_suite("synth-tiny", limit=1)
     for place in ("window", "last", "off"):
-        env = pacing_env_factory([sample], rules=SMOKE, end_note=place)()
+        env = pacing_env_factory([sample], rules=SMOKE, layout=PromptLayout(place))()
         result: Any = env.reset(sample_id=sample.id)
         for _ in range(20):  # to the window that shows the last chunk
             if "(100%)" in result[0]["text"]:
@@ -77,7 +78,7 @@ def test_the_tool_results_ask_the_question_before_the_frames_where_asked() -> No
     pytest.importorskip("PIL")
     (sample,) = load_suite("synth-tiny", limit=1)
     for first in (False, True):
-        env = pacing_env_factory([sample], rules=SMOKE, question_first=first)()
+        env = pacing_env_factory([sample], rules=SMOKE, layout=PromptLayout(question_first=first))()
         result: Any = env.reset(sample_id=sample.id)
         kinds = [part["type"] for part in result]
         texts = [part["text"] for part in result if part["type"] == "text"]

@@ -113,11 +113,13 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:
     from benchmarks.studies.videoscout_pixel import model_settings
+    from video_env.envs.rules_record import PromptLayout
 
     base = {"split": "calib", "videos": 4}
-    assert model_settings(base, "window", False) == base  # keys of earlier blocks stay valid
-    assert model_settings(base, "off", False) == {**base, "plain_prompt": True}
-    assert model_settings(base, "last", True) == {**base, "end_note": "last", "guided": True}
-    assert model_settings(base, "window", False, False) == base
-    assert model_settings(base, "window", False, True) == {**base, "question_first": True}
+    key = model_settings
+    assert key(base, PromptLayout(), False) == base  # keys of earlier blocks stay valid
+    assert key(base, PromptLayout("off"), False) == {**base, "plain_prompt": True}
+    last = {**base, "end_note": "last", "guided": True}
+    assert key(base, PromptLayout("last"), True) == last
+    assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
     assert base == {"split": "calib", "videos": 4}

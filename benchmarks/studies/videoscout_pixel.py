@@ -45,9 +45,10 @@ from policies.training.episodes import (
 )
 from video_env._seeding import stable_seed
 from video_env.envs.rules_record import (
+    DEFAULT_LAYOUT,
     END_NOTE_PLACES,
-    trained_end_note,
-    trained_question_first,
+    PromptLayout,
+    trained_layout,
 )
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
@@ -154,9 +155,7 @@ def run_baseline(
     return rows
 
 
-def model_settings(
-    settings: dict[str, Any], end_note: str, guided: bool, question_first: bool = False
-) -> dict[str, Any]:
+def model_settings(settings: dict[str, Any], layout: PromptLayout, guided: bool) -> dict[str, Any]:
     """A checkpoint's cache key: the study's settings, its prompt's layout and decoding.
 
     The place enters only when not ``window`` (``off`` as ``plain_prompt``, its earlier
@@ -164,13 +163,13 @@ def model_settings(
     keys of blocks played before these settings existed stay valid.
     """
     keyed = dict(settings)
-    if end_note == "off":
+    if layout.end_note == "off":
         keyed["plain_prompt"] = True
-    elif end_note != "window":
-        keyed["end_note"] = end_note
+    elif layout.end_note != "window":
+        keyed["end_note"] = layout.end_note
     if guided:
         keyed["guided"] = True
-    if question_first:
+    if layout.question_first:
         keyed["question_first"] = True
     return keyed
 
@@ -182,17 +181,15 @@ def run_model(
     max_turns: int = 16,
     max_new_tokens: int = 256,
     log: Any = print,
-    end_note: str = "window",
+    layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
-    question_first: bool = False,
 ) -> list[dict[str, Any]]:
     """Every sample's episode with ``model`` as VideoScout's policy (greedy).
 
-    ``end_note`` places VideoScout's note that a window ends the video
-    (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); ``off`` plays the plain prompt, as
-    every block generated before the note existed did. ``guided`` plays it with
-    legal-action decoding (``VideoScoutPolicy(guided=True)``); ``question_first`` puts
-    the question before the frames.
+    ``layout`` is VideoScout's prompt layout: its ``end_note`` ``off`` plays the plain
+    prompt, as every block generated before the note existed did; ``question_first`` puts
+    the question before the frames. ``guided`` plays it with legal-action decoding
+    (``VideoScoutPolicy(guided=True)``).
     """
     from video_env.backends.transformers_vlm import TransformersVLM
 
@@ -206,9 +203,8 @@ def run_model(
             rules=RULES[rules_name](),
             max_turns=max_turns,
             max_new_tokens=max_new_tokens,
-            end_note=end_note,
+            layout=layout,
             guided=guided,
-            question_first=question_first,
         )
         rows.append(episode_row(model, sample, run))
         if i % 10 == 0 or i == len(samples):
@@ -435,14 +431,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = {k: getattr(args, k) for k in keys}
     runs: list[tuple[str, Any, dict[str, Any]]] = []
     for model in args.models:
-        note = args.end_note or trained_end_note(model) or "window"
-        end_note = "off" if args.plain_prompt else note
-        first = args.question_first
-        first = bool(trained_question_first(model)) if first is None else first
+        note = "off" if args.plain_prompt else args.end_note
+        layout = trained_layout(model, end_note=note, question_first=args.question_first)
         run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
-                      max_new_tokens=args.max_new_tokens, end_note=end_note,
-                      guided=args.guided, question_first=first)  # fmt: skip
-        runs.append((model, run, model_settings(settings, end_note, args.guided, first)))
+                      max_new_tokens=args.max_new_tokens, layout=layout,
+                      guided=args.guided)  # fmt: skip
+        runs.append((model, run, model_settings(settings, layout, args.guided)))
     for name in args.baselines:
         runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0

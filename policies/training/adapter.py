@@ -25,6 +25,7 @@ from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
@@ -77,9 +78,7 @@ class PacingChatEnv:
         max_turns: Turns after which the episode ends without an answer (reward 0).
         strict: Parse replies strictly.
         env_kwargs: Further Pacing-env arguments.
-        end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
-        question_first: Whether that prompt puts the question before the frames.
+        layout: VideoScout's prompt layout (its end note and the question's place).
     """
 
     def __init__(
@@ -91,8 +90,7 @@ class PacingChatEnv:
         max_turns: int = 32,
         strict: bool = False,
         env_kwargs: dict[str, Any] | None = None,
-        end_note: str = "window",
-        question_first: bool = False,
+        layout: PromptLayout = DEFAULT_LAYOUT,
     ) -> None:
         self.sample = sample
         self.seed = seed
@@ -101,8 +99,7 @@ class PacingChatEnv:
             EngineModelSlot(),
             rules=rules,
             strict=strict,
-            end_note=end_note,
-            question_first=question_first,
+            **layout.policy_kwargs(),
         )
         kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
         self.env = PacingEnv([sample], **kwargs)

@@ -10,10 +10,10 @@ from typing import Any
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
     END_NOTE_PLACES,
+    PromptLayout,
     pixel_vlm_rules,
     save_trained_rules,
-    trained_end_note,
-    trained_question_first,
+    trained_layout,
     trained_rules,
 )
 from video_env.errors import ConfigError
@@ -190,9 +190,8 @@ def _rl(args: argparse.Namespace) -> int:
         rules=_rules(args),
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
-        end_note=args.end_note or trained_end_note(args.model) or "window",
         guided=args.guided,
-        question_first=_question_first(args),
+        **_layout(args).policy_kwargs(),
     )
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
@@ -234,8 +233,7 @@ def _trl(args: argparse.Namespace) -> int:
     config = trl_dapo_config(args.out, **settings)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     rules = _rules(args)
-    end_note = args.end_note or trained_end_note(args.model) or "window"
-    question_first = _question_first(args)
+    layout = _layout(args)
     factory = None
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
@@ -246,17 +244,15 @@ def _trl(args: argparse.Namespace) -> int:
             rules=rules,
             max_turns=args.max_turns,
             seed=args.seed,
-            end_note=end_note,
-            question_first=question_first,
+            layout=layout,
         )
     trainer = build_trl_trainer(
         args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
-        seed=args.seed, environment_factory=factory, end_note=end_note,
-        question_first=question_first,
+        seed=args.seed, environment_factory=factory, layout=layout,
     )  # fmt: skip
     Path(args.out).mkdir(parents=True, exist_ok=True)
     # first: a stopped run's checkpoint-N folders bench under these rules too
-    save_trained_rules(args.out, rules, end_note=end_note, question_first=question_first)
+    save_trained_rules(args.out, rules, **layout.policy_kwargs())
     result = trainer.train()
     trainer.save_model(args.out)
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
@@ -298,11 +294,9 @@ def _question_first_arg(parser: argparse.ArgumentParser, recorded: bool) -> None
                         f"question; default: {default})")  # fmt: skip
 
 
-def _question_first(args: argparse.Namespace) -> bool:
-    """``--question-first``, else the start model's recorded setting, else off."""
-    if args.question_first is not None:
-        return bool(args.question_first)
-    return bool(trained_question_first(args.model))
+def _layout(args: argparse.Namespace) -> PromptLayout:
+    """``--end-note`` and ``--question-first``, else the start model's record, else defaults."""
+    return trained_layout(args.model, end_note=args.end_note, question_first=args.question_first)
 
 
 def _dataset_args(parser: argparse.ArgumentParser) -> None:

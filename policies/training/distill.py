@@ -44,6 +44,7 @@ from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
 from video_env.envs.rules_record import (
     RULES_FILE,
+    PromptLayout,
     check_end_note,
     save_trained_rules,
     trained_end_note,
@@ -97,6 +98,11 @@ class DistillConfig:
 
     def __post_init__(self) -> None:
         check_end_note(self.end_note)
+
+    @property
+    def layout(self) -> PromptLayout:
+        """The teacher's VideoScout prompt layout (``end_note``, ``question_first``)."""
+        return PromptLayout(self.end_note, self.question_first)
 
 
 @dataclass
@@ -343,8 +349,7 @@ def distill(
                 max_new_tokens=cfg.max_new_tokens,
                 temperature=cfg.temperature,
                 env_kwargs=env_kwargs,
-                end_note=cfg.end_note,
-                question_first=cfg.question_first,
+                layout=cfg.layout,
             )
             stats.episodes += 1
             why = validate(run, sample)

@@ -20,6 +20,7 @@ from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import parse_text_action
@@ -133,9 +134,8 @@ def run_recorded_episode(
     max_new_tokens: int = 512,
     temperature: float = 0.0,
     env_kwargs: dict[str, Any] | None = None,
-    end_note: str = "window",
+    layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
-    question_first: bool = False,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -148,10 +148,8 @@ def run_recorded_episode(
         max_new_tokens: Generation budget per turn.
         temperature: Sampling temperature.
         env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
-        end_note: VideoScout's note that a window ends the video
-            (:class:`~policies.videoscout.VideoScoutPolicy`).
+        layout: VideoScout's prompt layout (its end note and the question's place).
         guided: VideoScout's legal-action decoding (the model must take a guide).
-        question_first: VideoScout's question before the frames.
     """
     chat = RecordingChat(model)
     policy = _ProgressRecordingPolicy(
@@ -159,9 +157,8 @@ def run_recorded_episode(
         rules=rules,
         max_new_tokens=max_new_tokens,
         temperature=temperature,
-        end_note=end_note,
         guided=guided,
-        question_first=question_first,
+        **layout.policy_kwargs(),
     )
     env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
     try:

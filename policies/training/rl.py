@@ -41,7 +41,7 @@ from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import check_end_note, save_trained_rules
+from video_env.envs.rules_record import PromptLayout, check_end_note, save_trained_rules
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 from video_env.types import VideoQA
@@ -147,6 +147,11 @@ class DAPOConfig:
         if self.overlong_buffer < 1 or self.max_new_tokens < 1:
             raise ConfigError("overlong_buffer and max_new_tokens must be >= 1")
         check_end_note(self.end_note)
+
+    @property
+    def layout(self) -> PromptLayout:
+        """The rollouts' VideoScout prompt layout (``end_note``, ``question_first``)."""
+        return PromptLayout(self.end_note, self.question_first)
 
 
 def group_filter(cfg: DAPOConfig) -> Callable[[Sequence[Trajectory]], bool]:
@@ -373,8 +378,8 @@ def train_rl(
         group = rollout_group(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature, env_kwargs=env_kwargs, end_note=cfg.end_note,
-            guided=cfg.guided, question_first=cfg.question_first,
+            temperature=cfg.temperature, env_kwargs=env_kwargs, layout=cfg.layout,
+            guided=cfg.guided,
         )  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]

@@ -23,6 +23,7 @@ from video_env.backends.base import ReplyGuide, VisionMessage
 from video_env.backends.hf_generation import generate
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 
@@ -150,9 +151,8 @@ def rollout_group(
     max_new_tokens: int = 512,
     temperature: float = 1.0,
     env_kwargs: dict[str, Any] | None = None,
-    end_note: str = "window",
+    layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
-    question_first: bool = False,
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
@@ -166,9 +166,8 @@ def rollout_group(
             max_new_tokens=max_new_tokens,
             temperature=temperature,
             env_kwargs=env_kwargs,
-            end_note=end_note,
+            layout=layout,
             guided=guided,
-            question_first=question_first,
         )
         group.append(trajectory_from_run(chat, run))
     return group

@@ -34,6 +34,7 @@ from video_env._optional import require
 from video_env.actions.types import AnswerAction, InvalidAction, RewatchAction, SpeedAction
 from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.types import Interval, VideoQA
 
@@ -100,9 +101,7 @@ class PacingToolEnv:
         rules: Pacing rules (default: the paper's).
         max_turns: Env steps after which the episode ends without an answer.
         seed: Seed of every env reset.
-        end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
-        question_first: Whether that prompt puts the question before the frames.
+        layout: VideoScout's prompt layout (its end note and the question's place).
 
     Attributes:
         episode: The current episode (``None`` before the first ``reset``).
@@ -118,15 +117,13 @@ class PacingToolEnv:
         rules: PacingRules | None = None,
         max_turns: int = 32,
         seed: int = 0,
-        end_note: str = "window",
-        question_first: bool = False,
+        layout: PromptLayout = DEFAULT_LAYOUT,
     ) -> None:
         self.samples = samples
         self.rules = rules
         self.max_turns = max_turns
         self.seed = seed
-        self.end_note = end_note
-        self.question_first = question_first
+        self.layout = layout
         self.episode: PacingChatEnv | None = None
         self.actions: list[Any] = []
         self.resets = 0
@@ -144,8 +141,7 @@ class PacingToolEnv:
             rules=self.rules,
             seed=self.seed,
             max_turns=self.max_turns,
-            end_note=self.end_note,
-            question_first=self.question_first,
+            layout=self.layout,
         )
         self.actions = []
         self.resets += 1
@@ -217,8 +213,7 @@ def pacing_env_factory(
     rules: PacingRules | None = None,
     max_turns: int = 32,
     seed: int = 0,
-    end_note: str = "window",
-    question_first: bool = False,
+    layout: PromptLayout = DEFAULT_LAYOUT,
 ) -> Callable[[], PacingToolEnv]:
     """The ``environment_factory`` for :class:`PacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
@@ -229,8 +224,7 @@ def pacing_env_factory(
             rules=rules,
             max_turns=max_turns,
             seed=seed,
-            end_note=end_note,
-            question_first=question_first,
+            layout=layout,
         )
 
     return factory

@@ -25,6 +25,7 @@ from typing import Any
 from policies.training.trl_env import pacing_env_factory, tool_chat_processor, tool_dataset_rows
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -79,8 +80,7 @@ def build_trl_trainer(
     reward_funcs: Sequence[Callable[..., list[float]]] = (),
     callbacks: Sequence[Any] = (),
     environment_factory: Callable[[], Any] | None = None,
-    end_note: str = "window",
-    question_first: bool = False,
+    layout: PromptLayout = DEFAULT_LAYOUT,
 ) -> Any:
     """A ``trl.GRPOTrainer`` training ``model`` in the Pacing env on ``samples``.
 
@@ -98,9 +98,7 @@ def build_trl_trainer(
         environment_factory: Another factory of tool envs (default: in-process
             :class:`~policies.training.trl_env.PacingToolEnv`; a server's:
             :func:`~policies.training.trl_remote.remote_pacing_env_factory`).
-        end_note: Where the tool results' VideoScout text says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the default factory's).
-        question_first: Whether that prompt puts the question before the frames.
+        layout: The layout of the tool results' VideoScout text (the default factory's).
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
@@ -123,8 +121,7 @@ def build_trl_trainer(
             rules=rules,
             max_turns=max_turns,
             seed=seed,
-            end_note=end_note,
-            question_first=question_first,
+            layout=layout,
         ),
         callbacks=list(callbacks) or None,
     )

@@ -22,6 +22,7 @@ from policies.training.adapter import EngineModelSlot, PacingChatEnv
 from policies.training.trl_env import PacingToolEnv, _tool_content, samples_by_id
 from policies.videoscout import VideoScoutPolicy
 from video_env.envs.pacing_rules import PacingRules
+from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -51,9 +52,7 @@ class RemotePacingChatEnv(PacingChatEnv):
         seed: Seed of the env's reset.
         max_turns: Turns after which the episode ends without an answer.
         strict: Parse replies strictly.
-        end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
-        question_first: Whether that prompt puts the question before the frames.
+        layout: VideoScout's prompt layout (its end note and the question's place).
     """
 
     def __init__(
@@ -65,8 +64,7 @@ class RemotePacingChatEnv(PacingChatEnv):
         seed: int = 0,
         max_turns: int = 32,
         strict: bool = False,
-        end_note: str = "window",
-        question_first: bool = False,
+        layout: PromptLayout = DEFAULT_LAYOUT,
     ) -> None:
         from video_env.serving.client import RemoteVideoEnv
 
@@ -77,8 +75,7 @@ class RemotePacingChatEnv(PacingChatEnv):
             EngineModelSlot(),
             rules=rules,
             strict=strict,
-            end_note=end_note,
-            question_first=question_first,
+            **layout.policy_kwargs(),
         )
         self.env: Any = RemoteVideoEnv(base_url, "PacingEnv")
         self.turns = 0
@@ -105,9 +102,7 @@ class RemotePacingToolEnv(PacingToolEnv):
         rules: The server's rules.
         max_turns: Env steps after which the episode ends without an answer.
         seed: Seed of every env reset.
-        end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`).
-        question_first: Whether that prompt puts the question before the frames.
+        layout: VideoScout's prompt layout (its end note and the question's place).
     """
 
     def __init__(
@@ -118,16 +113,14 @@ class RemotePacingToolEnv(PacingToolEnv):
         rules: PacingRules | None = None,
         max_turns: int = 32,
         seed: int = 0,
-        end_note: str = "window",
-        question_first: bool = False,
+        layout: PromptLayout = DEFAULT_LAYOUT,
     ) -> None:
         super().__init__(
             samples,
             rules=rules,
             max_turns=max_turns,
             seed=seed,
-            end_note=end_note,
-            question_first=question_first,
+            layout=layout,
         )
         self.base_url = base_url
 
@@ -144,8 +137,7 @@ class RemotePacingToolEnv(PacingToolEnv):
             rules=self.rules,
             seed=self.seed,
             max_turns=self.max_turns,
-            end_note=self.end_note,
-            question_first=self.question_first,
+            layout=self.layout,
         )
         self.actions = []
         self.resets += 1
@@ -159,8 +151,7 @@ def remote_pacing_env_factory(
     rules: PacingRules | None = None,
     max_turns: int = 32,
     seed: int = 0,
-    end_note: str = "window",
-    question_first: bool = False,
+    layout: PromptLayout = DEFAULT_LAYOUT,
 ) -> Callable[[], RemotePacingToolEnv]:
     """The ``environment_factory`` of :class:`RemotePacingToolEnv` over ``samples``."""
     by_id = samples_by_id(samples)
@@ -172,8 +163,7 @@ def remote_pacing_env_factory(
             rules=rules,
             max_turns=max_turns,
             seed=seed,
-            end_note=end_note,
-            question_first=question_first,
+            layout=layout,
         )
 
     return factory

@@ -7,13 +7,15 @@ the same rules. The training commands write it, and so does ``video-env train vl
 the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`). A model trained on VideoScout
 turns also learned its prompt: the record keeps where that prompt placed the note that a
 window ends the video (``end_note``, :func:`trained_end_note`) and whether it put the
-question before the frames (``question_first``, :func:`trained_question_first`).
+question before the frames (``question_first``, :func:`trained_question_first`); the two
+together are its :class:`PromptLayout` (:func:`trained_layout`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +23,16 @@ from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_LAYOUT",
     "END_NOTE_PLACES",
     "RULES_FILE",
+    "PromptLayout",
     "check_end_note",
     "pixel_vlm_rules",
     "rules_name",
     "save_trained_rules",
     "trained_end_note",
+    "trained_layout",
     "trained_question_first",
     "trained_rules",
 ]
@@ -51,6 +56,37 @@ def check_end_note(place: str) -> str:
     if place not in END_NOTE_PLACES:
         raise ConfigError(f"end_note must be one of {END_NOTE_PLACES}, got {place!r}")
     return place
+
+
+@dataclass(frozen=True)
+class PromptLayout:
+    """Where VideoScout's prompt puts its parts: what a model trained on its turns learned.
+
+    The training commands carry one layout from the data to the checkpoint and into every
+    rollout (``policies.videoscout.VideoScoutPolicy`` takes its fields).
+
+    Attributes:
+        end_note: Where the prompt says that a window ends the video
+            (:data:`END_NOTE_PLACES`).
+        question_first: Whether the question and its options come before the frames.
+
+    Raises:
+        ConfigError: If ``end_note`` is not a place.
+    """
+
+    end_note: str = "window"
+    question_first: bool = False
+
+    def __post_init__(self) -> None:
+        check_end_note(self.end_note)
+
+    def policy_kwargs(self) -> dict[str, Any]:
+        """The layout as ``VideoScoutPolicy`` keyword arguments."""
+        return {"end_note": self.end_note, "question_first": self.question_first}
+
+
+#: The default layout: the end note on the window line, the paper's order.
+DEFAULT_LAYOUT = PromptLayout()
 
 
 def pixel_vlm_rules() -> PacingRules:
@@ -170,6 +206,23 @@ def trained_question_first(folder: str | Path) -> bool | None:
     if not isinstance(value, bool):
         raise ConfigError(f"{found[0]}: question_first must be true or false, got {value!r}")
     return value
+
+
+def trained_layout(
+    folder: str | Path, *, end_note: str | None = None, question_first: bool | None = None
+) -> PromptLayout:
+    """The prompt layout to run ``folder``'s model with.
+
+    Each field is the one given, else ``folder``'s record, else the default
+    (:data:`DEFAULT_LAYOUT`).
+
+    Raises:
+        ConfigError: As :func:`trained_end_note` and :func:`trained_question_first`.
+    """
+    note = end_note or trained_end_note(folder) or DEFAULT_LAYOUT.end_note
+    if question_first is None:
+        question_first = bool(trained_question_first(folder))
+    return PromptLayout(note, question_first)
 
 
 def _record(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
