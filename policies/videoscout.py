@@ -24,7 +24,6 @@ from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
-    PromptLayout,
     check_end_note,
     trained_layout,
     trained_rules,
@@ -116,11 +115,6 @@ class VideoScoutPolicy(Policy):
         self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType({"pacing": settings})
         self.last_messages: list[VisionMessage] = []
         self.last_reply = ""
-
-    @property
-    def layout(self) -> PromptLayout:
-        """The prompt's layout (``end_note``, ``question_first``), as training records it."""
-        return PromptLayout(self.end_note, self.question_first)
 
     def system_prompt(self) -> str:
         """The system prompt: actions, pacing, memory mechanism, Think-Act format."""

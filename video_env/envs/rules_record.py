@@ -181,13 +181,7 @@ def trained_end_note(folder: str | Path) -> str | None:
     Raises:
         ConfigError: As :func:`trained_rules`, or when ``end_note`` is not a place.
     """
-    found = _record(folder)
-    if found is None or "end_note" not in found[1]:
-        return None
-    note = found[1]["end_note"]
-    if note not in END_NOTE_PLACES:
-        raise ConfigError(f"{found[0]}: end_note must be one of {END_NOTE_PLACES}, got {note!r}")
-    return str(note)
+    return _end_note(_record(folder))
 
 
 def trained_question_first(folder: str | Path) -> bool | None:
@@ -199,13 +193,7 @@ def trained_question_first(folder: str | Path) -> bool | None:
     Raises:
         ConfigError: As :func:`trained_rules`, or when the value is not a boolean.
     """
-    found = _record(folder)
-    if found is None or "question_first" not in found[1]:
-        return None
-    value = found[1]["question_first"]
-    if not isinstance(value, bool):
-        raise ConfigError(f"{found[0]}: question_first must be true or false, got {value!r}")
-    return value
+    return _question_first(_record(folder))
 
 
 def trained_layout(
@@ -219,10 +207,31 @@ def trained_layout(
     Raises:
         ConfigError: As :func:`trained_end_note` and :func:`trained_question_first`.
     """
-    note = end_note or trained_end_note(folder) or DEFAULT_LAYOUT.end_note
+    found = _record(folder)
+    note = end_note or _end_note(found) or DEFAULT_LAYOUT.end_note
     if question_first is None:
-        question_first = bool(trained_question_first(folder))
+        question_first = bool(_question_first(found))
     return PromptLayout(note, question_first)
+
+
+def _end_note(found: tuple[Path, dict[str, Any]] | None) -> str | None:
+    """The end-note place of a record (:func:`_record`), ``None`` when it names none."""
+    if found is None or "end_note" not in found[1]:
+        return None
+    note = found[1]["end_note"]
+    if note not in END_NOTE_PLACES:
+        raise ConfigError(f"{found[0]}: end_note must be one of {END_NOTE_PLACES}, got {note!r}")
+    return str(note)
+
+
+def _question_first(found: tuple[Path, dict[str, Any]] | None) -> bool | None:
+    """Whether a record (:func:`_record`) puts the question first, ``None`` when unsaid."""
+    if found is None or "question_first" not in found[1]:
+        return None
+    value = found[1]["question_first"]
+    if not isinstance(value, bool):
+        raise ConfigError(f"{found[0]}: question_first must be true or false, got {value!r}")
+    return value
 
 
 def _record(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
