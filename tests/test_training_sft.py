@@ -105,6 +105,7 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     meta = json.loads((tmp_path / "sft" / PIXEL_VLM_MARKER).read_text())
     assert meta["continued_from"] == {"recipe": {"seed": 7}}
     assert meta["sft"]["steps"] == 2 and meta["sft"]["settings"]["freeze_vision"]
+    assert meta["sft"]["gradient_checkpointing"] is False, "TRL's default (on) is overridden"
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
     from video_env.envs.rules_record import trained_rules
 

@@ -171,7 +171,7 @@ def train_sft(
         max_length=None,
         use_cpu=not _cuda(),
         disable_tqdm=not cfg.progress_bar,
-        **({"gradient_checkpointing": True} if cfg.gradient_checkpointing else {}),
+        gradient_checkpointing=cfg.gradient_checkpointing,  # TRL's own default is on
     )
     trainer = trl.SFTTrainer(
         model=model,
@@ -194,6 +194,7 @@ def train_sft(
         "data": str(turns),
         "rows": len(dataset),
         "steps": int(trainer.state.global_step),
+        "gradient_checkpointing": bool(args.gradient_checkpointing),  # as the trainer ran
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
         "command": command_line(),
