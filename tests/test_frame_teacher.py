@@ -174,8 +174,30 @@ def test_a_blind_teacher_skims_to_the_end_and_guesses_the_option_of_its_try() ->
     assert not teacher.blind, "an open question has no option to guess"
     with pytest.raises(ConfigError, match="guess_share"):
         FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.5)
-    with pytest.raises(ConfigError, match="scenes style"):
+    with pytest.raises(ConfigError, match="needs a style of"):
         FrameScriptedTeacher(SMOKE, style="terse", guess_share=0.5)
+
+
+def test_a_lead_teacher_opens_an_answer_s_thought_with_the_answer() -> None:
+    samples = split_samples("train", 1)
+    mcq = next(s for s in samples if s.options)
+    video = mcq.video
+    assert isinstance(video, SynthVideo) and mcq.options is not None
+    asked = video.needle_for(mcq.question)
+    assert asked is not None
+    teacher = FrameScriptedTeacher(SMOKE, style="lead")
+    teacher.begin_question(mcq, 0)
+    reply = _turn(teacher, video, Interval(asked.start + 0.5, asked.start + 3.0), 4)
+    letter = "ABCD"[mcq.options.index(asked.fact)]
+    assert reply.startswith(f"<think>{letter} ({asked.fact}): I see {asked.statement}. "), reply
+    assert f'<action>answer("{letter}", [' in reply
+    chunks = SMOKE.chunks(video.duration)
+    blind = FrameScriptedTeacher(SMOKE, style="lead", guess_share=1.0)
+    blind.begin_question(mcq, 2)
+    early = _turn(blind, video, chunks[0], 4)
+    assert early.startswith("<think>") and "?" not in early.split("</think>")[0]
+    last = _turn(blind, video, chunks[-1], 4)
+    assert last.startswith(f"<think>C ({mcq.options[2]})? A guess"), last
 
 
 def test_a_blind_teacher_guesses_at_a_short_last_chunk_its_frames_miss(tmp_path: Path) -> None:

@@ -7,25 +7,29 @@ import pytest
 from benchmarks.studies.videoscout_letter_probe import CONDITIONS, answer_turns, probe, table
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill
-from policies.training.frame_teacher import FrameScriptedTeacher
+from policies.training.frame_teacher import FrameScriptedTeacher, TeacherStyle
 from video_env.types import OPTION_LETTERS, VideoQA
 
 SMOKE = RULES["cpu-smoke"]()
 
 
-def scenes_turns(folder: Path, questions: int, question_first: bool) -> list[VideoQA]:
+def scenes_turns(
+    folder: Path, questions: int, question_first: bool, style: TeacherStyle = "scenes"
+) -> list[VideoQA]:
     """A scenes teacher's turns on the first questions of one training video, in ``folder``."""
     samples = split_samples("train", 1, limit=questions)
     config = DistillConfig(rules=SMOKE, tries=1, question_first=question_first)
-    distill(FrameScriptedTeacher(SMOKE, style="scenes"), samples, folder, config)
+    distill(FrameScriptedTeacher(SMOKE, style=style), samples, folder, config)
     return samples
 
 
-@pytest.mark.parametrize("question_first", [False, True])
+@pytest.mark.parametrize(
+    ("question_first", "style"), [(False, "scenes"), (True, "scenes"), (True, "lead")]
+)
 def test_the_answer_turns_are_the_sighted_mcq_answers_in_either_layout(
-    tmp_path: Path, question_first: bool
+    tmp_path: Path, question_first: bool, style: TeacherStyle
 ) -> None:
-    samples = scenes_turns(tmp_path, 6, question_first)
+    samples = scenes_turns(tmp_path, 6, question_first, style)
     turns = answer_turns(tmp_path / "turns.jsonl")
     mcqs = {s.id: s for s in samples if s.options}
     assert turns and {t.row["sample_id"] for t in turns} <= set(mcqs)
@@ -34,6 +38,7 @@ def test_the_answer_turns_are_the_sighted_mcq_answers_in_either_layout(
         assert turn.question == sample.question and turn.options == tuple(sample.options or ())
         assert turn.letter == sample.answer in OPTION_LETTERS
         assert turn.statement and turn.memory.startswith("Seen: ")
+        assert "I see" not in turn.scenes and "Answer" not in turn.scenes
 
 
 def test_the_probe_reads_one_letter_per_turn_and_condition(

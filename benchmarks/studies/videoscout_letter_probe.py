@@ -1,14 +1,18 @@
 """Where a VideoScout student's MCQ letter comes from: a teacher-forced probe at the evidence.
 
 ``python -m benchmarks.studies.videoscout_letter_probe --turns TURNS --models M [M ...]``
-takes the answer turns of a ``scenes``-style frame teacher's ``turns.jsonl`` (``train
-distill --teacher scripted-frames:scenes``): turns whose frames show the asked needle,
-where the teacher answers a multiple-choice question. For each model it reads the letter
-the model puts first at the answer's place (the most likely of the question's option
-letters) under four conditions, all on the turn's own frames:
+takes the answer turns of a ``scenes``- or ``lead``-style frame teacher's ``turns.jsonl``
+(``train distill --teacher scripted-frames:scenes``): turns whose frames show the asked
+needle, where the teacher answers a multiple-choice question. For each model it reads the
+letter the model puts first at the answer's place (the most likely of the question's
+option letters) under six conditions, all on the turn's own frames:
 
 - ``MCQ prompt``: the pixel VLM's own task — FALCON-Bench's MCQ prompt, then the same
   frames, the reply's first token (what the base model was trained on);
+- ``first token``: the turn's VideoScout prompt, the letter as the reply's first token
+  (no format: where the base model's letter circuit fires, in a foreign prompt);
+- ``after <think>``: the reply forced up to ``<think>`` (where a ``lead`` teacher writes
+  its letter: five tokens past the first);
 - ``thought names it``: the turn's VideoScout prompt (in the layout the distill wrote:
   the paper's, or ``--question-first``), the reply teacher-forced up to ``… I see a
   yellow balloon. Answer: `` (the letter is then a text hop from the fact word written
@@ -47,11 +51,22 @@ __all__ = ["CONDITIONS", "AnswerTurn", "answer_turns", "main"]
 BLOCK = "videoscout-letter-probe"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"
 _PURPOSE = "the VideoScout letter probe"
-CONDITIONS = ("MCQ prompt", "thought names it", "thought without it", "action")
+CONDITIONS = (
+    "MCQ prompt",
+    "first token",
+    "after <think>",
+    "thought names it",
+    "thought without it",
+    "action",
+)
 _QUESTION = re.compile(r"Question: ([^\n]*)\nOptions:\n(.*?)\nAnswer with the letter", re.S)
 _ANSWER = re.compile(
-    r"<think>(.*?) I see (.*?)\. Answer: .*?</think><memory>(.*?)</memory>"
-    r'<action>answer\("([A-Z])"'
+    r"<think>(?P<scenes>.*?) I see (?P<statement>.*?)\. Answer: .*?</think>"
+    r'<memory>(?P<memory>.*?)</memory><action>answer\("(?P<letter>[A-Z])"'
+)
+_LEAD_ANSWER = re.compile(
+    r"<think>[A-Z] \(.*?\): I see (?P<statement>.*?)\. (?P<scenes>.*?)</think>"
+    r'<memory>(?P<memory>.*?)</memory><action>answer\("(?P<letter>[A-Z])"'
 )
 
 
@@ -81,7 +96,7 @@ class AnswerTurn:
 
 
 def answer_turns(path: str | Path) -> list[AnswerTurn]:
-    """The sighted MCQ answer turns of a ``scenes`` teacher's ``turns.jsonl``.
+    """The sighted MCQ answer turns of a ``scenes`` or ``lead`` teacher's ``turns.jsonl``.
 
     Turns of other styles are passed over: a ``terse`` teacher names every needle in view
     (its thought's sight is not the asked needle alone, its notes name needles).
@@ -91,15 +106,15 @@ def answer_turns(path: str | Path) -> list[AnswerTurn]:
         row = json.loads(line)
         completion = row["completion"]
         reply = completion if isinstance(completion, str) else completion[-1]["content"]
-        answer = _ANSWER.search(reply)
+        answer = _ANSWER.search(reply) or _LEAD_ANSWER.search(reply)
         texts = [p["text"] for p in row["prompt"][-1]["content"] if p["type"] == "text"]
         question = _QUESTION.search("".join(texts))
         if answer is None or question is None:
             continue
         options = tuple(o.split(". ", 1)[1] for o in question.group(2).splitlines())
-        scenes, statement, memory, letter = answer.groups()
+        scenes, statement, memory, letter = answer.group("scenes", "statement", "memory", "letter")
         if "I see" in scenes + statement or not memory.startswith("Seen: "):
-            continue  # not the scenes style
+            continue  # not a scenes-style teacher
         video = row["sample_id"].split("/")[0]
         turns.append(
             AnswerTurn(row, video, question.group(1), options, letter, scenes, statement, memory)
@@ -115,6 +130,8 @@ def _prefixes(turn: AnswerTurn) -> dict[str, tuple[str, str]]:
     """
     action = f'<think>{turn.scenes}</think><memory>{turn.memory}</memory><action>answer("'
     return {
+        "first token": ("", "{}"),
+        "after <think>": ("<think>", "{}"),
         "thought names it": (f"<think>{turn.scenes} I see {turn.statement}. Answer:", " {}"),
         "thought without it": (f"<think>{turn.scenes} Answer:", " {}"),
         "action": (action, "{}"),

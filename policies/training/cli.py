@@ -331,7 +331,7 @@ def add_training_commands(kinds: Any) -> None:
         "answer chunk), questions.jsonl and stats.json. Resumable.",
     )
     teacher_help = (
-        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse|:scenes] "
+        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse|:scenes|:lead] "
         "(synthetic videos: privileged pacing, writes what the frames show; plain: without "
         "timestamps; terse: a few words a turn; scenes: terse, naming the scenes and the "
         "asked needle only) or "
@@ -346,7 +346,7 @@ def add_training_commands(kinds: Any) -> None:
     distill.add_argument("--mistake-rate", type=float, default=0.0,
                          help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
     distill.add_argument("--guess-share", type=float, default=0.0,
-                         help=f"share of MCQs the {FRAME_TEACHER}:scenes teacher plays "
+                         help=f"share of MCQs the {FRAME_TEACHER}:scenes|:lead teacher plays "
                          "blind: skims at a steady speed and guesses at the end (option k "
                          "on try k; answer verification keeps the right one, so --tries "
                          "must cover the options)")  # fmt: skip

@@ -12,7 +12,7 @@ trained on its turns learns to describe frames, to note what it saw, and to answ
 what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
 the student can only learn its average (docs/training.md).
 
-With ``guess_share`` > 0 (``scenes`` style only) a share of the multiple-choice questions
+With ``guess_share`` > 0 (``scenes`` or ``lead`` style) a share of the multiple-choice questions
 is played *blind*, as a student that cannot spot the needle plays them: the teacher skims
 at a steady 2x or 4x, writes only the scenes (true of the frames whether or not one shows
 the needle; it does not look for it), and at the window that reaches the last chunk
@@ -49,15 +49,21 @@ from video_env.pixel.vlm_data import head_noun
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
-__all__ = ["TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
+__all__ = ["SCENE_STYLES", "TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
+
+#: The styles whose words name the scenes and the asked needle alone (blind play allowed).
+SCENE_STYLES = ("scenes", "lead")
 
 #: How the teacher writes: ``timestamps`` (scenes' stretches, when needles were seen, how
 #: far it has watched), ``plain`` (the same without times), ``terse`` (scene names and
 #: the needles seen, a few words per turn: the shortest replies, for the tiniest students)
 #: or ``scenes`` (as terse, but its thoughts and notes name the scenes alone and the asked
 #: needle once a frame shows it: nothing a student that cannot yet tell the other needles
-#: apart would have to guess, and notes that grow only with the scenes).
-TeacherStyle = Literal["timestamps", "plain", "terse", "scenes"]
+#: apart would have to guess, and notes that grow only with the scenes) or ``lead`` (as
+#: scenes, but an answer's thought opens with the answer: ``<think>C (pink): I see a pink
+#: balloon. Living-room.``, so a student writes its letter right after ``<think>``, a
+#: fixed place a few tokens from where the pixel VLM reads its own MCQ letter).
+TeacherStyle = Literal["timestamps", "plain", "terse", "scenes", "lead"]
 TEACHER_STYLES: tuple[str, ...] = get_args(TeacherStyle)
 
 
@@ -70,14 +76,15 @@ class FrameScriptedTeacher:
         style: How it writes (:data:`TeacherStyle`): with times, ``plain`` (what the
             frames show alone — easier for a tiny student, which copies numbers poorly) or
             ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
-            or ``scenes`` (terse, naming the scenes and the asked needle only).
+            or ``scenes`` (terse, naming the scenes and the asked needle only) or ``lead``
+            (scenes, with an answer's thought opening with the answer).
         guess_share: Share of the multiple-choice questions played blind (see the module
             docs), chosen per question by a stable hash of its id; 0 plays none. Needs
-            the ``scenes`` style, whose words never name a needle.
+            a style of :data:`SCENE_STYLES`, whose words never name another needle.
 
     Raises:
         ConfigError: On an unknown style, a share outside [0, 1], or a share with
-            another style than ``scenes``.
+            a style outside :data:`SCENE_STYLES`.
     """
 
     name = "frame-scripted-teacher"
@@ -94,10 +101,10 @@ class FrameScriptedTeacher:
             raise ConfigError(f"unknown teacher style {style!r}; one of {TEACHER_STYLES}")
         if not 0.0 <= guess_share <= 1.0:
             raise ConfigError(f"guess_share must lie in [0, 1], got {guess_share}")
-        if guess_share and style != "scenes":
+        if guess_share and style not in SCENE_STYLES:
             raise ConfigError(
-                "guess_share needs the scenes style: other styles name every needle a "
-                "frame shows, which a blind turn must not"
+                f"guess_share needs a style of {SCENE_STYLES}: other styles name every "
+                "needle a frame shows, which a blind turn must not"
             )
         self.guess_share = guess_share
         self.rules = rules or PacingRules()
@@ -172,7 +179,7 @@ class FrameScriptedTeacher:
         """The notes: how far it has watched, and the latest needles its frames showed."""
         timed = self.style == "timestamps"
         self._watched = max(self._watched, max(times, default=0.0))
-        if self.style == "scenes":
+        if self.style in SCENE_STYLES:
             for t in sorted(times):
                 name = video.scene_at(t).style.name
                 self._notes.setdefault(name, name)
@@ -206,6 +213,8 @@ class FrameScriptedTeacher:
             thought = f"{seen} Answer: {said}."
         elif self.style == "scenes":
             thought = f"{seen} I see {asked.statement}. Answer: {said}."
+        elif self.style == "lead":
+            thought = f"{said}: I see {asked.statement}. {seen}"
         else:
             thought = (
                 f"{seen} {_capital(asked.statement)} answers the question: the answer is {said}."
@@ -227,8 +236,14 @@ class FrameScriptedTeacher:
                 f"<action>speed({speed}x)</action>"
             )
         letter = OPTION_LETTERS[option]
+        said = f"{letter} ({sample.options[option]})"
+        thought = (
+            f"{said}? A guess at the end of the video. {seen}"
+            if self.style == "lead"
+            else f"{seen} End of the video. Guess: {said}."
+        )
         return (
-            f"<think>{seen} End of the video. Guess: {letter} ({sample.options[option]}).</think>"
+            f"<think>{thought}</think>"
             f"<memory>{memory}</memory>"
             f'<action>answer("{letter}", [{min(times):.0f}, {max(times):.0f}])</action>'
         )
@@ -239,7 +254,7 @@ class FrameScriptedTeacher:
         """The turn's reasoning and action when no frame shows the asked needle."""
         first, last = span
         target = _chunk_of(chunks, (asked.start + asked.end) / 2)
-        terse = self.style in ("terse", "scenes")
+        terse = self.style in ("terse", *SCENE_STYLES)
         nothing = (
             f"No {head_noun(asked.carrier)}."
             if terse
@@ -274,7 +289,7 @@ def describe(video: SynthVideo, times: Sequence[float], style: TeacherStyle = "t
         return "No frames."
     shown = needles_shown(video, times)
     sights = [f"I see {needle.statement}." for needle, _ in shown]
-    if style in ("terse", "scenes"):
+    if style in ("terse", *SCENE_STYLES):
         names = dict.fromkeys(video.scene_at(t).style.name for t in sorted(times))
         return " ".join(
             [f"{_capital(', then '.join(names))}.", *(sights if style == "terse" else [])]
