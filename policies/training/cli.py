@@ -153,6 +153,7 @@ def _sft(args: argparse.Namespace) -> int:
         save_steps=args.save_steps,
         progress_bar=not args.quiet,
         freeze_vision=args.freeze_vision,
+        option_orders=args.option_orders,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -384,6 +385,14 @@ def add_training_commands(kinds: Any) -> None:
         "--freeze-vision",
         action="store_true",
         help="keep the vision tower's blocks fixed (its merger still trains)",
+    )
+    sft.add_argument(
+        "--option-orders",
+        type=int,
+        default=1,
+        metavar="N",
+        help="each MCQ answer turn in N orders of its options, its letters rewritten "
+        "(1: as distilled)",
     )
     sft.set_defaults(func=_sft)
 

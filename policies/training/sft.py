@@ -15,11 +15,13 @@ optional for single-GPU users.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.training.option_orders import with_option_orders
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
@@ -64,6 +66,8 @@ class SFTSettings:
         freeze_vision: Keep the vision tower's blocks as they are (its merger, the
             projection into the language model, still trains): a small model fine-tuned
             on a few hundred turns keeps what its tower learned to see.
+        option_orders: Train on each MCQ answer turn in this many orders of its options
+            (:mod:`~policies.training.option_orders`; 1: the turns as distilled).
     """
 
     learning_rate: float = 1.5e-5
@@ -82,6 +86,7 @@ class SFTSettings:
     save_steps: int = 0
     progress_bar: bool = True
     freeze_vision: bool = False
+    option_orders: int = 1
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
@@ -114,10 +119,26 @@ class TurnCollator:
         return collate_turns(self.processor, [conversation_from_row(r) for r in rows])
 
 
-def load_turns(path: str | Path) -> Any:
-    """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes)."""
+def load_turns(path: str | Path, option_orders: int = 1) -> Any:
+    """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes).
+
+    With ``option_orders`` > 1 each MCQ answer turn also comes in rotations of its
+    options (:func:`~policies.training.option_orders.with_option_orders`).
+    """
     datasets = require("datasets", "train", _PURPOSE)
-    return datasets.load_dataset("json", data_files=str(path), split="train")
+    if option_orders == 1:
+        return datasets.load_dataset("json", data_files=str(path), split="train")
+    with open(path, encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines if line.strip()]
+    with tempfile.TemporaryDirectory() as folder:  # the JSON loader types mixed contents
+        augmented = Path(folder) / "turns.jsonl"
+        augmented.write_text(
+            "".join(json.dumps(r) + "\n" for r in with_option_orders(rows, option_orders)),
+            "utf-8",
+        )
+        return datasets.load_dataset(
+            "json", data_files=str(augmented), split="train", keep_in_memory=True
+        )
 
 
 def train_sft(
@@ -141,7 +162,7 @@ def train_sft(
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
-    dataset = load_turns(turns)
+    dataset = load_turns(turns, cfg.option_orders)
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
     frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
