@@ -236,8 +236,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--policies", nargs="+", default=["all"],
         help="names, or all (every offline policy); trained and model-driven policies take "
         "an argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH, "
-        "videoscout:qwen2.5-vl:PATH_OR_ID; your own class: my_module:MyPolicy or "
-        "path/to/file.py:MyPolicy, with constructor arguments after ?: ...:MyPolicy?k=v&k2=v2",
+        "videoscout:qwen2.5-vl:PATH_OR_ID, videoscout:pixel (shipped); your own class: "
+        "my_module:MyPolicy or path/to/file.py:MyPolicy; settings after ?: "
+        "videoscout:pixel?guided=true, ...:MyPolicy?k=v&k2=v2",
     )  # fmt: skip
     parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
                         "(default: none, offline reasoners)")  # fmt: skip

@@ -141,7 +141,8 @@ class BenchConfig:
         if self.llm and has_random_weights(self.llm.partition(":")[2].partition("?")[0]):
             sources.append("llm")
         for name in self.policies:
-            if any(has_random_weights(part) for part in name.split(":")[1:] if part):
+            target = name.partition("?")[0]  # a family name's settings are no folder
+            if any(has_random_weights(part) for part in target.split(":")[1:] if part):
                 sources.append(name)
         return sources
 

@@ -66,6 +66,16 @@ class Policy(abc.ABC):
         caller = getattr(self, "caller", None)
         return int(getattr(caller, "used", 0))
 
+    @property
+    def perceivers(self) -> tuple[Any, ...]:
+        """Models the policy perceives the video with itself (default: none, the env's).
+
+        Their labels join the episode record's (:func:`~policies.runner.run_episode`): a
+        simulated one makes the episode ``simulated``, the pixel VLM makes it
+        ``pixel_vlm``, a random-weights folder ``random_weights``.
+        """
+        return ()
+
     def supports(self, env: gym.Env[Any, Any]) -> bool:
         """Whether the policy can act in ``env``."""
         return env_kind(env) in self.env_kinds

@@ -32,7 +32,13 @@ from typing import Any
 from policies.base import Policy
 from video_env.errors import ConfigError
 
-__all__ = ["ImportSpec", "defined_in_main", "load_class", "parse_import_spec"]
+__all__ = [
+    "ImportSpec",
+    "defined_in_main",
+    "load_class",
+    "parse_import_spec",
+    "parse_settings",
+]
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,16 @@ def parse_import_spec(name: str) -> ImportSpec | None:
     is_module = all(part.isidentifier() for part in source.split("."))
     if not (source.endswith(".py") or is_module):
         return None
-    return ImportSpec(source, attr, _kwargs(query, name))
+    return ImportSpec(source, attr, parse_settings(query, name))
 
 
-def _kwargs(query: str, name: str) -> tuple[tuple[str, Any], ...]:
+def parse_settings(query: str, name: str) -> tuple[tuple[str, Any], ...]:
+    """The keyword arguments of a name's ``k=v&k2=v2`` part, values read as JSON.
+
+    Raises:
+        ConfigError: For an item that is not ``KEY=VALUE``, a key given twice or a value
+            that is no finite number where it parses as one.
+    """
     pairs: list[tuple[str, Any]] = []
     for item in filter(None, query.split("&")):
         key, sep, text = item.partition("=")

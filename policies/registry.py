@@ -1,7 +1,9 @@
 """Built-in policies by name: ``available()`` and ``make(name, llm=None, **settings)``.
 
 A name may carry an argument after a colon, for policies registered with
-:func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy.
+:func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy, and
+settings after a ``?``: ``videoscout:pixel?guided=true&max_new_tokens=96`` (values read as
+JSON, as :mod:`policies.importing` reads a class's).
 A name that is neither may point at a class: ``my_module:MyPolicy``,
 ``path/to/file.py:MyPolicy?k=v`` (:mod:`policies.importing`).
 """
@@ -22,7 +24,13 @@ from policies.clip_query_baselines import (
     make_uniform_frames,
 )
 from policies.falconeye import FalconEyePolicy
-from policies.importing import ImportSpec, llm_parameter, load_class, parse_import_spec
+from policies.importing import (
+    ImportSpec,
+    llm_parameter,
+    load_class,
+    parse_import_spec,
+    parse_settings,
+)
 from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
@@ -97,10 +105,15 @@ def spec(name: str) -> PolicySpec:
     key = canonical_name(name)  # aliases, spellings and the names tables print
     if key in _REGISTRY:
         return _REGISTRY[key]
-    prefix, colon, arg = name.partition(":")
+    prefix, colon, rest = name.partition(":")
     if colon and prefix in _PARAMETERISED:
         family = _PARAMETERISED[prefix]
-        return replace(family, build=partial(family.build, arg))
+        arg, _, query = rest.partition("?")
+        settings = dict(parse_settings(query, name))
+        if "name" in settings:
+            raise ConfigError(f"policy {name!r}: its name is the name given; drop name=")
+        build = partial(family.build, arg, **settings)
+        return replace(family, build=partial(_with_settings, build, query) if settings else build)
     schedule = _schedule_spec(name)
     if schedule is not None:
         return schedule
@@ -109,6 +122,16 @@ def spec(name: str) -> PolicySpec:
         return _imported_spec(name, imported)
     known = [*_REGISTRY, *parameterised(), "MODULE:CLASS", "FILE.py:CLASS"]
     raise UnknownNameError("policy", name, known) from None
+
+
+def _with_settings(build: Callable[..., Policy], query: str, *args: Any, **kw: Any) -> Policy:
+    """``build(...)``, its name ending in the settings it was given by name (``?k=v``).
+
+    Two setting sets of one family are then two table rows, never one.
+    """
+    policy = build(*args, **kw)
+    policy.name = f"{policy.name}?{query}"
+    return policy
 
 
 #: What a table adds to the name of a policy that runs its offline reasoner.
@@ -333,7 +356,8 @@ register_parameterised(
         False,
         False,
         ("pacing",),
-        "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH",
+        "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH, "
+        "videoscout:pixel (shipped; ?guided=true for legal-action decoding)",
     ),
 )
 

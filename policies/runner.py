@@ -30,9 +30,11 @@ def run_episode(
     ``llm_replies_used``: replies it used),
     ``money_usd`` (the policy's paid LLM calls plus the perception's paid API calls,
     ``perception_money_usd``), ``policy``,
-    ``env``, ``seed``, ``wall_s`` and ``error``. An exception raised by the policy or a
-    backend does not propagate: the episode is abandoned and the record carries the error
-    and its traceback, so a benchmark goes on.
+    ``env``, ``seed``, ``wall_s`` and ``error``; the labels (``simulated``, ``pixel_vlm``,
+    ``random_weights``) and frames of the models the policy perceives with itself
+    (:attr:`~policies.base.Policy.perceivers`) join the env's. An exception raised by the
+    policy or a backend does not propagate: the episode is abandoned and the record
+    carries the error and its traceback, so a benchmark goes on.
 
     Args:
         env: A video-env environment (possibly wrapped).
@@ -80,6 +82,7 @@ def run_episode(
                 "ended_by": "error",
                 **(base.record_fields() if hasattr(base, "record_fields") else {}),
             }
+    _label_perceivers(record, policy)
     cost = policy.usage - usage_before
     for step, llm in zip(record.get("trajectory") or [], step_costs, strict=False):
         step["llm"] = llm
@@ -98,6 +101,28 @@ def run_episode(
         traceback=tb,
     )
     return record
+
+
+def _label_perceivers(record: dict[str, Any], policy: Policy) -> None:
+    """Add the labels of the models the policy perceives with to the env's.
+
+    A simulated model makes the episode ``simulated`` (and so neither ``pixel_vlm`` nor
+    ``pixel_real``, as the env labels its own); the pixel VLM adds ``pixel_vlm``, a
+    random-weights folder ``random_weights``. Their frames count too: a perceiving
+    policy's model reads every frame it is shown (``frames_shown``), on top of what the
+    env's perception read (``frames``); the env's reward is left as it was computed.
+    """
+    if policy.perceivers:
+        record["frames"] = int(record.get("frames") or 0) + int(record.get("frames_shown") or 0)
+    for model in policy.perceivers:
+        if getattr(model, "simulated", False):
+            record["simulated"] = True
+        if getattr(model, "random_weights", False):
+            record["random_weights"] = True
+        if getattr(model, "pixel_vlm", False):
+            record["pixel_vlm"] = True
+    if record.get("simulated"):
+        record["pixel_vlm"] = record["pixel_real"] = False  # as the env labels its own
 
 
 def _llm_part(cost: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ With an untrained base model this is the paper's "agentic base model" row.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -115,6 +116,11 @@ class VideoScoutPolicy(Policy):
         self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType({"pacing": settings})
         self.last_messages: list[VisionMessage] = []
         self.last_reply = ""
+
+    @property
+    def perceivers(self) -> tuple[Any, ...]:
+        """The model: it reads the frames itself (the env runs without sensors)."""
+        return (self.vlm,)
 
     def system_prompt(self) -> str:
         """The system prompt: actions, pacing, memory mechanism, Think-Act format."""
@@ -287,6 +293,10 @@ def resolve_vision_chat(spec: str) -> VisionChat:
     )
 
 
+#: ``videoscout:pixel``: the VideoScout policy learned on the pixel world, shipped.
+SHIPPED = "pixel"
+
+
 def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     """``videoscout:SPEC`` in the registry (e.g. ``videoscout:qwen2.5-vl:PATH``).
 
@@ -294,7 +304,18 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
     unless ``rules`` is given, and with the end-of-video note and the question's place as it
     was trained with them unless ``end_note`` / ``question_first`` are given.
+    ``videoscout:pixel`` is the checkpoint shipped in the package
+    (:data:`video_env.pixel.VIDEOSCOUT_DIR`, SFT of the pixel VLM: ``docs/training.md``).
     """
+    name = f"videoscout:{spec}"
+    try:
+        inspect.signature(VideoScoutPolicy).bind(None, **settings)
+    except TypeError as exc:
+        raise ConfigError(f"policy {name!r}: {exc}") from None
+    if spec == SHIPPED:
+        from video_env.pixel import VIDEOSCOUT_DIR
+
+        spec = f"qwen2.5-vl:{VIDEOSCOUT_DIR}"
     kind, _, model = spec.partition(":")
     if kind in ("qwen2.5-vl", "transformers") and model:
         # before loading: a bad record fails fast
@@ -307,4 +328,4 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
             question_first=settings.get("question_first"),
         )
         settings.update(layout.policy_kwargs())
-    return VideoScoutPolicy(resolve_vision_chat(spec), name=f"videoscout:{spec}", **settings)
+    return VideoScoutPolicy(resolve_vision_chat(spec), name=name, **settings)

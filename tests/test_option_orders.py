@@ -79,6 +79,8 @@ def test_turns_that_are_no_mcq_answer_stay_single() -> None:
     [
         _answer("B", "Option B it is."),  # a letter without its option's text
         _answer("B", "B (guitar): I see."),  # a letter named with another option's text
+        _answer("B", "Between A and B (violin)."),  # a letter mid-sentence, before a word
+        _answer("B", "B (violin), so A is out."),
     ],
 )
 def test_a_reply_whose_letters_cannot_be_followed_is_left_as_it_is(reply: str) -> None:
@@ -87,10 +89,14 @@ def test_a_reply_whose_letters_cannot_be_followed_is_left_as_it_is(reply: str) -
     assert with_option_orders([row], 4) == [row]
 
 
-def test_words_that_look_like_letters_are_not_letters() -> None:
+def test_words_that_open_a_sentence_are_not_letters() -> None:
     rotated = rotate_row(_row(_answer("A", "A (lantern): I see a lantern. A street.")), 2)
     assert rotated is not None
     assert rotated["completion"][0]["content"].startswith("<think>C (lantern): I see a lantern. A ")
+    guess = rotate_row(_row(_answer("D", "D (guitar)? A guess at the end.")), 1)
+    assert guess is not None and guess["completion"][0]["content"].startswith(
+        "<think>A (guitar)? A"
+    )
 
 
 def test_orders_beyond_the_options_add_nothing_and_below_one_is_an_error() -> None:
@@ -99,6 +105,11 @@ def test_orders_beyond_the_options_add_nothing_and_below_one_is_an_error() -> No
     assert with_option_orders([row], 1) == [row]
     with pytest.raises(ConfigError):
         with_option_orders([row], 0)
+    pytest.importorskip("datasets")
+    from policies.training.sft import SFTSettings
+
+    with pytest.raises(ConfigError, match="option_orders"):
+        SFTSettings(option_orders=0)  # before anything is loaded or written
 
 
 def test_load_turns_reads_the_rotations_as_a_dataset(tmp_path: Path) -> None:

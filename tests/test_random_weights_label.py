@@ -30,7 +30,9 @@ def test_a_backend_from_a_marked_folder_says_so(tiny_clip_dir: str) -> None:
     assert Perception(clip=clip).random_weights and not Perception.offline().random_weights
 
 
-def test_summary_rows_and_the_header_name_random_weights(tiny_clip_dir: str) -> None:
+def test_summary_rows_and_the_header_name_random_weights(
+    tiny_clip_dir: str, tiny_qwen_dir: str
+) -> None:
     records = [{"simulated": False, "random_weights": True}]
     assert perception_label(records) == f"real, {LABEL}"
     assert perception_label([{"simulated": False}]) == "real"
@@ -38,6 +40,9 @@ def test_summary_rows_and_the_header_name_random_weights(tiny_clip_dir: str) -> 
     assert config.random_weight_sources() == ["clip"]
     assert LABEL.upper() in header(config, Path("out"), "serial", 1)
     assert BenchConfig(suite="synth-tiny").random_weight_sources() == []
+    named = f"videoscout:qwen2.5-vl:{tiny_qwen_dir}?guided=true"  # settings after the folder
+    config = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=(named,))
+    assert config.random_weight_sources() == [named]
 
 
 def test_a_run_on_a_random_clip_says_so_in_run_json_and_summary(

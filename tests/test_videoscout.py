@@ -309,6 +309,53 @@ def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
         rules_record.trained_question_first(tmp_path)
 
 
+def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policies import videoscout
+    from video_env.envs import rules_record
+    from video_env.pixel import VIDEOSCOUT_DIR, is_pixel_vlm
+
+    asked: list[str] = []
+    monkeypatch.setattr(
+        videoscout, "resolve_vision_chat", lambda spec: asked.append(spec) or ScriptedChat([])
+    )
+    shipped = policies.make("videoscout:pixel?max_new_tokens=96&temperature=0.5")
+    assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DIR}"]
+    assert (shipped.max_new_tokens, shipped.temperature) == (96, 0.5)
+    # the settings stay in the name: two setting sets never share a table row
+    assert shipped.name.endswith("?max_new_tokens=96&temperature=0.5")
+    assert shipped.name.startswith("videoscout:pixel")
+    assert policies.make("videoscout:pixel").name == shipped.name.partition("?")[0]
+    # the shipped folder is a pixel VLM with its SFT's record, run as it was trained
+    assert is_pixel_vlm(VIDEOSCOUT_DIR) and (VIDEOSCOUT_DIR / "sft.json").is_file()
+    assert shipped.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_DIR)
+    assert shipped.question_first == rules_record.trained_question_first(VIDEOSCOUT_DIR)
+    assert policies.make("videoscout:pixel?max_new_tokens=96").temperature == 0.0
+    with pytest.raises(ConfigError, match="nope"):
+        policies.make("videoscout:pixel?nope=1")
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        policies.make("videoscout:pixel?guided")
+    with pytest.raises(ConfigError, match="name"):
+        policies.make("videoscout:pixel?name=mine")
+
+
+def test_the_policys_model_labels_the_episode() -> None:
+    """The env runs without sensors: what perceives is the policy's model, and its label."""
+    record, _ = episode([])
+    assert record["simulated"] and not record["pixel_vlm"]  # a scripted double
+
+    class PixelChat(ScriptedChat):
+        simulated = False
+        pixel_vlm = True
+
+    policy = VideoScoutPolicy(PixelChat([]))
+    env = PacingEnv("synth-tiny", **policy.env_kwargs["pacing"])
+    record = run_episode(env, policy, seed=0, options={"index": 0})
+    assert record["pixel_vlm"] and not record["simulated"] and not record["random_weights"]
+    assert record["frames"] == record["frames_shown"] > 0  # what its model read
+
+
 def test_pacing_rules_survive_json() -> None:
     import json
 
@@ -351,3 +398,4 @@ def test_bench_runs_videoscout_with_a_tiny_random_qwen(
     assert record["policy"] == name and record["error"] is None
     assert record["llm_calls"] >= 1 and record["prompt_tokens"] > 0
     assert record["ended_by"] in ("answer", "invalid_actions", "max_steps")
+    assert record["random_weights"] and not record["simulated"]  # the policy's model's labels

@@ -74,6 +74,8 @@ class RecordingChat:
         self.accepts_guide = bool(getattr(inner, "accepts_guide", False))
         self.name = inner.name
         self.simulated = inner.simulated
+        self.pixel_vlm = bool(getattr(inner, "pixel_vlm", False))  # the episode's labels
+        self.random_weights = bool(getattr(inner, "random_weights", False))
         self.usage: Cost = inner.usage
         self.turns: list[Turn] = []
 

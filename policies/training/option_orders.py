@@ -11,7 +11,8 @@ letters apart: what the student must read to answer.
 (:mod:`policies.training.distill`); ``video-env train sft --option-orders N`` trains on
 them. A reply names a letter as the teacher writes it: ``answer("C"`` in its action and
 ``C (option text)`` in its thought or notes; a row whose reply names a letter any other
-way stays as it is (never a half-rewritten reply).
+way stays as it is (never a half-rewritten reply; "A" and "I" opening a sentence before a
+lower-case word are read as words).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ _OPTION_LINE = re.compile(r"^(?P<letter>[A-Z])\. (?P<text>.*)$")
 _ACTION_LETTER = re.compile(r'(?P<head>answer\(\s*"?)(?P<letter>[A-Z])(?P<tail>"?\s*[,)])')
 #: A letter named with its option's text: ``C (pink)``.
 _NAMED_LETTER = re.compile(r"\b(?P<letter>[A-Z]) \((?P<text>[^()]*)\)")
-#: A standalone capital that could be a letter (what must all be accounted for); "A"
-#: and "I" before a lower-case word are words ("A guess", "I see").
-_LONE_LETTER = re.compile(r"(?<![A-Za-z])(?:[B-HJ-Z]|[AI](?! [a-z]))(?![A-Za-z])")
+#: A standalone capital that could be a letter (what must all be accounted for).
+_LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Z](?![A-Za-z])")
+#: "A" and "I" opening a sentence before a lower-case word are words ("? A guess",
+#: ": I see"), not letters.
+_SENTENCE_WORD = re.compile(r"(?:^|>|[.?!:;] )(?P<word>[AI]) [a-z]")
 
 
 def with_option_orders(rows: Iterable[dict[str, Any]], orders: int) -> list[dict[str, Any]]:
@@ -91,7 +94,8 @@ def rotate_row(row: dict[str, Any], shift: int) -> dict[str, Any] | None:
     if any(m["letter"] not in texts for m in actions):
         return None
     spans = {m.start("letter") for m in [*named, *actions]}
-    lone = [m for m in _LONE_LETTER.finditer(reply) if m[0] in texts]
+    words = {m.start("word") for m in _SENTENCE_WORD.finditer(reply)}
+    lone = [m for m in _LONE_LETTER.finditer(reply) if m[0] in texts and m.start() not in words]
     if any(m.start() not in spans for m in lone):
         return None  # a letter written some other way (or a word like "I")
     new_reply = _ACTION_LETTER.sub(lambda m: m["head"] + moved(m["letter"]) + m["tail"], reply)

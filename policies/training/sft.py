@@ -88,6 +88,10 @@ class SFTSettings:
     freeze_vision: bool = False
     option_orders: int = 1
 
+    def __post_init__(self) -> None:
+        if self.option_orders < 1:
+            raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
+
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
         per_step = self.per_device_batch * max(devices, 1)
@@ -136,8 +140,12 @@ def load_turns(path: str | Path, option_orders: int = 1) -> Any:
             "".join(json.dumps(r) + "\n" for r in with_option_orders(rows, option_orders)),
             "utf-8",
         )
-        return datasets.load_dataset(
-            "json", data_files=str(augmented), split="train", keep_in_memory=True
+        return datasets.load_dataset(  # in memory: the cache goes with the folder
+            "json",
+            data_files=str(augmented),
+            split="train",
+            keep_in_memory=True,
+            cache_dir=str(Path(folder) / "cache"),
         )
 
 

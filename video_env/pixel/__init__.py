@@ -23,11 +23,20 @@ WEIGHTS_DIR = Path(__file__).parent / "weights"
 #: Folder of the shipped pixel VLM, a transformers checkpoint (``video-env train vlm``):
 #: ``TransformersVLM(str(PIXEL_VLM_DIR))`` or ``--vlm qwen2.5-vl:FOLDER`` loads it.
 PIXEL_VLM_DIR = Path(__file__).parent / "vlm_weights"
+#: Folder of the shipped VideoScout policy: the pixel VLM after SFT on teacher turns
+#: (``docs/training.md``); ``videoscout:pixel`` runs it.
+VIDEOSCOUT_DIR = Path(__file__).parent / "videoscout_weights"
 
 #: The provenance file ``video-env train vlm`` writes: it marks a folder as the pixel VLM.
 PIXEL_VLM_MARKER = "pixel_vlm.json"
 
-__all__ = ["PIXEL_VLM_DIR", "PIXEL_VLM_MARKER", "WEIGHTS_DIR", "is_pixel_vlm"]
+__all__ = [
+    "PIXEL_VLM_DIR",
+    "PIXEL_VLM_MARKER",
+    "VIDEOSCOUT_DIR",
+    "WEIGHTS_DIR",
+    "is_pixel_vlm",
+]
 
 
 def is_pixel_vlm(model: str | Path) -> bool:
