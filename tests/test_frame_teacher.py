@@ -15,7 +15,7 @@ from video_env.errors import ConfigError
 from video_env.pixel.data import READ_CATEGORIES, split_videos
 from video_env.synth.suites import load_suite
 from video_env.synth.world import SynthVideo
-from video_env.types import Interval
+from video_env.types import Interval, VideoQA
 
 SMOKE = RULES["cpu-smoke"]()
 
@@ -153,11 +153,17 @@ def test_a_scenes_teacher_names_the_scenes_and_the_asked_needle_only() -> None:
     assert reply.split("<memory>")[1].startswith("Seen: ")
 
 
-def test_a_blind_teacher_skims_to_the_end_and_guesses_the_option_of_its_try() -> None:
+def _first_mcq() -> tuple[list[VideoQA], VideoQA, SynthVideo]:
+    """The first training video's questions, its first MCQ and its video."""
     samples = split_samples("train", 1)
     mcq = next(s for s in samples if s.options)
     video = mcq.video
     assert isinstance(video, SynthVideo) and mcq.options is not None
+    return samples, mcq, video
+
+
+def test_a_blind_teacher_skims_to_the_end_and_guesses_the_option_of_its_try() -> None:
+    samples, mcq, video = _first_mcq()
     chunks = SMOKE.chunks(video.duration)
     teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
     for attempt in range(len(mcq.options)):
@@ -179,10 +185,7 @@ def test_a_blind_teacher_skims_to_the_end_and_guesses_the_option_of_its_try() ->
 
 
 def test_a_lead_teacher_opens_an_answer_s_thought_with_the_answer() -> None:
-    samples = split_samples("train", 1)
-    mcq = next(s for s in samples if s.options)
-    video = mcq.video
-    assert isinstance(video, SynthVideo) and mcq.options is not None
+    _, mcq, video = _first_mcq()
     asked = video.needle_for(mcq.question)
     assert asked is not None
     teacher = FrameScriptedTeacher(SMOKE, style="lead")

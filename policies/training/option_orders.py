@@ -129,25 +129,24 @@ def _options(row: dict[str, Any]) -> Sequence[str]:
     return [m["text"] for m in lines if m]
 
 
-def _texts(row: dict[str, Any]) -> Iterator[str]:
-    """The texts of the row's prompt."""
+def _text_slots(row: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Where the row's prompt keeps its texts: ``(holder, key)``, ``holder[key]`` a text."""
     for message in row.get("prompt") or []:
         content = message.get("content")
         if isinstance(content, str):
-            yield content
+            yield message, "content"
         elif isinstance(content, list):
             for part in content:
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    yield part["text"]
+                    yield part, "text"
+
+
+def _texts(row: dict[str, Any]) -> Iterator[str]:
+    """The texts of the row's prompt."""
+    return (holder[key] for holder, key in _text_slots(row))
 
 
 def _map_texts(row: dict[str, Any], fn: Callable[[str], str]) -> None:
     """Replace every text of the row's prompt by ``fn(text)``, in place."""
-    for message in row.get("prompt") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            message["content"] = fn(content)
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    part["text"] = fn(part["text"])
+    for holder, key in _text_slots(row):
+        holder[key] = fn(holder[key])

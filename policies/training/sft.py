@@ -15,7 +15,6 @@ optional for single-GPU users.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -130,23 +129,11 @@ def load_turns(path: str | Path, option_orders: int = 1) -> Any:
     options (:func:`~policies.training.option_orders.with_option_orders`).
     """
     datasets = require("datasets", "train", _PURPOSE)
+    dataset = datasets.load_dataset("json", data_files=str(path), split="train")
     if option_orders == 1:
-        return datasets.load_dataset("json", data_files=str(path), split="train")
-    with open(path, encoding="utf-8") as lines:
-        rows = [json.loads(line) for line in lines if line.strip()]
-    with tempfile.TemporaryDirectory() as folder:  # the JSON loader types mixed contents
-        augmented = Path(folder) / "turns.jsonl"
-        augmented.write_text(
-            "".join(json.dumps(r) + "\n" for r in with_option_orders(rows, option_orders)),
-            "utf-8",
-        )
-        return datasets.load_dataset(  # in memory: the cache goes with the folder
-            "json",
-            data_files=str(augmented),
-            split="train",
-            keep_in_memory=True,
-            cache_dir=str(Path(folder) / "cache"),
-        )
+        return dataset
+    rows = with_option_orders(dataset.to_list(), option_orders)
+    return datasets.Dataset.from_list(rows, features=dataset.features)  # the file's types
 
 
 def train_sft(
