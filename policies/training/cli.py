@@ -154,6 +154,7 @@ def _sft(args: argparse.Namespace) -> int:
         progress_bar=not args.quiet,
         freeze_vision=args.freeze_vision,
         option_orders=args.option_orders,
+        binding=args.binding,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -393,6 +394,15 @@ def add_training_commands(kinds: Any) -> None:
         metavar="N",
         help="each MCQ answer turn in N orders of its options, its letters rewritten "
         "(1: as distilled)",
+    )
+    sft.add_argument(
+        "--binding",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="weight of binding targets on the pixel-real world's sighted MCQ answer turns: "
+        "the letter their thought opens with is pointed at the frames that show it "
+        "(0: the reply's loss alone, as the paper)",
     )
     sft.set_defaults(func=_sft)
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.training.answer_binding import AnswerEvidence, binding_trainer
 from policies.training.option_orders import with_option_orders
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.turn_inputs import collate_turns, conversation_from_row
@@ -67,6 +68,9 @@ class SFTSettings:
             on a few hundred turns keeps what its tower learned to see.
         option_orders: Train on each MCQ answer turn in this many orders of its options
             (:mod:`~policies.training.option_orders`; 1: the turns as distilled).
+        binding: Weight of the binding targets on the pixel-real world's sighted MCQ
+            answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
+            alone, as the paper).
     """
 
     learning_rate: float = 1.5e-5
@@ -86,10 +90,13 @@ class SFTSettings:
     progress_bar: bool = True
     freeze_vision: bool = False
     option_orders: int = 1
+    binding: float = 0.0
 
     def __post_init__(self) -> None:
         if self.option_orders < 1:
             raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
+        if self.binding < 0:
+            raise ConfigError(f"binding must be at least 0, got {self.binding}")
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
@@ -112,14 +119,24 @@ class SFTResult:
 
 
 class TurnCollator:
-    """``SFTTrainer``'s ``data_collator``: rows → inputs as at inference, loss on replies."""
+    """``SFTTrainer``'s ``data_collator``: rows → inputs as at inference, loss on replies.
 
-    def __init__(self, processor: Any) -> None:
+    With ``evidence``, a batch with sighted MCQ answers also carries their
+    :class:`~video_env.pixel.vlm_binding.EvidenceRow` list under ``"evidence"`` (the
+    binding trainer takes it out before the forward pass).
+    """
+
+    def __init__(self, processor: Any, evidence: AnswerEvidence | None = None) -> None:
         self.processor = processor
+        self.evidence = evidence
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """Collate a batch of ``turns.jsonl`` rows."""
-        return collate_turns(self.processor, [conversation_from_row(r) for r in rows])
+        batch = collate_turns(self.processor, [conversation_from_row(r) for r in rows])
+        found = self.evidence.rows(rows) if self.evidence is not None else []
+        if found:
+            batch["evidence"] = found
+        return batch
 
 
 def load_turns(path: str | Path, option_orders: int = 1) -> Any:
@@ -189,12 +206,13 @@ def train_sft(
         disable_tqdm=not cfg.progress_bar,
         gradient_checkpointing=cfg.gradient_checkpointing,  # TRL's own default is on
     )
-    trainer = trl.SFTTrainer(
+    trainer_class = binding_trainer(trl.SFTTrainer, cfg.binding) if cfg.binding else trl.SFTTrainer
+    trainer = trainer_class(
         model=model,
         args=args,
         train_dataset=dataset,
         processing_class=processor,
-        data_collator=TurnCollator(processor),
+        data_collator=TurnCollator(processor, AnswerEvidence() if cfg.binding else None),
         peft_config=_lora(cfg),
     )
     trainer.train()
@@ -216,6 +234,9 @@ def train_sft(
         "command": command_line(),
         "losses": losses,
     }
+    if cfg.binding:
+        history = trainer.state.log_history
+        record["binding"] = [float(e["binding"]) for e in history if "binding" in e]
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
         save_trained_rules(out, rules, end_note=end_note, question_first=question_first)

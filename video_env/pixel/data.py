@@ -18,6 +18,7 @@ scene), which the training loss uses as multi-positive targets.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -71,14 +72,24 @@ def split_videos(
     Raises:
         ConfigError: If a seed collides with a suite video's seed (never expected).
     """
-    suite_seeds = {v.seed for s in list_suites() for v in suite_videos(s.name)}
-    videos = []
-    for i in range(n):
-        seed = stable_seed("pixel-real", split, i) % (2**63)
-        if seed in suite_seeds:
-            raise ConfigError(f"pixel-real {split} video {i} shares a seed with a suite video")
-        videos.append(generate_video(f"pixel-{split}-{i}", seed, duration, n_needles))
-    return videos
+    return [split_video(split, i, duration, n_needles) for i in range(n)]
+
+
+def split_video(split: str, index: int, duration: float = 300.0, n_needles: int = 8) -> SynthVideo:
+    """Video ``index`` of ``split``, the one :func:`split_videos` makes (id ``pixel-SPLIT-I``).
+
+    Raises:
+        ConfigError: If its seed collides with a suite video's seed (never expected).
+    """
+    seed = stable_seed("pixel-real", split, index) % (2**63)
+    if seed in _suite_seeds():
+        raise ConfigError(f"pixel-real {split} video {index} shares a seed with a suite video")
+    return generate_video(f"pixel-{split}-{index}", seed, duration, n_needles)
+
+
+@functools.cache
+def _suite_seeds() -> frozenset[int]:
+    return frozenset(v.seed for s in list_suites() for v in suite_videos(s.name))
 
 
 def decode_for_clip(video: SynthVideo, times: npt.NDArray[np.float64]) -> FrameArray:

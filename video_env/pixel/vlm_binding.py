@@ -73,8 +73,8 @@ class EvidenceRow:
         label: The class whose tokens are the evidence.
         answer: The answer's option index of an MCQ; ``None`` otherwise.
         prefix: The reply's text before the token read off the evidence (a caption's
-            scene before the carrier's word); empty for questions, whose first reply
-            token is read.
+            scene before the carrier's word, VideoScout's ``<think>`` before the letter
+            its thought opens with); empty where the reply's first token is read.
     """
 
     row: int
@@ -153,16 +153,14 @@ def binding_targets(
         mask = evidence_mask(asked.grids, asked.label)
         if not visual or len(mask) != len(visual) or not mask.any():
             continue
-        reply = int((labels[row] != -100).nonzero()[0]) - 1
+        start = int((labels[row] != -100).nonzero()[0]) - 1
         evidence = tuple(int(p) for p in np.asarray(visual)[mask])
+        before = tokenizer(asked.prefix, add_special_tokens=False)["input_ids"]
+        if ids[start + 1 : start + 1 + len(before)] != before:
+            continue
+        reply = start + len(before)
         if answer is None:
-            before = tokenizer(asked.prefix, add_special_tokens=False)["input_ids"]
-            if ids[reply + 1 : reply + 1 + len(before)] != before:
-                continue
-            reads_at = reply + len(before)
-            out.append(
-                BindingTarget(row, (), (), (), -1, evidence, reads_at, int(ids[reads_at + 1]))
-            )
+            out.append(BindingTarget(row, (), (), (), -1, evidence, reply, int(ids[reply + 1])))
             continue
         letters, letter_ids = [], []
         for letter_id in option_ids:
@@ -171,7 +169,7 @@ def binding_targets(
                 break
             letters.append(at + 1)
             letter_ids.append(letter_id)
-        if answer >= len(letters):
+        if answer >= len(letters) or (before and ids[reply + 1] != letter_ids[answer]):
             continue
         out.append(
             BindingTarget(

@@ -1,0 +1,180 @@
+"""Binding targets in VideoScout's SFT: point an answer's letter at the frames that show it.
+
+The pixel VLM reads an MCQ's letter through a three-hop circuit that its own training
+shaped with auxiliary targets (:mod:`video_env.pixel.vlm_binding`): option words take
+their letters, the visual tokens that show the fact attend to the option naming it, and
+the reply's first position reads the letter off those tokens. A VideoScout reply puts the
+letter later — the ``lead`` teacher's thought opens with it, ``<think>C (pink): …`` — and
+SFT on the reply alone did not teach the model to read it there (the letter probe stays at
+chance, ``docs/training.md``). ``train sft --binding W`` adds the same targets to each
+sighted MCQ answer turn of the pixel-real world, with the read moved to the position
+before the thought's letter.
+
+A turn gets targets when its reply opens with a letter that is right (a guess is left
+out), its question is about a needle the pixel VLM is taught to read, and its frames show
+that needle's fact (token labels from the renderer's needle boxes, as the pixel VLM's
+own training data). The labels come from the synthetic world and shape training only:
+the policy sees frames and text, and the checkpoint is a plain Qwen2.5-VL.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from video_env.pixel.vlm_binding import EvidenceRow, binding_loss, binding_targets
+from video_env.types import OPTION_LETTERS
+from video_env.video.base import Size
+
+__all__ = ["THOUGHT_OPENING", "AnswerEvidence", "binding_trainer", "option_lines"]
+
+#: What a lead-style answer's reply writes before its letter.
+THOUGHT_OPENING = "<think>"
+_LEAD_ANSWER = re.compile(r"<think>([A-Z]) \(([^)]*)\):")
+_OPTION_LINE = re.compile(r"^([A-Z])\. (.+)$", re.MULTILINE)
+_VIDEO_ID = re.compile(r"^pixel-(train|calib|test)-(\d+)$")
+
+
+def option_lines(text: str) -> dict[str, str]:
+    """The options written in a prompt's text, letter → option (``"A. red"`` lines)."""
+    return {m.group(1): m.group(2).strip() for m in _OPTION_LINE.finditer(text)}
+
+
+class AnswerEvidence:
+    """Which turns of a ``turns.jsonl`` are sighted MCQ answers, with their token labels.
+
+    Videos are rebuilt from their ids (``pixel-SPLIT-I``) once and kept; a turn of any
+    other world has no evidence (``None``).
+    """
+
+    def __init__(self) -> None:
+        self._videos: dict[str, Any] = {}
+
+    def row(self, turn: dict[str, Any], index: int) -> EvidenceRow | None:
+        """The evidence of ``turn`` as row ``index`` of a batch, or ``None``."""
+        from video_env.pixel.vlm_data import fact_index, readable, token_labels
+
+        reply = str(turn["completion"][-1]["content"])
+        opening = _LEAD_ANSWER.match(reply)
+        video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
+        needle_id, _, form = rest.partition("/")
+        if opening is None or form != "mcq":
+            return None
+        video = self._video(video_id)
+        needle = next((n for n in video.needles if n.id == needle_id), None) if video else None
+        if needle is None or not readable(needle):
+            return None
+        letter = opening.group(1)
+        if option_lines(_prompt_text(turn)).get(letter) != needle.fact:
+            return None  # a wrong guess: nothing in view names its letter
+        sizes = _frame_sizes(turn["images"])
+        times = [float(t) for t in turn["frame_times"]]
+        facts = [token_labels(video, t, s, s)[1] for t, s in zip(times, sizes, strict=True)]
+        label = fact_index(needle.fact)
+        if not any((grid == label).any() for grid in facts):
+            return None  # a guess that happens to be right, the fact out of view
+        return EvidenceRow(
+            index, facts, label, OPTION_LETTERS.index(letter), prefix=THOUGHT_OPENING
+        )
+
+    def rows(self, turns: Sequence[dict[str, Any]]) -> list[EvidenceRow]:
+        """The evidence rows of a batch's turns (those that have one)."""
+        found = (self.row(turn, i) for i, turn in enumerate(turns))
+        return [row for row in found if row is not None]
+
+    def _video(self, video_id: str) -> Any:
+        if video_id not in self._videos:
+            from video_env.pixel.data import split_video
+
+            match = _VIDEO_ID.match(video_id)
+            self._videos[video_id] = (
+                split_video(match.group(1), int(match.group(2))) if match else None
+            )
+        return self._videos[video_id]
+
+
+def binding_trainer(base: type[Any], weight: float) -> type[Any]:
+    """A subclass of TRL's ``SFTTrainer`` class ``base`` that adds the binding targets.
+
+    A batch with ``"evidence"`` (:class:`AnswerEvidence` rows, from the collator) is run
+    with attention weights (by the eager kernel, for that batch alone) and hidden states;
+    ``weight`` times :func:`~video_env.pixel.vlm_binding.binding_loss` of its targets
+    joins the reply's loss, scaled as the trainer scales that loss over gradient
+    accumulation, and the mean target loss is logged as ``binding``.
+    """
+
+    class BindingSFTTrainer(base):  # type: ignore[misc]
+        def compute_loss(
+            self,
+            model: Any,
+            inputs: dict[str, Any],
+            return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:
+            evidence = inputs.pop("evidence", [])
+            core = self.accelerator.unwrap_model(model)
+            tokenizer = self.processing_class.tokenizer
+            targets = (
+                binding_targets(
+                    tokenizer, core.config, inputs["input_ids"], inputs["labels"], evidence
+                )
+                if evidence
+                else []
+            )
+            if not targets:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            inputs = {**inputs, "output_attentions": True, "output_hidden_states": True}
+            kernel = core.config.text_config._attn_implementation
+            core.set_attn_implementation({"text_config": "eager"})  # it alone returns weights
+            try:
+                with warnings.catch_warnings():  # TRL: outputs are deprecated for metrics
+                    warnings.simplefilter("ignore")
+                    loss, outputs = super().compute_loss(
+                        model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
+                    )
+            finally:
+                core.set_attn_implementation({"text_config": kernel})
+            import torch
+
+            bound = binding_loss(torch, core, outputs, targets)
+            mode = "train" if model.training else "eval"
+            self._metrics[mode]["binding"].append(float(bound.detach()))
+            scaled = self._scaled(num_items_in_batch)
+            steps = self.current_gradient_accumulation_steps if scaled else 1
+            loss = loss + weight * bound / steps
+            return (loss, outputs) if return_outputs else loss
+
+        def _scaled(self, num_items_in_batch: Any) -> bool:
+            """Whether the trainer leaves gradient accumulation's average to the loss."""
+            scaled = getattr(self, "loss_is_scaled_for_ga", None)
+            if scaled is not None:
+                return bool(scaled)
+            return bool(
+                (self.model_accepts_loss_kwargs and num_items_in_batch is not None)
+                or self.compute_loss_func is not None
+            )
+
+    return BindingSFTTrainer
+
+
+def _prompt_text(turn: dict[str, Any]) -> str:
+    texts: list[str] = []
+    for message in turn["prompt"]:
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [str(p.get("text", "")) for p in content if p.get("type") == "text"]
+    return "\n".join(texts)
+
+
+def _frame_sizes(paths: Sequence[str]) -> list[Size]:
+    from PIL import Image
+
+    sizes = []
+    for path in paths:
+        with Image.open(path) as image:
+            sizes.append(Size(*image.size))
+    return sizes

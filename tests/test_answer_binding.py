@@ -1,0 +1,148 @@
+"""Binding targets in VideoScout's SFT (``train sft --binding``): which turns, where, and a fall.
+
+The turns come from the lead teacher on one pixel-real training video with small frames
+(4 frames of 224x112 a window), the question before the frames as the shipped
+checkpoint's data.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.training.answer_binding import THOUGHT_OPENING, AnswerEvidence, option_lines
+from policies.training.cli import split_samples
+from policies.training.distill import DistillConfig, distill
+from policies.training.frame_teacher import FrameScriptedTeacher
+from policies.training.option_orders import with_option_orders
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.types import OPTION_LETTERS
+
+pytest.importorskip("trl")
+pytest.importorskip("transformers")
+
+SMALL = PacingRules(
+    speeds={
+        1: SpeedSpec(4, 224, 1, 112),
+        2: SpeedSpec(4, 224, 2, 112),
+        4: SpeedSpec(2, 224, 4, 112),
+    },
+    rewatch=SpeedSpec(4, 224, 1, 112),
+)
+
+
+@pytest.fixture(scope="module")
+def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lead")
+    teacher = FrameScriptedTeacher(SMALL, style="lead", guess_share=0.5)
+    config = DistillConfig(rules=SMALL, tries=1, question_first=True)
+    distill(teacher, split_samples("train", 1), out, config)
+    return out / "turns.jsonl"
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def _prompt(row: dict[str, Any]) -> str:
+    return "\n".join(
+        str(p.get("text", "")) for m in row["prompt"] for p in m["content"] if isinstance(p, dict)
+    )
+
+
+def test_only_right_lead_answers_whose_fact_is_in_view_get_evidence(turns: Path) -> None:
+    rows = _rows(turns)
+    evidence = AnswerEvidence()
+    found = {i: evidence.row(row, i) for i, row in enumerate(rows)}
+    sighted = {i: e for i, e in found.items() if e is not None}
+    assert sighted, "the lead teacher answers some MCQs on sight"
+    assert len(sighted) < sum('answer("' in r["completion"][-1]["content"] for r in rows)
+    for i, e in sighted.items():
+        reply = rows[i]["completion"][-1]["content"]
+        letter = OPTION_LETTERS[e.answer]
+        assert reply.startswith(f"{THOUGHT_OPENING}{letter} (") and "?" not in reply.split(":")[0]
+        assert rows[i]["sample_id"].endswith("/mcq")
+        assert any((grid == e.label).any() for grid in e.grids)
+        assert len(e.grids) == len(rows[i]["images"])
+    for i, row in enumerate(rows):  # open answers and guesses have none
+        reply = row["completion"][-1]["content"]
+        if row["sample_id"].endswith("/open") or "? A guess" in reply:
+            assert i not in sighted
+
+
+def test_rotated_options_move_the_evidence_letter_with_them(turns: Path) -> None:
+    rows = _rows(turns)
+    evidence = AnswerEvidence()
+    rotated = with_option_orders(rows, 4)
+    letters = {}
+    for row in rotated:
+        e = evidence.row(row, 0)
+        if e is None:
+            continue
+        options = option_lines(_prompt(row))
+        needle = row["sample_id"]
+        assert options[OPTION_LETTERS[e.answer]] in row["completion"][-1]["content"]
+        letters.setdefault(needle, set()).add(e.answer)
+    assert letters and all(len(found) == 4 for found in letters.values())
+
+
+def test_targets_read_the_letter_after_the_thoughts_opening(turns: Path) -> None:
+    from policies.training.turn_inputs import collate_turns, conversation_from_row
+    from video_env.pixel import PIXEL_VLM_DIR
+    from video_env.pixel.vlm_binding import binding_targets
+
+    transformers = pytest.importorskip("transformers")
+    processor = transformers.AutoProcessor.from_pretrained(str(PIXEL_VLM_DIR))
+    config = transformers.AutoConfig.from_pretrained(str(PIXEL_VLM_DIR))
+    rows = [r for r in _rows(turns) if AnswerEvidence().row(r, 0) is not None][:3]
+    batch = collate_turns(processor, [conversation_from_row(r) for r in rows])
+    evidence = AnswerEvidence().rows(rows)
+    targets = binding_targets(
+        processor.tokenizer, config, batch["input_ids"], batch["labels"], evidence
+    )
+    assert len(targets) == len(rows)
+    tokenizer = processor.tokenizer
+    visual = {config.image_token_id, config.video_token_id}
+    for t, row in zip(targets, rows, strict=True):
+        ids = batch["input_ids"][t.row].tolist()
+        options = option_lines(_prompt(row))
+        assert [tokenizer.decode([ids[w]]).strip() for w in t.words] == list(options.values())
+        assert tokenizer.decode(ids[t.reply - 4 : t.reply + 1]) == THOUGHT_OPENING
+        assert ids[t.reply + 1] == t.reads == t.letter_ids[t.answer]
+        assert {ids[p] for p in t.evidence} <= visual
+
+
+def test_the_binding_term_joins_the_loss_with_its_weight_and_the_checkpoint_stays_plain(
+    turns: Path, tmp_path: Path
+) -> None:
+    import transformers
+
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    sighted = tmp_path / "sighted.jsonl"
+    rows = [r for r in _rows(turns) if AnswerEvidence().row(r, 0) is not None][:2]
+    sighted.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    records = {}
+    for weight in (0.0, 2.0):  # one step at learning rate 0: the same model, the same batch
+        settings = SFTSettings(learning_rate=0.0, max_steps=1, batch_size=2, per_device_batch=2,
+                               progress_bar=False, freeze_vision=True, binding=weight)  # fmt: skip
+        out = tmp_path / f"sft-{weight}"
+        train_sft(str(PIXEL_VLM_DIR), sighted, out, settings)
+        records[weight] = json.loads((out / "sft.json").read_text("utf-8"))
+    assert "binding" not in records[0.0]
+    (bound,) = records[2.0]["binding"]
+    assert bound > 0.0
+    plain = records[0.0]["losses"][0]
+    assert records[2.0]["losses"][0] == pytest.approx(plain + 2.0 * bound, rel=1e-3)
+    config = transformers.AutoConfig.from_pretrained(str(tmp_path / "sft-2.0"))
+    assert config.text_config._attn_implementation != "eager"
+
+
+def test_binding_weight_must_not_be_negative() -> None:
+    from policies.training.sft import SFTSettings
+    from video_env.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="binding"):
+        SFTSettings(binding=-1.0)
