@@ -146,3 +146,32 @@ def test_binding_weight_must_not_be_negative() -> None:
 
     with pytest.raises(ConfigError, match="binding"):
         SFTSettings(binding=-1.0)
+
+
+def test_the_circuit_probe_finds_the_pixel_vlms_word_letters_at_a_lead_answer(turns: Path) -> None:
+    from benchmarks.studies.videoscout_circuit_probe import MEASURES, circuit, sighted_turns
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    rows = sighted_turns(turns)[:2]
+    found = circuit(str(PIXEL_VLM_DIR), rows)
+    assert set(found) == set(MEASURES) and all(len(v) == len(rows) for v in found.values())
+    assert all(0.0 <= x <= 1.0 + 1e-6 for v in found.values() for x in v)
+    assert min(found["words name letters"]) >= 0.75  # the binding's first hop, as trained
+
+
+def test_frozen_language_layers_keep_their_weights_through_sft(turns: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    settings = SFTSettings(learning_rate=1e-3, max_steps=1, batch_size=2, per_device_batch=2,
+                           warmup_ratio=0.0, scheduler="constant", progress_bar=False,
+                           freeze_vision=True, freeze_layers=2)  # fmt: skip
+    train_sft(str(PIXEL_VLM_DIR), turns, tmp_path / "sft", settings)
+    before = load_file(str(PIXEL_VLM_DIR / "model.safetensors"))
+    after = load_file(str(tmp_path / "sft" / "model.safetensors"))
+    layer = "model.layers.{}.self_attn.q_proj.weight"
+    assert (before[layer.format(0)] == after[layer.format(0)]).all()
+    assert (before[layer.format(1)] == after[layer.format(1)]).all()
+    assert not (before[layer.format(2)] == after[layer.format(2)]).all()

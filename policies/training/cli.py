@@ -155,6 +155,7 @@ def _sft(args: argparse.Namespace) -> int:
         freeze_vision=args.freeze_vision,
         option_orders=args.option_orders,
         binding=args.binding,
+        freeze_layers=args.freeze_layers,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -403,6 +404,13 @@ def add_training_commands(kinds: Any) -> None:
         help="weight of binding targets on the pixel-real world's sighted MCQ answer turns: "
         "the letter their thought opens with is pointed at the frames that show it "
         "(0: the reply's loss alone, as the paper)",
+    )
+    sft.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep the first N decoder layers of the language model as they are",
     )
     sft.set_defaults(func=_sft)
 

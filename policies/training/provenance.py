@@ -25,6 +25,16 @@ def freeze_vision_blocks(model: Any) -> int:
     return frozen
 
 
+def freeze_language_layers(model: Any, layers: int) -> int:
+    """Freeze the first ``layers`` decoder layers of a Qwen2.5-VL; returns the frozen tensors."""
+    frozen = 0
+    for layer in model.model.language_model.layers[:layers]:
+        for param in layer.parameters():
+            param.requires_grad_(False)
+            frozen += 1
+    return frozen
+
+
 def keep_pixel_vlm_marker(base: str, out: Path, stage: str, record: dict[str, Any]) -> bool:
     """Write ``out``'s pixel VLM marker when ``base`` is a pixel VLM; returns whether it was.
 

@@ -22,7 +22,11 @@ from typing import Any
 
 from policies.training.answer_binding import AnswerEvidence, binding_trainer
 from policies.training.option_orders import with_option_orders
-from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
+from policies.training.provenance import (
+    freeze_language_layers,
+    freeze_vision_blocks,
+    keep_pixel_vlm_marker,
+)
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.envs.rules_record import (
@@ -71,6 +75,8 @@ class SFTSettings:
         binding: Weight of the binding targets on the pixel-real world's sighted MCQ
             answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
             alone, as the paper).
+        freeze_layers: Keep the first N decoder layers as they are (the pixel VLM's
+            letter circuit matches the evidence with the options in layers 0 and 1).
     """
 
     learning_rate: float = 1.5e-5
@@ -91,12 +97,15 @@ class SFTSettings:
     freeze_vision: bool = False
     option_orders: int = 1
     binding: float = 0.0
+    freeze_layers: int = 0
 
     def __post_init__(self) -> None:
         if self.option_orders < 1:
             raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
         if self.binding < 0:
             raise ConfigError(f"binding must be at least 0, got {self.binding}")
+        if self.freeze_layers < 0:
+            raise ConfigError(f"freeze_layers must be at least 0, got {self.freeze_layers}")
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
@@ -183,6 +192,7 @@ def train_sft(
     )
     if cfg.freeze_vision:
         freeze_vision_blocks(model)
+    freeze_language_layers(model, cfg.freeze_layers)
     start = time.monotonic()
     args = trl.SFTConfig(
         output_dir=str(out),
