@@ -131,13 +131,26 @@ def test_the_binding_term_joins_the_loss_with_its_weight_and_the_checkpoint_stay
         out = tmp_path / f"sft-{weight}"
         train_sft(str(PIXEL_VLM_DIR), sighted, out, settings)
         records[weight] = json.loads((out / "sft.json").read_text("utf-8"))
-    assert "binding" not in records[0.0]
+    assert "binding" not in records[0.0] and records[2.0]["binding_rows"] == len(rows)
     (bound,) = records[2.0]["binding"]
     assert bound > 0.0
     plain = records[0.0]["losses"][0]
     assert records[2.0]["losses"][0] == pytest.approx(plain + 2.0 * bound, rel=1e-3)
     config = transformers.AutoConfig.from_pretrained(str(tmp_path / "sft-2.0"))
     assert config.text_config._attn_implementation != "eager"
+
+
+def test_binding_on_turns_without_sighted_lead_answers_is_refused(tmp_path: Path) -> None:
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.errors import ConfigError
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    data = tmp_path / "scenes"
+    teacher = FrameScriptedTeacher(SMALL, style="scenes")
+    distill(teacher, split_samples("train", 1, limit=2), data, DistillConfig(rules=SMALL, tries=1))
+    settings = SFTSettings(max_steps=1, batch_size=2, per_device_batch=2, binding=1.0)
+    with pytest.raises(ConfigError, match="sighted MCQ answer"):
+        train_sft(str(PIXEL_VLM_DIR), data / "turns.jsonl", tmp_path / "sft", settings)
 
 
 def test_binding_weight_must_not_be_negative() -> None:

@@ -184,6 +184,13 @@ def train_sft(
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     dataset = load_turns(turns, cfg.option_orders)
+    evidence = AnswerEvidence() if cfg.binding else None
+    bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
+    if evidence is not None and not bound_rows:
+        raise ConfigError(
+            f"binding: {turns} has no sighted MCQ answer turn of the pixel-real world's lead "
+            "teacher (train distill --teacher scripted-frames:lead --split ...)"
+        )
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
     frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
@@ -222,7 +229,7 @@ def train_sft(
         args=args,
         train_dataset=dataset,
         processing_class=processor,
-        data_collator=TurnCollator(processor, AnswerEvidence() if cfg.binding else None),
+        data_collator=TurnCollator(processor, evidence),
         peft_config=_lora(cfg),
     )
     trainer.train()
@@ -246,6 +253,7 @@ def train_sft(
     }
     if cfg.binding:
         history = trainer.state.log_history
+        record["binding_rows"] = bound_rows
         record["binding"] = [float(e["binding"]) for e in history if "binding" in e]
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
