@@ -172,6 +172,26 @@ def test_the_circuit_probe_finds_the_pixel_vlms_word_letters_at_a_lead_answer(tu
     assert min(found["words name letters"]) >= 0.75  # the binding's first hop, as trained
 
 
+def test_the_binding_term_moves_the_weights(turns: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    sighted = tmp_path / "sighted.jsonl"
+    rows = [r for r in _rows(turns) if AnswerEvidence().row(r, 0) is not None][:2]
+    sighted.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    weights = {}
+    for weight in (1e-9, 10.0):  # the same path and batch; only the targets' pull differs
+        settings = SFTSettings(learning_rate=1e-3, max_steps=1, batch_size=2, per_device_batch=2,
+                               warmup_ratio=0.0, scheduler="constant", progress_bar=False,
+                               freeze_vision=True, binding=weight)  # fmt: skip
+        train_sft(str(PIXEL_VLM_DIR), sighted, tmp_path / f"sft-{weight}", settings)
+        weights[weight] = load_file(str(tmp_path / f"sft-{weight}" / "model.safetensors"))
+    matcher = "model.layers.1.self_attn.k_proj.weight"  # the matching hop's key map
+    assert not (weights[1e-9][matcher] == weights[10.0][matcher]).all()
+
+
 def test_frozen_language_layers_keep_their_weights_through_sft(turns: Path, tmp_path: Path) -> None:
     from safetensors.torch import load_file
 

@@ -20,11 +20,15 @@ the policy sees frames and text, and the checkpoint is a plain Qwen2.5-VL.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from video_env.pixel.vlm_binding import EvidenceRow, binding_loss, binding_targets
+from video_env.pixel.vlm_binding import (
+    BindingTarget,
+    EvidenceRow,
+    binding_loss,
+    binding_targets,
+)
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import Size
 
@@ -113,6 +117,7 @@ def binding_trainer(base: type[Any], weight: float) -> type[Any]:
             return_outputs: bool = False,
             num_items_in_batch: Any = None,
         ) -> Any:
+            """TRL's loss, or with the batch's evidence the reply's and the targets' loss."""
             evidence = inputs.pop("evidence", [])
             core = self.accelerator.unwrap_model(model)
             tokenizer = self.processing_class.tokenizer
@@ -125,26 +130,54 @@ def binding_trainer(base: type[Any], weight: float) -> type[Any]:
             )
             if not targets:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-            inputs = {**inputs, "output_attentions": True, "output_hidden_states": True}
+            found = self._bound_loss(model, core, inputs, targets, num_items_in_batch)
+            loss, outputs, bound = found
+            mode = "train" if model.training else "eval"
+            self._metrics[mode]["binding"].append(float(bound.detach()))
+            return (loss, outputs) if return_outputs else loss
+
+        def _bound_loss(
+            self,
+            model: Any,
+            core: Any,
+            inputs: dict[str, Any],
+            targets: list[BindingTarget],
+            num_items_in_batch: Any,
+        ) -> tuple[Any, Any, Any]:
+            """The reply's loss plus the weighted targets' loss, from one forward pass.
+
+            The forward is this method's own (TRL's returns its outputs from a second,
+            gradient-free pass): the eager kernel for attention weights, the reply's
+            token loss normalised as TRL normalises it, the targets' term divided over
+            gradient accumulation exactly when the trainer leaves that to the loss.
+            """
+            import torch
+
+            labels = inputs["labels"]
+            forward = {k: v for k, v in inputs.items() if k != "labels"}
             kernel = core.config.text_config._attn_implementation
             core.set_attn_implementation({"text_config": "eager"})  # it alone returns weights
             try:
-                with warnings.catch_warnings():  # TRL: outputs are deprecated for metrics
-                    warnings.simplefilter("ignore")
-                    loss, outputs = super().compute_loss(
-                        model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
-                    )
+                outputs = model(
+                    **forward, use_cache=False, output_attentions=True, output_hidden_states=True
+                )
             finally:
                 core.set_attn_implementation({"text_config": kernel})
-            import torch
-
-            bound = binding_loss(torch, core, outputs, targets)
-            mode = "train" if model.training else "eval"
-            self._metrics[mode]["binding"].append(float(bound.detach()))
+            logits, wanted = outputs.logits[:, :-1].float(), labels[:, 1:]
+            summed = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]),
+                wanted.reshape(-1),
+                ignore_index=-100,
+                reduction="sum",
+            )
             scaled = self._scaled(num_items_in_batch)
+            tokens = num_items_in_batch if scaled else (wanted != -100).sum()
+            loss = summed / torch.as_tensor(tokens, device=summed.device).clamp(min=1)
+            if scaled and self.args.average_tokens_across_devices:
+                loss = loss * self.accelerator.num_processes
+            bound = binding_loss(torch, core, outputs, targets)
             steps = self.current_gradient_accumulation_steps if scaled else 1
-            loss = loss + weight * bound / steps
-            return (loss, outputs) if return_outputs else loss
+            return loss + weight * bound / steps, outputs, bound
 
         def _scaled(self, num_items_in_batch: Any) -> bool:
             """Whether the trainer leaves gradient accumulation's average to the loss."""

@@ -106,6 +106,13 @@ class SFTSettings:
             raise ConfigError(f"binding must be at least 0, got {self.binding}")
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be at least 0, got {self.freeze_layers}")
+        if self.lora_rank and (self.binding or self.freeze_layers):
+            raise ConfigError("binding and freeze_layers train the full model: no LoRA with them")
+        if self.binding and self.gradient_checkpointing:
+            raise ConfigError(
+                "binding runs its batches with the eager kernel, which a checkpointed "
+                "backward would recompute with another: no gradient checkpointing with it"
+            )
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""

@@ -236,7 +236,8 @@ def binding_loss(
     def readout(at: list[Any], wanted: list[int]) -> Any:
         if not at:
             return 0.0
-        return f.cross_entropy(read(norm(torch.cat(at))).float(), torch.tensor(wanted))
+        logits = read(norm(torch.cat(at))).float()
+        return f.cross_entropy(logits, torch.tensor(wanted, device=logits.device))
 
     total = torch.cat(attention_terms).mean() if attention else 0.0
     if letters:
