@@ -17,6 +17,7 @@ from policies.training.distill import DistillConfig, distill
 from policies.training.frame_teacher import FrameScriptedTeacher
 from policies.training.option_orders import with_option_orders
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
+from video_env.pixel.vlm_data import MCQ_OPTIONS
 from video_env.types import OPTION_LETTERS
 
 pytest.importorskip("trl")
@@ -84,7 +85,7 @@ def test_rotated_options_move_the_evidence_letter_with_them(turns: Path) -> None
         needle = row["sample_id"]
         assert options[OPTION_LETTERS[e.answer]] in row["completion"][-1]["content"]
         letters.setdefault(needle, set()).add(e.answer)
-    assert letters and all(len(found) == 4 for found in letters.values())
+    assert letters and all(len(found) == MCQ_OPTIONS for found in letters.values())
 
 
 def test_targets_read_the_letter_after_the_thoughts_opening(turns: Path) -> None:
@@ -108,7 +109,8 @@ def test_targets_read_the_letter_after_the_thoughts_opening(turns: Path) -> None
         ids = batch["input_ids"][t.row].tolist()
         options = option_lines(_prompt(row))
         assert [tokenizer.decode([ids[w]]).strip() for w in t.words] == list(options.values())
-        assert tokenizer.decode(ids[t.reply - 4 : t.reply + 1]) == THOUGHT_OPENING
+        opening = len(tokenizer(THOUGHT_OPENING, add_special_tokens=False)["input_ids"])
+        assert tokenizer.decode(ids[t.reply - opening + 1 : t.reply + 1]) == THOUGHT_OPENING
         assert ids[t.reply + 1] == t.reads == t.letter_ids[t.answer]
         assert {ids[p] for p in t.evidence} <= visual
 
@@ -149,7 +151,7 @@ def test_binding_on_turns_without_sighted_lead_answers_is_refused(tmp_path: Path
     teacher = FrameScriptedTeacher(SMALL, style="scenes")
     distill(teacher, split_samples("train", 1, limit=2), data, DistillConfig(rules=SMALL, tries=1))
     settings = SFTSettings(max_steps=1, batch_size=2, per_device_batch=2, binding=1.0)
-    with pytest.raises(ConfigError, match="sighted MCQ answer"):
+    with pytest.raises(ConfigError, match="0 such turns"):
         train_sft(str(PIXEL_VLM_DIR), data / "turns.jsonl", tmp_path / "sft", settings)
 
 

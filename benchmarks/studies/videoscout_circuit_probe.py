@@ -38,7 +38,7 @@ from benchmarks.doc_blocks import replace_block
 from video_env._optional import require
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
-__all__ = ["MEASURES", "circuit", "main"]
+__all__ = ["MEASURES", "circuit", "main", "sighted_turns", "table"]
 
 BLOCK = "videoscout-circuit-probe"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"

@@ -29,6 +29,7 @@ from video_env.pixel.vlm_binding import (
     binding_loss,
     binding_targets,
 )
+from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import Size
 
@@ -36,7 +37,7 @@ __all__ = ["THOUGHT_OPENING", "AnswerEvidence", "binding_trainer", "option_lines
 
 #: What a lead-style answer's reply writes before its letter.
 THOUGHT_OPENING = "<think>"
-_LEAD_ANSWER = re.compile(r"<think>([A-Z]) \(([^)]*)\):")
+_LEAD_ANSWER = re.compile(re.escape(THOUGHT_OPENING) + r"([A-Z]) \(([^)]*)\):")
 _OPTION_LINE = re.compile(r"^([A-Z])\. (.+)$", re.MULTILINE)
 _VIDEO_ID = re.compile(r"^pixel-(train|calib|test)-(\d+)$")
 
@@ -54,20 +55,23 @@ class AnswerEvidence:
     """
 
     def __init__(self) -> None:
-        self._videos: dict[str, Any] = {}
+        self._videos: dict[str, SynthVideo | None] = {}
 
     def row(self, turn: dict[str, Any], index: int) -> EvidenceRow | None:
         """The evidence of ``turn`` as row ``index`` of a batch, or ``None``."""
         from video_env.pixel.vlm_data import fact_index, readable, token_labels
 
-        reply = str(turn["completion"][-1]["content"])
+        completion = turn["completion"]
+        reply = completion if isinstance(completion, str) else str(completion[-1]["content"])
         opening = _LEAD_ANSWER.match(reply)
         video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
         needle_id, _, form = rest.partition("/")
         if opening is None or form != "mcq":
             return None
         video = self._video(video_id)
-        needle = next((n for n in video.needles if n.id == needle_id), None) if video else None
+        if video is None:
+            return None
+        needle = next((n for n in video.needles if n.id == needle_id), None)
         if needle is None or not readable(needle):
             return None
         letter = opening.group(1)
@@ -88,7 +92,7 @@ class AnswerEvidence:
         found = (self.row(turn, i) for i, turn in enumerate(turns))
         return [row for row in found if row is not None]
 
-    def _video(self, video_id: str) -> Any:
+    def _video(self, video_id: str) -> SynthVideo | None:
         if video_id not in self._videos:
             from video_env.pixel.data import split_video
 

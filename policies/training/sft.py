@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from video_env.envs.rules_record import (
     trained_rules,
 )
 from video_env.errors import ConfigError
+from video_env.pixel import is_pixel_vlm
 from video_env.run_record import command_line, machine
 
 __all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft"]
@@ -193,10 +195,12 @@ def train_sft(
     dataset = load_turns(turns, cfg.option_orders)
     evidence = AnswerEvidence() if cfg.binding else None
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
-    if evidence is not None and not bound_rows:
+    if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):
         raise ConfigError(
-            f"binding: {turns} has no sighted MCQ answer turn of the pixel-real world's lead "
-            "teacher (train distill --teacher scripted-frames:lead --split ...)"
+            f"binding needs the pixel VLM (its circuit) and sighted MCQ answer turns of the "
+            f"pixel-real world's lead teacher, the question first (train distill --teacher "
+            f"scripted-frames:lead --question-first --split ...): {model_path}, {turns} "
+            f"({bound_rows} such turns)"
         )
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
@@ -262,6 +266,8 @@ def train_sft(
         history = trainer.state.log_history
         record["binding_rows"] = bound_rows
         record["binding"] = [float(e["binding"]) for e in history if "binding" in e]
+        if not record["binding"]:  # rows found, but no target located in their tokens
+            warnings.warn("binding: no batch had a target (see sft.json)", stacklevel=2)
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
         save_trained_rules(out, rules, end_note=end_note, question_first=question_first)

@@ -78,6 +78,12 @@ def split_videos(
 def split_video(split: str, index: int, duration: float = 300.0, n_needles: int = 8) -> SynthVideo:
     """Video ``index`` of ``split``, the one :func:`split_videos` makes (id ``pixel-SPLIT-I``).
 
+    Args:
+        split: ``"train"``, ``"calib"`` or ``"test"``.
+        index: The video's place in its split.
+        duration: Seconds.
+        n_needles: Needles drawn into it.
+
     Raises:
         ConfigError: If its seed collides with a suite video's seed (never expected).
     """

@@ -89,7 +89,8 @@ class BindingTarget:
     """Where one row's letters, words, evidence and reply are (token positions).
 
     ``reply`` is the position that writes the token read off the evidence (``reads``):
-    the reply's first for a question, the carrier's word for a caption. An open question
+    the reply's first for a question (the one after the row's prefix where it has one:
+    a VideoScout thought's letter), the carrier's word for a caption. An open question
     or a caption has no letters or words (empty tuples, ``answer`` -1).
     """
 
