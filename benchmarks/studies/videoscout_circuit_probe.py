@@ -25,23 +25,19 @@ diagnosis only. Deterministic; about a second a turn per model.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks.doc_blocks import replace_block
+from benchmarks.studies.videoscout_letter_probe import DOCS, ci_table, docs_block, probe_parser
 from video_env._optional import require
-from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
-__all__ = ["MEASURES", "circuit", "main", "sighted_turns", "table"]
+__all__ = ["MEASURES", "circuit", "main", "sighted_turns"]
 
 BLOCK = "videoscout-circuit-probe"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"
 _PURPOSE = "the VideoScout circuit probe"
 MEASURES = (
     "words name letters",
@@ -113,29 +109,11 @@ def circuit(model_path: str, rows: Sequence[dict[str, Any]]) -> dict[str, list[f
     return out
 
 
-def table(results: dict[str, dict[str, list[float]]], videos: Sequence[str]) -> str:
-    """A markdown table: each model's measures with clustered 95 % intervals."""
-    lines = ["| model | " + " | ".join(MEASURES) + " |", "|---|" + "---|" * len(MEASURES)]
-    for model, values in results.items():
-        cells = []
-        for measure in MEASURES:
-            low, high = cluster_bootstrap_ci(values[measure], list(videos))
-            cells.append(f"{float(np.mean(values[measure])):.2f} ({low:.2f}–{high:.2f})")
-        lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the probe and print (and with ``--update-docs`` write) its table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", required=True, help="a lead teacher's turns.jsonl")
-    parser.add_argument("--models", nargs="+", required=True)
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the docs block")
-    parser.add_argument("--block", default=BLOCK, help=f"its name in docs/training.md ({BLOCK})")
+    parser = probe_parser(__doc__.splitlines()[0], "a lead teacher's turns.jsonl", BLOCK)
     args = parser.parse_args(argv)
-    begin, end = f"<!-- {args.block} -->", f"<!-- /{args.block} -->"
-    if args.update_docs and begin not in DOCS.read_text("utf-8"):
-        parser.error(f"docs/training.md has no {begin} block")
+    begin, end = docs_block(parser, args)
     require("torch", "models", _PURPOSE).set_num_threads(2)
     start = time.monotonic()
     rows = sighted_turns(args.turns)
@@ -152,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "hop of the letter circuit at the lead answer's place, the mean over turns with its "
         "95 % interval clustered by video; chance for the letters 0.25."
     )
-    text = f"{header}\n\n{table(results, videos)}"
+    text = f"{header}\n\n{ci_table(results, MEASURES, videos)}"
     print(text)
     if args.update_docs:
         replace_block(DOCS, begin, end, text + "\n")

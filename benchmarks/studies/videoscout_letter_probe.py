@@ -46,7 +46,15 @@ from video_env.backends.vlm_prompts import SYSTEM_PROMPT, question_prompt
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import OPTION_LETTERS
 
-__all__ = ["CONDITIONS", "AnswerTurn", "answer_turns", "main"]
+__all__ = [
+    "CONDITIONS",
+    "AnswerTurn",
+    "answer_turns",
+    "ci_table",
+    "docs_block",
+    "main",
+    "probe_parser",
+]
 
 BLOCK = "videoscout-letter-probe"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "training.md"
@@ -220,33 +228,50 @@ def probe(model_path: str, turns: Sequence[AnswerTurn]) -> dict[str, list[bool]]
 
 def table(results: dict[str, dict[str, list[bool]]], turns: Sequence[AnswerTurn]) -> str:
     """A markdown table: each model's letter accuracy per condition, with clustered CIs."""
-    videos = [t.video for t in turns]
-    lines = [
-        "| model | " + " | ".join(CONDITIONS) + " |",
-        "|---|" + "---|" * len(CONDITIONS),
-    ]
-    for model, right in results.items():
+    shares = {
+        model: {c: [float(r) for r in right[c]] for c in CONDITIONS}
+        for model, right in results.items()
+    }
+    return ci_table(shares, CONDITIONS, [t.video for t in turns])
+
+
+def ci_table(
+    results: dict[str, dict[str, list[float]]], columns: Sequence[str], videos: Sequence[str]
+) -> str:
+    """A markdown table: per model, each column's mean with its 95 % interval by video."""
+    lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for model, values in results.items():
         cells = []
-        for condition in CONDITIONS:
-            values = [float(r) for r in right[condition]]
-            low, high = cluster_bootstrap_ci(values, videos)
-            mean = float(np.mean(values))
-            cells.append(f"{mean:.2f} ({low:.2f}–{high:.2f})")
+        for column in columns:
+            low, high = cluster_bootstrap_ci(values[column], list(videos))
+            cells.append(f"{float(np.mean(values[column])):.2f} ({low:.2f}–{high:.2f})")
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the probe and print (and with ``--update-docs`` write) its table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", required=True, help="a scenes teacher's turns.jsonl")
+def probe_parser(description: str, turns_help: str, block: str) -> argparse.ArgumentParser:
+    """The probes' command line: ``--turns``, ``--models``, ``--update-docs``, ``--block``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--turns", required=True, help=turns_help)
     parser.add_argument("--models", nargs="+", required=True)
     parser.add_argument("--update-docs", action="store_true", help="rewrite the docs block")
-    parser.add_argument("--block", default=BLOCK, help=f"its name in docs/training.md ({BLOCK})")
-    args = parser.parse_args(argv)
+    parser.add_argument("--block", default=block, help=f"its name in docs/training.md ({block})")
+    return parser
+
+
+def docs_block(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, str]:
+    """The begin and end markers of ``args.block``; an error if it must be written but is absent."""
     begin, end = f"<!-- {args.block} -->", f"<!-- /{args.block} -->"
     if args.update_docs and begin not in DOCS.read_text("utf-8"):
         parser.error(f"docs/training.md has no {begin} block")
+    return begin, end
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the probe and print (and with ``--update-docs`` write) its table."""
+    parser = probe_parser(__doc__.splitlines()[0], "a scenes teacher's turns.jsonl", BLOCK)
+    args = parser.parse_args(argv)
+    begin, end = docs_block(parser, args)
     require("torch", "models", _PURPOSE).set_num_threads(2)
     start = time.monotonic()
     turns = answer_turns(args.turns)
