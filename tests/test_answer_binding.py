@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from policies.training.answer_binding import THOUGHT_OPENING, AnswerEvidence, option_lines
+from policies.training.answer_binding import THOUGHT_OPENING, AnswerEvidence
 from policies.training.cli import split_samples
 from policies.training.distill import DistillConfig, distill
 from policies.training.frame_teacher import FrameScriptedTeacher
-from policies.training.option_orders import with_option_orders
+from policies.training.option_orders import prompt_options, with_option_orders
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.pixel.vlm_data import MCQ_OPTIONS
 from video_env.types import OPTION_LETTERS
@@ -46,10 +46,8 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
 
 
-def _prompt(row: dict[str, Any]) -> str:
-    return "\n".join(
-        str(p.get("text", "")) for m in row["prompt"] for p in m["content"] if isinstance(p, dict)
-    )
+def _options(row: dict[str, Any]) -> dict[str, str]:
+    return dict(zip(OPTION_LETTERS, prompt_options(row), strict=False))
 
 
 def test_only_right_lead_answers_whose_fact_is_in_view_get_evidence(turns: Path) -> None:
@@ -81,7 +79,7 @@ def test_rotated_options_move_the_evidence_letter_with_them(turns: Path) -> None
         e = evidence.row(row, 0)
         if e is None:
             continue
-        options = option_lines(_prompt(row))
+        options = _options(row)
         needle = row["sample_id"]
         assert options[OPTION_LETTERS[e.answer]] in row["completion"][-1]["content"]
         letters.setdefault(needle, set()).add(e.answer)
@@ -107,7 +105,7 @@ def test_targets_read_the_letter_after_the_thoughts_opening(turns: Path) -> None
     visual = {config.image_token_id, config.video_token_id}
     for t, row in zip(targets, rows, strict=True):
         ids = batch["input_ids"][t.row].tolist()
-        options = option_lines(_prompt(row))
+        options = _options(row)
         assert [tokenizer.decode([ids[w]]).strip() for w in t.words] == list(options.values())
         opening = len(tokenizer(THOUGHT_OPENING, add_special_tokens=False)["input_ids"])
         assert tokenizer.decode(ids[t.reply - opening + 1 : t.reply + 1]) == THOUGHT_OPENING

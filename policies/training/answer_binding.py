@@ -19,10 +19,12 @@ the policy sees frames and text, and the checkpoint is a plain Qwen2.5-VL.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from policies.training.option_orders import prompt_options
 from video_env.pixel.vlm_binding import (
     BindingTarget,
     EvidenceRow,
@@ -33,36 +35,41 @@ from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import Size
 
-__all__ = ["THOUGHT_OPENING", "AnswerEvidence", "binding_trainer", "option_lines"]
+__all__ = ["THOUGHT_OPENING", "AnswerEvidence", "binding_trainer"]
 
 #: What a lead-style answer's reply writes before its letter.
 THOUGHT_OPENING = "<think>"
 _LEAD_ANSWER = re.compile(re.escape(THOUGHT_OPENING) + r"([A-Z]) \(([^)]*)\):")
-_OPTION_LINE = re.compile(r"^([A-Z])\. (.+)$", re.MULTILINE)
 _VIDEO_ID = re.compile(r"^pixel-(train|calib|test)-(\d+)$")
-
-
-def option_lines(text: str) -> dict[str, str]:
-    """The options written in a prompt's text, letter → option (``"A. red"`` lines)."""
-    return {m.group(1): m.group(2).strip() for m in _OPTION_LINE.finditer(text)}
 
 
 class AnswerEvidence:
     """Which turns of a ``turns.jsonl`` are sighted MCQ answers, with their token labels.
 
-    Videos are rebuilt from their ids (``pixel-SPLIT-I``) once and kept; a turn of any
-    other world has no evidence (``None``).
+    Videos are rebuilt from their ids (``pixel-SPLIT-I``) once and kept, and so is each
+    turn's evidence (by its id and reply: a turn's labels are found once, not every
+    epoch); a turn of any other world has no evidence (``None``).
     """
 
     def __init__(self) -> None:
         self._videos: dict[str, SynthVideo | None] = {}
+        self._found: dict[tuple[str, str], EvidenceRow | None] = {}
 
     def row(self, turn: dict[str, Any], index: int) -> EvidenceRow | None:
         """The evidence of ``turn`` as row ``index`` of a batch, or ``None``."""
-        from video_env.pixel.vlm_data import fact_index, readable, token_labels
-
         completion = turn["completion"]
         reply = completion if isinstance(completion, str) else str(completion[-1]["content"])
+        key = (str(turn.get("id", "")), reply)
+        if key not in self._found:
+            self._found[key] = self._evidence(turn, reply)
+        found = self._found[key]
+        return dataclasses.replace(found, row=index) if found is not None else None
+
+    def _evidence(self, turn: dict[str, Any], reply: str) -> EvidenceRow | None:
+        """The evidence of ``turn`` (whose reply is ``reply``) as row 0, or ``None``."""
+        from video_env.pixel.vlm_data import fact_index, readable, token_labels
+
+        opening = turn["completion"]
         opening = _LEAD_ANSWER.match(reply)
         video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
         needle_id, _, form = rest.partition("/")
@@ -75,7 +82,9 @@ class AnswerEvidence:
         if needle is None or not readable(needle):
             return None
         letter = opening.group(1)
-        if option_lines(_prompt_text(turn)).get(letter) != needle.fact:
+        options = prompt_options(turn)
+        answer = OPTION_LETTERS.index(letter)
+        if answer >= len(options) or options[answer] != needle.fact:
             return None  # a wrong guess: nothing in view names its letter
         sizes = _frame_sizes(turn["images"])
         times = [float(t) for t in turn["frame_times"]]
@@ -83,9 +92,7 @@ class AnswerEvidence:
         label = fact_index(needle.fact)
         if not any((grid == label).any() for grid in facts):
             return None  # a guess that happens to be right, the fact out of view
-        return EvidenceRow(
-            index, facts, label, OPTION_LETTERS.index(letter), prefix=THOUGHT_OPENING
-        )
+        return EvidenceRow(0, facts, label, answer, prefix=THOUGHT_OPENING)
 
     def rows(self, turns: Sequence[dict[str, Any]]) -> list[EvidenceRow]:
         """The evidence rows of a batch's turns (those that have one)."""
@@ -194,17 +201,6 @@ def binding_trainer(base: type[Any], weight: float) -> type[Any]:
             )
 
     return BindingSFTTrainer
-
-
-def _prompt_text(turn: dict[str, Any]) -> str:
-    texts: list[str] = []
-    for message in turn["prompt"]:
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts += [str(p.get("text", "")) for p in content if p.get("type") == "text"]
-    return "\n".join(texts)
 
 
 def _frame_sizes(paths: Sequence[str]) -> list[Size]:

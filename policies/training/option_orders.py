@@ -25,7 +25,7 @@ from typing import Any
 from video_env.errors import ConfigError
 from video_env.types import OPTION_LETTERS
 
-__all__ = ["rotate_row", "with_option_orders"]
+__all__ = ["prompt_options", "rotate_row", "with_option_orders"]
 
 #: The options block of a prompt (``policies.prompts.options_block``).
 _OPTIONS = re.compile(r"Options:\n(?P<lines>(?:[A-Z]\. [^\n]*\n)+)")
@@ -75,7 +75,7 @@ def rotate_row(row: dict[str, Any], shift: int) -> dict[str, Any] | None:
     order, or when its reply names a letter in a way this cannot follow.
     """
     reply = _reply(row)
-    options = _options(row)
+    options = prompt_options(row)
     if reply is None or not options or not _ACTION_LETTER.search(reply):
         return None
     n = len(options)
@@ -115,7 +115,7 @@ def _reply(row: dict[str, Any]) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def _options(row: dict[str, Any]) -> Sequence[str]:
+def prompt_options(row: dict[str, Any]) -> Sequence[str]:
     """The options of the row's (one) options block; empty when it has none or several."""
     blocks = [m for text in _texts(row) for m in _OPTIONS.finditer(text)]
     if len(blocks) != 1:
