@@ -208,3 +208,25 @@ def test_frozen_language_layers_keep_their_weights_through_sft(turns: Path, tmp_
     assert (before[layer.format(0)] == after[layer.format(0)]).all()
     assert (before[layer.format(1)] == after[layer.format(1)]).all()
     assert not (before[layer.format(2)] == after[layer.format(2)]).all()
+
+
+def test_attention_only_targets_drop_the_letters_term(turns: Path, tmp_path: Path) -> None:
+    from policies.training.sft import SFTSettings, train_sft
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    sighted = tmp_path / "sighted.jsonl"
+    rows = [r for r in _rows(turns) if AnswerEvidence().row(r, 0) is not None][:2]
+    sighted.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    first = {}
+    for letters in (True, False):  # the same weights and batch at the first step
+        settings = SFTSettings(learning_rate=1e-3, max_steps=1, batch_size=2, per_device_batch=2,
+                               warmup_ratio=0.0, scheduler="constant", progress_bar=False,
+                               freeze_vision=True, binding=1.0,
+                               binding_letters=letters)  # fmt: skip
+        out = tmp_path / f"sft-{letters}"
+        train_sft(str(PIXEL_VLM_DIR), sighted, out, settings)
+        record = json.loads((out / "sft.json").read_text("utf-8"))
+        assert record["settings"]["binding_letters"] is letters
+        assert len(record["grad_norms"]) == len(record["losses"]) and record["grad_norms"][0] > 0
+        first[letters] = record["binding"][0]
+    assert 0 < first[False] < first[True]  # the letters' cross-entropy is gone, attention stays

@@ -110,14 +110,15 @@ class AnswerEvidence:
         return self._videos[video_id]
 
 
-def binding_trainer(base: type[Any], weight: float) -> type[Any]:
+def binding_trainer(base: type[Any], weight: float, letters: bool = True) -> type[Any]:
     """A subclass of TRL's ``SFTTrainer`` class ``base`` that adds the binding targets.
 
     A batch with ``"evidence"`` (:class:`AnswerEvidence` rows, from the collator) is run
     with attention weights (by the eager kernel, for that batch alone) and hidden states;
     ``weight`` times :func:`~video_env.pixel.vlm_binding.binding_loss` of its targets
     joins the reply's loss, scaled as the trainer scales that loss over gradient
-    accumulation, and the mean target loss is logged as ``binding``.
+    accumulation, and the mean target loss is logged as ``binding``. With ``letters``
+    False the targets are the attention's alone (no letters read through the output layer).
     """
 
     class BindingSFTTrainer(base):  # type: ignore[misc]
@@ -186,7 +187,7 @@ def binding_trainer(base: type[Any], weight: float) -> type[Any]:
             loss = summed / torch.as_tensor(tokens, device=summed.device).clamp(min=1)
             if scaled and self.args.average_tokens_across_devices:
                 loss = loss * self.accelerator.num_processes
-            bound = binding_loss(torch, core, outputs, targets)
+            bound = binding_loss(torch, core, outputs, targets, letters=letters)
             steps = self.current_gradient_accumulation_steps if scaled else 1
             return loss + weight * bound / steps, outputs, bound
 

@@ -155,6 +155,7 @@ def _sft(args: argparse.Namespace) -> int:
         freeze_vision=args.freeze_vision,
         option_orders=args.option_orders,
         binding=args.binding,
+        binding_letters=not args.binding_attention_only,
         freeze_layers=args.freeze_layers,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
@@ -404,6 +405,12 @@ def add_training_commands(kinds: Any) -> None:
         help="weight of binding targets on the pixel-real world's sighted MCQ answer turns: "
         "the letter their thought opens with is pointed at the frames that show it "
         "(0: the reply's loss alone, as the paper)",
+    )
+    sft.add_argument(
+        "--binding-attention-only",
+        action="store_true",
+        help="the binding targets' attention alone, without the letters read at the hops "
+        "through the output layer (which then learns the reply alone)",
     )
     sft.add_argument(
         "--freeze-layers",

@@ -77,6 +77,9 @@ class SFTSettings:
         binding: Weight of the binding targets on the pixel-real world's sighted MCQ
             answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
             alone, as the paper).
+        binding_letters: Whether the binding targets include the letters read at the
+            hops through the model's output layer (False: their attention targets
+            alone, which leave the output layer to the reply).
         freeze_layers: Keep the first N decoder layers as they are (the pixel VLM's
             letter circuit matches the evidence with the options in layers 0 and 1).
     """
@@ -99,6 +102,7 @@ class SFTSettings:
     freeze_vision: bool = False
     option_orders: int = 1
     binding: float = 0.0
+    binding_letters: bool = True
     freeze_layers: int = 0
 
     def __post_init__(self) -> None:
@@ -234,7 +238,11 @@ def train_sft(
         disable_tqdm=not cfg.progress_bar,
         gradient_checkpointing=cfg.gradient_checkpointing,  # TRL's own default is on
     )
-    trainer_class = binding_trainer(trl.SFTTrainer, cfg.binding) if cfg.binding else trl.SFTTrainer
+    trainer_class = (
+        binding_trainer(trl.SFTTrainer, cfg.binding, letters=cfg.binding_letters)
+        if cfg.binding
+        else trl.SFTTrainer
+    )
     trainer = trainer_class(
         model=model,
         args=args,
@@ -249,7 +257,8 @@ def train_sft(
         trained = trained.merge_and_unload()
     trained.save_pretrained(str(out))
     processor.save_pretrained(str(out))
-    losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
+    logged = [e for e in trainer.state.log_history if "loss" in e]
+    losses = [float(e["loss"]) for e in logged]
     record = {
         "settings": asdict(cfg),
         "base": model_path,
@@ -261,6 +270,7 @@ def train_sft(
         "machine": machine(),
         "command": command_line(),
         "losses": losses,
+        "grad_norms": [e.get("grad_norm") for e in logged],  # before clipping
     }
     if cfg.binding:
         history = trainer.state.log_history
@@ -272,7 +282,10 @@ def train_sft(
     if rules is not None:
         save_trained_rules(out, rules, end_note=end_note, question_first=question_first)
     keep_pixel_vlm_marker(
-        model_path, Path(out), "sft", {k: v for k, v in record.items() if k != "losses"}
+        model_path,
+        Path(out),
+        "sft",
+        {k: v for k, v in record.items() if k not in ("losses", "grad_norms")},
     )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
 
