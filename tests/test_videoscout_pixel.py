@@ -96,9 +96,10 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
 
     good = "<think>Beach.</think><memory>Seen: beach.</memory><action>speed(1x)</action>"
     answer = '<think>End.</think><memory>Seen: beach.</memory><action>answer("B")</action>'
+    backwards = '<memory>Seen: beach.</memory><action>answer("C", [271, 29])</action>'
     rows = [
         {"model": "m", "sample_id": "v0/n1/mcq", "accuracy": 0.0, "ended_by": "invalid_actions",
-         "replies": [good, good, "C"]},
+         "replies": [good, good, backwards]},
         {"model": "m", "sample_id": "v0/n1/open", "accuracy": 1.0, "ended_by": "answer",
          "replies": [good, answer]},
         {"model": "other", "sample_id": "v0/n1/mcq", "accuracy": 1.0, "ended_by": "answer",
@@ -108,7 +109,8 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     assert line.startswith("+ SFT: episodes ended by invalid_actions 1, answer 1;")
     assert "(1: 1.00, 2: 1.00, 3: 0.00) and by question form (mcq 0.67, open 1.00)" in line
     assert "right answers by question form (mcq 0/1, open 1/1)" in line
-    assert "actions written (answer 1, other 1, speed(1x) 3)" in line
+    assert "actions written (answer 2, speed(1x) 3)" in line
+    assert line.endswith("answer windows in order 0, reversed 1.")
 
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:

@@ -297,6 +297,11 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
+#: An answer call's evidence window, ``answer(..., [start, end])``: its two numbers.
+_ANSWER_WINDOW = re.compile(
+    r"<action>\s*answer\s*\(.*\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]", re.I | re.S
+)
+
 #: A reply's action call after its notes: the name, and a speed's factor.
 _ACTION_CALL = re.compile(r"</memory>\s*<action>\s*(speed|rewatch|answer)\s*\(\s*(\d+x)?", re.I)
 
@@ -308,7 +313,8 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     tells a policy that derails as its notes grow from one that fails at a particular
     state, e.g. the end of the video, where only an answer is legal. Then the valid
     replies and the right answers by question form (the pixel splits' ids end in it),
-    and the actions the replies wrote after their notes (``other``: none found).
+    and the actions the replies wrote after their notes (``other``: none found), and
+    the evidence windows of their answer calls in order and reversed (start after end).
     """
     mine = [r for r in rows if r["model"] == model]
     ended = Counter(str(r["ended_by"]) for r in mine)
@@ -328,10 +334,14 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
     actions = Counter(_action_name(reply) for row in mine for reply in row.get("replies") or [])
     acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
+    windows = [_ANSWER_WINDOW.search(r) for row in mine for r in row.get("replies") or []]
+    spans = [(float(m.group(1)), float(m.group(2))) for m in windows if m]
+    reversed_ = sum(start > end for start, end in spans)
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
-        f"written ({acts})."
+        f"written ({acts}); answer windows in order {len(spans) - reversed_}, reversed "
+        f"{reversed_}."
     )
 
 
