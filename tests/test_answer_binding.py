@@ -159,6 +159,8 @@ def test_binding_weight_must_not_be_negative() -> None:
 
     with pytest.raises(ConfigError, match="binding"):
         SFTSettings(binding=-1.0)
+    with pytest.raises(ConfigError, match="needs binding > 0"):  # a flag that would do nothing
+        SFTSettings(binding_letters=False)
 
 
 def test_the_circuit_probe_finds_the_pixel_vlms_word_letters_at_a_lead_answer(turns: Path) -> None:

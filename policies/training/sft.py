@@ -110,6 +110,8 @@ class SFTSettings:
             raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
         if self.binding < 0:
             raise ConfigError(f"binding must be at least 0, got {self.binding}")
+        if not self.binding_letters and not self.binding:
+            raise ConfigError("binding_letters=False (attention-only targets) needs binding > 0")
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be at least 0, got {self.freeze_layers}")
         if self.lora_rank and (self.binding or self.freeze_layers):
