@@ -44,6 +44,7 @@ from policies.training.episodes import (
     run_recorded_episode,
 )
 from video_env._seeding import stable_seed
+from video_env.actions.parsing import find_calls, window_bounds
 from video_env.envs.rules_record import (
     DEFAULT_LAYOUT,
     END_NOTE_PLACES,
@@ -297,11 +298,6 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
-#: An answer call's evidence window, ``answer(..., [start, end])``: its two numbers.
-_ANSWER_WINDOW = re.compile(
-    r"<action>\s*answer\s*\(.*\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]", re.I | re.S
-)
-
 #: A reply's action call after its notes: the name, and a speed's factor.
 _ACTION_CALL = re.compile(r"</memory>\s*<action>\s*(speed|rewatch|answer)\s*\(\s*(\d+x)?", re.I)
 
@@ -334,15 +330,21 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
     actions = Counter(_action_name(reply) for row in mine for reply in row.get("replies") or [])
     acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
-    windows = [_ANSWER_WINDOW.search(r) for row in mine for r in row.get("replies") or []]
-    spans = [(float(m.group(1)), float(m.group(2))) for m in windows if m]
-    reversed_ = sum(start > end for start, end in spans)
+    spans = [_answer_window(reply) for row in mine for reply in row.get("replies") or []]
+    windows = [span for span in spans if span is not None]
+    reversed_ = sum(start > end for start, end in windows)
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
-        f"written ({acts}); answer windows in order {len(spans) - reversed_}, reversed "
+        f"written ({acts}); answer windows in order {len(windows) - reversed_}, reversed "
         f"{reversed_}."
     )
+
+
+def _answer_window(reply: str) -> tuple[float, float] | None:
+    """The start and end of the reply's last ``answer(text, window)`` call, as written."""
+    calls = find_calls(reply, ("answer",))
+    return window_bounds(", ".join(calls[-1].args[1:])) if calls else None
 
 
 def _action_name(reply: str) -> str:

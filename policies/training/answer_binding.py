@@ -69,7 +69,6 @@ class AnswerEvidence:
         """The evidence of ``turn`` (whose reply is ``reply``) as row 0, or ``None``."""
         from video_env.pixel.vlm_data import fact_index, readable, token_labels
 
-        opening = turn["completion"]
         opening = _LEAD_ANSWER.match(reply)
         video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
         needle_id, _, form = rest.partition("/")

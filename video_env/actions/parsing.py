@@ -198,16 +198,25 @@ def parse_time(text: str) -> float:
     return value
 
 
+def window_bounds(text: str) -> tuple[float, float] | None:
+    """The start and end written in a window (``[a, b]``, ``a-b``, ``a to b``), unchecked.
+
+    ``None`` when the text is not a window; a reversed window keeps its order.
+    """
+    match = _RANGE.match(text) if len(text) <= MAX_WINDOW_CHARS else None
+    return (parse_time(match.group(1)), parse_time(match.group(2))) if match else None
+
+
 def parse_window(text: str) -> Interval:
     """A window from ``[a, b]``, ``a-b``, ``a to b`` (seconds or clock times).
 
     Raises:
         ActionParseError: If the text is not a window or the window is reversed.
     """
-    match = _RANGE.match(text) if len(text) <= MAX_WINDOW_CHARS else None
-    if not match:
+    bounds = window_bounds(text)
+    if bounds is None:
         raise ActionParseError(f"not a time window: {_shown(text)} (write [start, end] in seconds)")
-    start, end = parse_time(match.group(1)), parse_time(match.group(2))
+    start, end = bounds
     try:
         return Interval(start, end)
     except SampleError as exc:
