@@ -125,3 +125,30 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     assert key(base, PromptLayout("last"), True) == last
     assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
     assert base == {"split": "calib", "videos": 4}
+
+
+def test_the_study_tells_answers_given_with_the_evidence_on_screen_from_the_rest() -> None:
+    from benchmarks.studies.videoscout_pixel import evidence_sighting, format_sighting
+    from video_env.types import Interval, VideoQA
+
+    sample = VideoQA(id="v0/n1/mcq", video="v.mp4", question="Which?", answer="A",
+                     options=("x", "y"), gt_intervals=(Interval(100.0, 110.0),))  # fmt: skip
+    early = {"ended_by": "answer", "explored": [[0.0, 30.0, "speed"], [30.0, 60.0, "speed"]]}
+    late = {"ended_by": "answer", "explored": [[90.0, 105.0, "speed"], [105.0, 150.0, "speed"]]}
+    on_screen = {"ended_by": "answer", "explored": [[60.0, 90.0, "speed"], [95.0, 120.0, "speed"]]}
+    lost = {"ended_by": "invalid_actions", "explored": [[95.0, 120.0, "speed"]]}
+    assert evidence_sighting(sample, early) == {"evidence_shown": False, "answered_in_view": False}
+    assert evidence_sighting(sample, late) == {"evidence_shown": True, "answered_in_view": True}
+    assert evidence_sighting(sample, on_screen)["answered_in_view"] is True
+    assert evidence_sighting(sample, lost) == {"evidence_shown": True, "answered_in_view": None}
+    rows = [
+        {"accuracy": 1.0, **evidence_sighting(sample, on_screen)},
+        {"accuracy": 1.0, **evidence_sighting(sample, early)},
+        {"accuracy": 0.0, **evidence_sighting(sample, early)},
+        {"accuracy": 0.0, **evidence_sighting(sample, lost)},
+    ]
+    assert format_sighting(rows) == (
+        "answers with the evidence on screen 1 (right 1), elsewhere 2 (right 1); "
+        "episodes that showed the evidence at all 2 of 4"
+    )
+    assert format_sighting([{"accuracy": 1.0}]) == ""  # rows played before the record

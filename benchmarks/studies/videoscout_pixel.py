@@ -52,14 +52,16 @@ from video_env.envs.rules_record import (
     trained_layout,
 )
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
-from video_env.types import VideoQA
+from video_env.types import Interval, VideoQA
 
 __all__ = [
     "COLUMNS",
     "baseline_row",
     "episode_row",
+    "evidence_sighting",
     "format_paired",
     "format_profile",
+    "format_sighting",
     "format_table",
     "format_valid",
     "main",
@@ -96,6 +98,29 @@ def record_values(model: str, sample: VideoQA, record: dict[str, Any]) -> dict[s
         "rewatch_rate": rewatch_rate(record.get("explored") or []),
         "ended_by": record.get("ended_by"),
         "error": record.get("error"),
+        **evidence_sighting(sample, record),
+    }
+
+
+def evidence_sighting(sample: VideoQA, record: dict[str, Any]) -> dict[str, bool | None]:
+    """Whether the episode's windows met the question's evidence (the study's privilege).
+
+    ``evidence_shown``: some window the env showed overlaps one of the sample's
+    ground-truth evidence windows; ``answered_in_view``: the window on screen when the
+    policy answered does (``None`` for an episode that did not end by answering). Read
+    from the annotation by the study only, never by a policy: it tells a student that
+    reads the wrong frames from one that answers before the fact is on screen.
+    """
+    shown = [Interval(float(w[0]), float(w[1])) for w in record.get("explored") or []]
+    evidence = sample.gt_intervals
+
+    def meets(window: Interval) -> bool:
+        return any(window.intersection(gt) is not None for gt in evidence)
+
+    answered = record.get("ended_by") == "answer" and bool(shown)
+    return {
+        "evidence_shown": any(meets(w) for w in shown),
+        "answered_in_view": meets(shown[-1]) if answered else None,
     }
 
 
@@ -311,6 +336,8 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     replies and the right answers by question form (the pixel splits' ids end in it),
     and the actions the replies wrote after their notes (``other``: none found), and
     the evidence windows of their answer calls in order and reversed (start after end).
+    Where the rows record it (:func:`evidence_sighting`), the answers given with the
+    question's evidence on screen and elsewhere, with the right ones of each.
     """
     mine = [r for r in rows if r["model"] == model]
     ended = Counter(str(r["ended_by"]) for r in mine)
@@ -333,11 +360,32 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     spans = [_answer_window(reply) for row in mine for reply in row.get("replies") or []]
     windows = [span for span in spans if span is not None]
     reversed_ = sum(start > end for start, end in windows)
+    sighting = format_sighting(mine)
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
         f"written ({acts}); answer windows in order {len(windows) - reversed_}, reversed "
-        f"{reversed_}."
+        f"{reversed_}{'; ' if sighting else ''}{sighting}."
+    )
+
+
+def format_sighting(rows: Sequence[dict[str, Any]]) -> str:
+    """``answers with the evidence on screen N (right k), elsewhere M (right j)...``.
+
+    Empty for rows played before the study recorded the windows (delete a policy's
+    kept file to replay it).
+    """
+    if not any("answered_in_view" in r for r in rows):
+        return ""
+    answered = [r for r in rows if r.get("answered_in_view") is not None]
+    seen = [r for r in answered if r["answered_in_view"]]
+    elsewhere = [r for r in answered if not r["answered_in_view"]]
+    shown = sum(bool(r.get("evidence_shown")) for r in rows)
+    return (
+        f"answers with the evidence on screen {len(seen)} (right "
+        f"{sum(r['accuracy'] for r in seen):.0f}), elsewhere {len(elsewhere)} (right "
+        f"{sum(r['accuracy'] for r in elsewhere):.0f}); episodes that showed the evidence "
+        f"at all {shown} of {len(rows)}"
     )
 
 
@@ -465,6 +513,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarise(rows)
     names = dict(x.split("=", 1) for x in args.label)
     profiles = [format_profile(rows, m, names.get(m, m)) for m in args.models]
+    for name in args.baselines:
+        sighting = format_sighting([r for r in rows if r["model"] == name])
+        profiles += [f"{names.get(name, name)}: {sighting}."] if sighting else []
     paired = [
         format_paired(paired_differences(rows, a, b), names.get(a, a), names.get(b, b))
         for a, b in args.paired
