@@ -137,6 +137,8 @@ def test_the_study_tells_answers_given_with_the_evidence_on_screen_from_the_rest
     late = {"ended_by": "answer", "explored": [[90.0, 105.0, "speed"], [105.0, 150.0, "speed"]]}
     on_screen = {"ended_by": "answer", "explored": [[60.0, 90.0, "speed"], [95.0, 120.0, "speed"]]}
     lost = {"ended_by": "invalid_actions", "explored": [[95.0, 120.0, "speed"]]}
+    touching = {"ended_by": "answer", "explored": [[60.0, 100.0, "speed"]]}
+    assert evidence_sighting(sample, touching)["answered_in_view"] is False
     assert evidence_sighting(sample, early) == {"evidence_shown": False, "answered_in_view": False}
     assert evidence_sighting(sample, late) == {"evidence_shown": True, "answered_in_view": True}
     assert evidence_sighting(sample, on_screen)["answered_in_view"] is True

@@ -106,7 +106,7 @@ def evidence_sighting(sample: VideoQA, record: dict[str, Any]) -> dict[str, bool
     """Whether the episode's windows met the question's evidence (the study's privilege).
 
     ``evidence_shown``: some window the env showed overlaps one of the sample's
-    ground-truth evidence windows; ``answered_in_view``: the window on screen when the
+    ground-truth evidence windows for some time; ``answered_in_view``: the window on screen when the
     policy answered does (``None`` for an episode that did not end by answering). Read
     from the annotation by the study only, never by a policy: it tells a student that
     reads the wrong frames from one that answers before the fact is on screen.
@@ -114,8 +114,8 @@ def evidence_sighting(sample: VideoQA, record: dict[str, Any]) -> dict[str, bool
     shown = [Interval(float(w[0]), float(w[1])) for w in record.get("explored") or []]
     evidence = sample.gt_intervals
 
-    def meets(window: Interval) -> bool:
-        return any(window.intersection(gt) is not None for gt in evidence)
+    def meets(window: Interval) -> bool:  # a shared instant is not an overlap
+        return any((o := window.intersection(gt)) is not None and o.length > 0 for gt in evidence)
 
     answered = record.get("ended_by") == "answer" and bool(shown)
     return {
