@@ -8,6 +8,7 @@ import pytest
 from policies.training.cli import RULES
 from policies.training.distill import DistillConfig, distill
 from policies.training.option_orders import with_option_orders
+from policies.training.recovery_turns import with_recovery_turns
 from policies.training.teachers import GroundTruthScriptedTeacher
 from video_env.synth.suites import load_suite
 
@@ -93,7 +94,7 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))
     settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=2,
                            warmup_ratio=0.0, scheduler="constant", progress_bar=False,
-                           freeze_vision=True, option_orders=4)  # fmt: skip
+                           freeze_vision=True, option_orders=4, recovery_turns=0.5)  # fmt: skip
     train_sft(str(base), turns, tmp_path / "sft", settings)
     before = load_file(base / "model.safetensors")
     after = load_file(tmp_path / "sft" / "model.safetensors")
@@ -108,8 +109,10 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     assert meta["sft"]["steps"] == 2 and meta["sft"]["settings"]["freeze_vision"]
     assert meta["sft"]["gradient_checkpointing"] is False, "TRL's default (on) is overridden"
     rows = [json.loads(line) for line in turns.read_text().splitlines()]
-    rotated = len(with_option_orders(rows, 4))
-    assert meta["sft"]["rows"] == rotated > len(rows), "the MCQ answers in every option order"
+    rotated = with_option_orders(rows, 4)
+    assert len(rotated) > len(rows), "the MCQ answers in every option order"
+    recovered = with_recovery_turns(rotated, 0.5)
+    assert meta["sft"]["rows"] == len(recovered) > len(rotated), "and recovery turns"
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
     from video_env.envs.rules_record import trained_rules
 

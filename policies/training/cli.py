@@ -157,6 +157,7 @@ def _sft(args: argparse.Namespace) -> int:
         binding=args.binding,
         binding_letters=not args.binding_attention_only,
         freeze_layers=args.freeze_layers,
+        recovery_turns=args.recovery_turns,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -396,6 +397,14 @@ def add_training_commands(kinds: Any) -> None:
         metavar="N",
         help="each MCQ answer turn in N orders of its options, its letters rewritten "
         "(1: as distilled)",
+    )
+    sft.add_argument(
+        "--recovery-turns",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="this share of the turns also shown as after a failed reply (the env's "
+        "message after the notes, the turn count one on), with the same reply (0: none)",
     )
     sft.add_argument(
         "--binding",

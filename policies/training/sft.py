@@ -28,6 +28,7 @@ from policies.training.provenance import (
     freeze_vision_blocks,
     keep_pixel_vlm_marker,
 )
+from policies.training.recovery_turns import with_recovery_turns
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.envs.rules_record import (
@@ -82,6 +83,8 @@ class SFTSettings:
             alone, which leave the output layer to the reply).
         freeze_layers: Keep the first N decoder layers as they are (the pixel VLM's
             letter circuit matches the evidence with the options in layers 0 and 1).
+        recovery_turns: The share of turns also shown as after a failed reply, with the
+            same reply (:mod:`~policies.training.recovery_turns`; 0: none).
     """
 
     learning_rate: float = 1.5e-5
@@ -104,8 +107,11 @@ class SFTSettings:
     binding: float = 0.0
     binding_letters: bool = True
     freeze_layers: int = 0
+    recovery_turns: float = 0.0
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.recovery_turns <= 1.0:
+            raise ConfigError(f"recovery_turns must be in [0, 1], got {self.recovery_turns}")
         if self.option_orders < 1:
             raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
         if self.binding < 0:
@@ -163,17 +169,23 @@ class TurnCollator:
         return batch
 
 
-def load_turns(path: str | Path, option_orders: int = 1) -> Any:
+def load_turns(
+    path: str | Path, option_orders: int = 1, recovery_turns: float = 0.0, seed: int = 0
+) -> Any:
     """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes).
 
     With ``option_orders`` > 1 each MCQ answer turn also comes in rotations of its
-    options (:func:`~policies.training.option_orders.with_option_orders`).
+    options (:func:`~policies.training.option_orders.with_option_orders`); with
+    ``recovery_turns`` > 0 that share of the turns (rotations included) also comes as
+    after a failed reply (:func:`~policies.training.recovery_turns.with_recovery_turns`,
+    chosen with ``seed``).
     """
     datasets = require("datasets", "train", _PURPOSE)
     dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-    if option_orders == 1:
+    if option_orders == 1 and not recovery_turns:
         return dataset
     rows = with_option_orders(dataset.to_list(), option_orders)
+    rows = with_recovery_turns(rows, recovery_turns, seed)
     return datasets.Dataset.from_list(rows, features=dataset.features)  # the file's types
 
 
@@ -198,7 +210,7 @@ def train_sft(
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
-    dataset = load_turns(turns, cfg.option_orders)
+    dataset = load_turns(turns, cfg.option_orders, cfg.recovery_turns, cfg.seed)
     evidence = AnswerEvidence() if cfg.binding else None
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
     if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):

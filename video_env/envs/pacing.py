@@ -40,6 +40,11 @@ _TEXT, _ERROR = 2048, 512
 _CLIP_SLOTS = 4  # chunks per window at most (4x)
 
 
+def shown_error(message: str) -> str:
+    """An invalid action's message as the observation's ``last_action_error`` shows it."""
+    return clean_text(message, _ERROR)
+
+
 class PacingEnv(VideoQAEnv):
     """VideoScout's Sequential Evidence Acquisition over a long video.
 
@@ -350,7 +355,7 @@ class PacingEnv(VideoQAEnv):
             "speed": 0 if self.rewatching else SPEED_FACTORS.index(self.speed),
             "rewatching": int(self.rewatching),
             "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
-            "last_action_error": clean_text(self._last_error, _ERROR),
+            "last_action_error": shown_error(self._last_error),
         }
         if self.pixel_observations:
             obs["frames"] = self._frames()

@@ -1,0 +1,90 @@
+"""Recovery turns of distilled data (``train sft --recovery-turns``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policies.training.adapter import EngineModelSlot
+from policies.training.cli import RULES
+from policies.training.distill import turn_row
+from policies.training.episodes import Turn
+from policies.training.recovery_turns import failed_reply, recovery_row, with_recovery_turns
+from policies.videoscout import VideoScoutPolicy
+from video_env.actions.pacing import PacingActionSet
+from video_env.envs.pacing import PacingEnv
+from video_env.errors import ConfigError
+from video_env.synth.suites import load_suite
+from video_env.wrappers.text_actions import parse_text_action
+
+SKIM = "<think>Beach. Skim.</think><memory>Seen: beach.</memory><action>speed(2x)</action>"
+ANSWER = (
+    '<think>D (trophy).</think><memory>Seen: beach.</memory><action>answer("D", [0, 9])</action>'
+)
+
+
+def _row(policy: VideoScoutPolicy, observation: dict[str, Any], reply: str) -> dict[str, Any]:
+    messages = policy.messages(observation)
+    frames = sum(len(p.times) for m in messages for p in m["content"] if hasattr(p, "times"))
+    return turn_row(Turn(messages, reply, "stop"), [f"f{i}.png" for i in range(frames)], "q#t1")
+
+
+@pytest.mark.parametrize(("question_first", "end_note"), [(True, "window"), (False, "last")])
+@pytest.mark.parametrize(("reply", "failure"), [(SKIM, "cut"), (SKIM, "speed"), (ANSWER, "window")])
+def test_a_recovery_turn_is_the_prompt_the_env_shows_after_the_failed_reply(
+    reply: str, failure: str, question_first: bool, end_note: str
+) -> None:
+    (sample,) = load_suite("synth-tiny", limit=1)
+    rules = RULES["cpu-smoke"]()
+    policy = VideoScoutPolicy(
+        EngineModelSlot(), rules=rules, question_first=question_first, end_note=end_note
+    )
+    env = PacingEnv([sample], **policy.env_kwargs["pacing"])
+    observation, _ = env.reset(seed=0, options={"sample": sample})
+    row = _row(policy, observation, reply)
+    failed = failed_reply(reply, failure)
+    assert failed is not None and failed != reply
+    after, *_ = env.step(parse_text_action(PacingActionSet(), failed))
+    assert after["last_action_error"], "the env refused the failed reply"
+    recovered = recovery_row(row, failure)
+    assert recovered is not None
+    assert recovered["prompt"] == _row(policy, after, reply)["prompt"]  # word for word
+    assert recovered["completion"] == row["completion"]  # the teacher's reply, unchanged
+    assert recovered["images"] == row["images"] and recovered["id"] == "q#t1@r"
+    assert "invalid" not in str(row["prompt"])  # the original is not touched
+    env.close()
+
+
+def test_failures_go_only_where_the_reply_has_their_place() -> None:
+    assert failed_reply(SKIM, "window") is None  # no answer window to reverse
+    assert failed_reply(ANSWER, "speed") is None
+    assert failed_reply(ANSWER, "window") == ANSWER.replace("[0, 9]", "[9, 0]")
+    assert failed_reply("<think>x</think>", "cut") is None  # nothing to cut
+    with pytest.raises(ConfigError, match="unknown failure"):
+        failed_reply(SKIM, "typo")
+
+
+def test_a_share_of_rows_gets_a_recovery_turn_chosen_by_id() -> None:
+    def row(i: int) -> dict[str, Any]:
+        text = f"Turn {i}. Now at 1x.\nYour memory: (empty)\n"
+        return {
+            "id": f"q{i}#t1",
+            "prompt": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+            "completion": [{"role": "assistant", "content": SKIM}],
+        }
+
+    rows = [row(i) for i in range(200)]
+    half = with_recovery_turns(rows, 0.5)
+    added = [r for r in half if r["id"].endswith("@r")]
+    assert 70 < len(added) < 130
+    assert half == with_recovery_turns(rows, 0.5)  # the same rows each time
+    assert with_recovery_turns(rows, 0.0) == rows
+    assert len(with_recovery_turns(rows, 1.0)) == 400
+    assert {r["id"][:-2] for r in added} < {r["id"] for r in rows}
+    text = added[0]["prompt"][0]["content"][0]["text"]
+    assert "\nYour memory: (empty)\nYour last reply was invalid: " in text
+    without_notes = {**rows[0], "prompt": [{"role": "user", "content": "Turn 1."}]}
+    assert recovery_row(without_notes, "cut") is None
+    with pytest.raises(ConfigError, match="share"):
+        with_recovery_turns(rows, 1.5)
