@@ -110,7 +110,10 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     assert "(1: 1.00, 2: 1.00, 3: 0.00) and by question form (mcq 0.67, open 1.00)" in line
     assert "right answers by question form (mcq 0/1, open 1/1)" in line
     assert "actions written (answer 2, speed(1x) 3)" in line
+    assert "replies after an invalid one 0, valid 0;" in line  # the slip was the last reply
     assert line.endswith("answer windows in order 0, reversed 1.")
+    rows[0]["replies"] = [backwards, backwards, good]
+    assert "replies after an invalid one 2, valid 1;" in format_profile(rows, "m", "+ SFT")
 
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:

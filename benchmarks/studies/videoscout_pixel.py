@@ -21,6 +21,7 @@ write no replies, so their format column is empty).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shlex
@@ -334,8 +335,10 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     tells a policy that derails as its notes grow from one that fails at a particular
     state, e.g. the end of the video, where only an answer is legal. Then the valid
     replies and the right answers by question form (the pixel splits' ids end in it),
-    and the actions the replies wrote after their notes (``other``: none found), and
-    the evidence windows of their answer calls in order and reversed (start after end).
+    the actions the replies wrote after their notes (``other``: none found), how many
+    replies followed an invalid one and how many of those were valid (a policy that
+    never saw the env's message about a failed reply may not recover from it), and the
+    evidence windows of their answer calls in order and reversed (start after end).
     Where the rows record it (:func:`evidence_sighting`), the answers given with the
     question's evidence on screen and elsewhere, with the right ones of each.
     """
@@ -360,11 +363,18 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     spans = [_answer_window(reply) for row in mine for reply in row.get("replies") or []]
     windows = [span for span in spans if span is not None]
     reversed_ = sum(start > end for start, end in windows)
+    after_slip = [
+        format_valid(reply)
+        for row in mine
+        for earlier, reply in itertools.pairwise(row.get("replies") or [])
+        if not format_valid(earlier)
+    ]
     sighting = format_sighting(mine)
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
-        f"written ({acts}); answer windows in order {len(windows) - reversed_}, reversed "
+        f"written ({acts}); replies after an invalid one {len(after_slip)}, valid "
+        f"{sum(after_slip)}; answer windows in order {len(windows) - reversed_}, reversed "
         f"{reversed_}{'; ' if sighting else ''}{sighting}."
     )
 
