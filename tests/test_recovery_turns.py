@@ -13,6 +13,7 @@ from policies.training.episodes import Turn
 from policies.training.recovery_turns import failed_reply, recovery_row, with_recovery_turns
 from policies.videoscout import VideoScoutPolicy
 from video_env.actions.pacing import PacingActionSet
+from video_env.actions.types import SpeedAction
 from video_env.envs.pacing import PacingEnv
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
@@ -30,10 +31,15 @@ def _row(policy: VideoScoutPolicy, observation: dict[str, Any], reply: str) -> d
     return turn_row(Turn(messages, reply, "stop"), [f"f{i}.png" for i in range(frames)], "q#t1")
 
 
-@pytest.mark.parametrize(("question_first", "end_note"), [(True, "window"), (False, "last")])
-@pytest.mark.parametrize(("reply", "failure"), [(SKIM, "cut"), (SKIM, "speed"), (ANSWER, "window")])
+LAYOUTS = [(q, note) for q in (True, False) for note in ("window", "last")]
+CASES = [("first", SKIM, "cut"), ("first", SKIM, "speed"), ("first", ANSWER, "window"),
+         ("last", ANSWER, "cut"), ("last", ANSWER, "window")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question_first", "end_note"), LAYOUTS)
+@pytest.mark.parametrize(("state", "reply", "failure"), CASES)
 def test_a_recovery_turn_is_the_prompt_the_env_shows_after_the_failed_reply(
-    reply: str, failure: str, question_first: bool, end_note: str
+    state: str, reply: str, failure: str, question_first: bool, end_note: str
 ) -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
     rules = RULES["cpu-smoke"]()
@@ -42,7 +48,11 @@ def test_a_recovery_turn_is_the_prompt_the_env_shows_after_the_failed_reply(
     )
     env = PacingEnv([sample], **policy.env_kwargs["pacing"])
     observation, _ = env.reset(seed=0, options={"sample": sample})
+    while state == "last" and float(observation["progress"][0]) < 1.0:  # with notes, end note
+        observation, *_ = env.step(SpeedAction(4, "Seen: beach."))
     row = _row(policy, observation, reply)
+    if state == "last":
+        assert "only answer is left" in str(row["prompt"]) and "Seen: beach." in str(row)
     failed = failed_reply(reply, failure)
     assert failed is not None and failed != reply
     after, *_ = env.step(parse_text_action(PacingActionSet(), failed))
@@ -63,6 +73,12 @@ def test_failures_go_only_where_the_reply_has_their_place() -> None:
     assert failed_reply("<think>x</think>", "cut") is None  # nothing to cut
     with pytest.raises(ConfigError, match="unknown failure"):
         failed_reply(SKIM, "typo")
+    # only the action is failed, never a window or speed the thought mentions
+    thought = "<think>At [10, 20] s; speed(1x) there.</think><memory>m</memory>"
+    answer = thought + '<action>answer("cup", [10, 20])</action>'
+    assert failed_reply(answer, "window") == thought + '<action>answer("cup", [20, 10])</action>'
+    skim = thought + "<action>speed(2x)</action>"
+    assert failed_reply(skim, "speed") == thought + "<action>speed(3x)</action>"
 
 
 def test_a_share_of_rows_gets_a_recovery_turn_chosen_by_id() -> None:
@@ -84,6 +100,9 @@ def test_a_share_of_rows_gets_a_recovery_turn_chosen_by_id() -> None:
     assert {r["id"][:-2] for r in added} < {r["id"] for r in rows}
     text = added[0]["prompt"][0]["content"][0]["text"]
     assert "\nYour memory: (empty)\nYour last reply was invalid: " in text
+    assert with_recovery_turns(rows, 0.5, seed=1) != half  # the seed draws other rows
+    chosen = {r["prompt"][0]["content"][0]["text"].split("invalid: ")[1][:12] for r in added}
+    assert len(chosen) == 2  # both failures a skim has a place for (cut, speed) are drawn
     without_notes = {**rows[0], "prompt": [{"role": "user", "content": "Turn 1."}]}
     assert recovery_row(without_notes, "cut") is None
     with pytest.raises(ConfigError, match="share"):

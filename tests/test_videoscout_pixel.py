@@ -110,10 +110,10 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     assert "(1: 1.00, 2: 1.00, 3: 0.00) and by question form (mcq 0.67, open 1.00)" in line
     assert "right answers by question form (mcq 0/1, open 1/1)" in line
     assert "actions written (answer 2, speed(1x) 3)" in line
-    assert "replies after an invalid one 0, valid 0;" in line  # the slip was the last reply
+    assert "replies after a malformed one 0, valid 0;" in line  # the slip was the last reply
     assert line.endswith("answer windows in order 0, reversed 1.")
     rows[0]["replies"] = [backwards, backwards, good]
-    assert "replies after an invalid one 2, valid 1;" in format_profile(rows, "m", "+ SFT")
+    assert "replies after a malformed one 2, valid 1;" in format_profile(rows, "m", "+ SFT")
 
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:
@@ -131,7 +131,11 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
 
 
 def test_the_study_tells_answers_given_with_the_evidence_on_screen_from_the_rest() -> None:
-    from benchmarks.studies.videoscout_pixel import evidence_sighting, format_sighting
+    from benchmarks.studies.videoscout_pixel import (
+        evidence_sighting,
+        format_profile,
+        format_sighting,
+    )
     from video_env.types import Interval, VideoQA
 
     sample = VideoQA(id="v0/n1/mcq", video="v.mp4", question="Which?", answer="A",
@@ -157,3 +161,10 @@ def test_the_study_tells_answers_given_with_the_evidence_on_screen_from_the_rest
         "episodes that showed the evidence at all 2 of 4"
     )
     assert format_sighting([{"accuracy": 1.0}]) == ""  # rows played before the record
+    bare = VideoQA(id="v0/n2/open", video="v.mp4", question="What?", answer="cup")
+    assert evidence_sighting(bare, early) == {"evidence_shown": None, "answered_in_view": None}
+    profile = format_profile([{"model": "m", "sample_id": "v0/n1/mcq", "ended_by": "answer",
+                               "replies": [], **rows[0]}], "m", "m")  # fmt: skip
+    assert profile.endswith("reversed 0; answers with the evidence on screen 1 (right 1), "
+                            "elsewhere 0 (right 0); episodes that showed the evidence at all "
+                            "1 of 1.")  # fmt: skip

@@ -108,7 +108,8 @@ def evidence_sighting(sample: VideoQA, record: dict[str, Any]) -> dict[str, bool
 
     ``evidence_shown``: some window the env showed overlaps one of the sample's
     ground-truth evidence windows for some time; ``answered_in_view``: the window on screen when the
-    policy answered does (``None`` for an episode that did not end by answering). Read
+    policy answered does (``None`` for an episode that did not end by answering, both
+    ``None`` for a question without evidence windows). Read
     from the annotation by the study only, never by a policy: it tells a student that
     reads the wrong frames from one that answers before the fact is on screen.
     """
@@ -118,6 +119,8 @@ def evidence_sighting(sample: VideoQA, record: dict[str, Any]) -> dict[str, bool
     def meets(window: Interval) -> bool:  # a shared instant is not an overlap
         return any((o := window.intersection(gt)) is not None and o.length > 0 for gt in evidence)
 
+    if not evidence:  # nothing to meet: neither shown nor missed
+        return {"evidence_shown": None, "answered_in_view": None}
     answered = record.get("ended_by") == "answer" and bool(shown)
     return {
         "evidence_shown": any(meets(w) for w in shown),
@@ -336,9 +339,10 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     state, e.g. the end of the video, where only an answer is legal. Then the valid
     replies and the right answers by question form (the pixel splits' ids end in it),
     the actions the replies wrote after their notes (``other``: none found), how many
-    replies followed an invalid one and how many of those were valid (a policy that
-    never saw the env's message about a failed reply may not recover from it), and the
-    evidence windows of their answer calls in order and reversed (start after end).
+    replies followed a malformed one (not format-valid) and how many of those were
+    valid (a policy that never saw the env's message about a failed reply may not
+    recover from it), and the evidence windows of their answer calls in order and
+    reversed (start after end).
     Where the rows record it (:func:`evidence_sighting`), the answers given with the
     question's evidence on screen and elsewhere, with the right ones of each.
     """
@@ -373,7 +377,7 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
-        f"written ({acts}); replies after an invalid one {len(after_slip)}, valid "
+        f"written ({acts}); replies after a malformed one {len(after_slip)}, valid "
         f"{sum(after_slip)}; answer windows in order {len(windows) - reversed_}, reversed "
         f"{reversed_}{'; ' if sighting else ''}{sighting}."
     )

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from policies.training.turn_rows import row_reply, text_slots
 from video_env.errors import ConfigError
 from video_env.types import OPTION_LETTERS
 
@@ -74,7 +75,7 @@ def rotate_row(row: dict[str, Any], shift: int) -> dict[str, Any] | None:
     ``None`` when the row is not an MCQ answer turn, when ``shift`` gives back the same
     order, or when its reply names a letter in a way this cannot follow.
     """
-    reply = _reply(row)
+    reply = row_reply(row)
     options = prompt_options(row)
     if reply is None or not options or not _ACTION_LETTER.search(reply):
         return None
@@ -109,12 +110,6 @@ def rotate_row(row: dict[str, Any], shift: int) -> dict[str, Any] | None:
     return rotated
 
 
-def _reply(row: dict[str, Any]) -> str | None:
-    completion = row.get("completion") or []
-    content = completion[-1].get("content") if completion else None
-    return content if isinstance(content, str) else None
-
-
 def prompt_options(row: dict[str, Any]) -> Sequence[str]:
     """The options of the row's (one) options block; empty when it has none or several."""
     blocks = [m for text in _texts(row) for m in _OPTIONS.finditer(text)]
@@ -129,24 +124,12 @@ def prompt_options(row: dict[str, Any]) -> Sequence[str]:
     return [m["text"] for m in lines if m]
 
 
-def _text_slots(row: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
-    """Where the row's prompt keeps its texts: ``(holder, key)``, ``holder[key]`` a text."""
-    for message in row.get("prompt") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            yield message, "content"
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    yield part, "text"
-
-
 def _texts(row: dict[str, Any]) -> Iterator[str]:
     """The texts of the row's prompt."""
-    return (holder[key] for holder, key in _text_slots(row))
+    return (holder[key] for holder, key in text_slots(row))
 
 
 def _map_texts(row: dict[str, Any], fn: Callable[[str], str]) -> None:
     """Replace every text of the row's prompt by ``fn(text)``, in place."""
-    for holder, key in _text_slots(row):
+    for holder, key in text_slots(row):
         holder[key] = fn(holder[key])

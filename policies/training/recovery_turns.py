@@ -12,9 +12,11 @@ the failure one a student makes from the teacher's own reply (its action cut off
 answer window reversed, a speed the rules lack), the message the env's own parser gives
 for it — with the teacher's reply unchanged as the completion: after a slip, act as
 before. :func:`with_recovery_turns` adds one to a share of ``turns.jsonl`` rows;
-``video-env train sft --recovery-turns SHARE`` trains on them. A row whose prompt does
+``video-env train sft --recovery-turns SHARE`` trains on them. A row whose user texts do
 not hold exactly one turn line and one notes line (the policy's templates) is left
-without one.
+without one. The message is the lenient parser's (VideoScout's default, ``strict=False``).
+The env never shows this prompt where it would end the episode instead (a turn at the
+``max_turns`` cap, or no error allowance); such rows are few and are not singled out.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from policies.training.turn_rows import row_reply, text_slots
 from video_env._seeding import stable_seed
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import InvalidAction
@@ -40,7 +43,8 @@ FAILURES = ("cut", "window", "speed")
 #: (``videoscout/memory``, ``videoscout/question``), after which the env's message goes.
 _TURN = re.compile(r"^Turn (?P<n>\d+)\.", re.M)
 _NOTES = re.compile(r"^Your memory: [^\n]*\n", re.M)
-_ACTION = re.compile(r"<action>.*", re.S)
+_ACTION = re.compile(r"<action>.*", re.S)  # from the first action tag on
+_LAST_ACTION = re.compile(r"<action>(?!.*<action>).*", re.S)  # the last action tag on
 _WINDOW = re.compile(r"\[\s*(?P<start>[\d.]+)\s*,\s*(?P<end>[\d.]+)\s*\]")
 _SPEED = re.compile(r"speed\(\s*\d+x\s*\)")
 
@@ -52,12 +56,14 @@ def with_recovery_turns(
 
     Args:
         rows: ``turns.jsonl`` rows.
-        share: The fraction of rows that get one (0: none, 1: every row that can),
-            chosen by a hash of the row's id and ``seed``, as is each one's failure.
-        seed: Seed of the choice.
+        share: The fraction of rows drawn for one (0: none, 1: all), by a hash of the
+            row's id and ``seed``; a drawn row gets one of the failures its reply has a
+            place for (drawn by the same hash), none if it has none or its prompt lacks
+            the template's lines.
+        seed: Seed of the draws.
 
     Returns:
-        The rows, each chosen one followed by its recovery turn (id ``ID@r``).
+        The rows, each drawn one followed by its recovery turn (id ``ID@r``).
 
     Raises:
         ConfigError: For a share outside [0, 1].
@@ -70,54 +76,75 @@ def with_recovery_turns(
         draw = stable_seed("recovery-turns", seed, str(row.get("id", "")))
         if (draw % 10_000) / 10_000 >= share:
             continue
-        usable = [f for f in FAILURES if failed_reply(_reply(row), f) is not None]
-        if usable:
-            recovered = recovery_row(row, usable[(draw // 10_000) % len(usable)])
-            out += [recovered] if recovered is not None else []
+        made = [r for f in FAILURES if (r := recovery_row(row, f)) is not None]
+        out += [made[(draw // 10_000) % len(made)]] if made else []
     return out
 
 
 def failed_reply(reply: str, failure: str) -> str | None:
-    """The teacher's ``reply`` with ``failure`` made in it; ``None`` where it has no place.
+    """The teacher's ``reply`` with ``failure`` made in it.
 
-    ``cut``: the action is gone (a reply stopped short); ``window``: the answer's evidence
-    window reversed; ``speed``: a speed the rules lack (``speed(3x)``).
+    Args:
+        reply: The teacher's reply.
+        failure: ``cut``: the action is gone (a reply stopped short); ``window``: the
+            answer's evidence window reversed; ``speed``: a speed the rules lack
+            (``speed(3x)``). The last two are made in the reply's last action tag, never
+            in its thought or notes.
+
+    Returns:
+        The failed reply, or ``None`` where the reply has no place for the failure.
 
     Raises:
         ConfigError: For an unknown failure.
     """
+    if failure not in FAILURES:
+        raise ConfigError(f"unknown failure {failure!r}; expected one of {FAILURES}")
     if failure == "cut":
         cut = _ACTION.sub("", reply)
         return cut if cut != reply else None
+    action = _LAST_ACTION.search(reply)
+    if action is None:
+        return None
+    head, tail = reply[: action.start()], action[0]
     if failure == "window":
-        match = _WINDOW.search(reply) if "answer(" in reply else None
+        match = _WINDOW.search(tail) if "answer(" in tail else None
         if match is None or float(match["start"]) >= float(match["end"]):
             return None
-        return reply[: match.start()] + f"[{match['end']}, {match['start']}]" + reply[match.end() :]
-    if failure == "speed":
-        return _SPEED.sub("speed(3x)", reply, count=1) if _SPEED.search(reply) else None
-    raise ConfigError(f"unknown failure {failure!r}; expected one of {FAILURES}")
+        return (
+            head
+            + tail[: match.start()]
+            + f"[{match['end']}, {match['start']}]"
+            + tail[match.end() :]
+        )
+    return head + _SPEED.sub("speed(3x)", tail, count=1) if _SPEED.search(tail) else None
 
 
 def recovery_row(row: dict[str, Any], failure: str) -> dict[str, Any] | None:
     """``row`` as the env shows it after the teacher's reply failed by ``failure``.
 
-    The turn count goes one on and the env's message for the failed reply (its parser's
-    reason, as ``last_action_error`` shows it) follows the notes line; the frames, notes
-    and the completion stay. ``None`` when the failure has no place in the reply, the
-    env's parser would accept the failed reply, or the prompt lacks the two lines.
+    Args:
+        row: A ``turns.jsonl`` row (a VideoScout turn).
+        failure: One of :data:`FAILURES` (see :func:`failed_reply`).
+
+    Returns:
+        A copy whose turn count is one on and whose notes line is followed by the env's
+        message for the failed reply (its parser's reason, as ``last_action_error``
+        shows it), the frames, notes and completion kept (id ``ID@r``); ``None`` when the
+        reply has no place for the failure, the env's parser would accept the failed
+        reply, or the user texts lack exactly one turn line and one notes line.
     """
-    failed = failed_reply(_reply(row), failure)
+    failed = failed_reply(row_reply(row) or "", failure)
     if failed is None:
         return None
     parsed = parse_text_action(PacingActionSet(), failed)
     if not isinstance(parsed, InvalidAction):
         return None
-    feedback = f"Your last reply was invalid: {shown_error(parsed.reason or '')}\n"
+    reason = parsed.reason or "invalid action (no reason given)"  # as the env says it
+    feedback = f"Your last reply was invalid: {shown_error(reason)}\n"
     recovered = copy.deepcopy(row)
-    slots = list(_text_slots(recovered))
-    turns = [(holder, key) for holder, key in slots if _TURN.search(holder[key])]
-    notes = [(holder, key) for holder, key in slots if _NOTES.search(holder[key])]
+    slots = list(text_slots(recovered, role="user"))
+    turns = [(h, k) for h, k in slots for _ in _TURN.finditer(h[k])]
+    notes = [(h, k) for h, k in slots for _ in _NOTES.finditer(h[k])]
     if len(turns) != 1 or len(notes) != 1:
         return None
     holder, key = turns[0]
@@ -126,23 +153,3 @@ def recovery_row(row: dict[str, Any], failure: str) -> dict[str, Any] | None:
     holder[key] = _NOTES.sub(lambda m: m[0] + feedback, holder[key], count=1)
     recovered["id"] = f"{row.get('id', '')}@r"
     return recovered
-
-
-def _reply(row: dict[str, Any]) -> str:
-    completion = row.get("completion") or []
-    content = completion[-1].get("content") if completion else None
-    return content if isinstance(content, str) else ""
-
-
-def _text_slots(row: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    """The user messages' texts: ``(holder, key)``, ``holder[key]`` a text."""
-    slots: list[tuple[dict[str, Any], str]] = []
-    for message in row.get("prompt") or []:
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            slots.append((message, "content"))
-        elif isinstance(content, list):
-            slots += [(p, "text") for p in content if isinstance(p.get("text"), str)]
-    return slots
