@@ -11,6 +11,7 @@ from policies.training.cli import RULES
 from policies.training.distill import turn_row
 from policies.training.episodes import Turn
 from policies.training.recovery_turns import failed_reply, recovery_row, with_recovery_turns
+from policies.training.sft import SFTSettings
 from policies.videoscout import VideoScoutPolicy
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import SpeedAction
@@ -107,3 +108,31 @@ def test_a_share_of_rows_gets_a_recovery_turn_chosen_by_id() -> None:
     assert recovery_row(without_notes, "cut") is None
     with pytest.raises(ConfigError, match="share"):
         with_recovery_turns(rows, 1.5)
+
+
+def test_recovery_turns_draw_only_among_the_failures_asked_for() -> None:
+    rows = [
+        {
+            "id": f"q{i}#t1",
+            "prompt": [{"role": "user", "content": f"Turn 1. At 1x.\nYour memory: (empty)\n{i}"}],
+            "completion": [{"role": "assistant", "content": ANSWER}],
+        }
+        for i in range(60)
+    ]
+
+    def messages(failures: tuple[str, ...]) -> list[str]:
+        drawn = with_recovery_turns(rows, 1.0, failures=failures)
+        return [r["prompt"][0]["content"] for r in drawn if r["id"].endswith("@r")]
+
+    every = messages(("cut", "window", "speed"))
+    assert any("after its end" in m for m in every)  # an answer's window can be reversed
+    no_window = messages(("cut", "speed"))
+    assert len(no_window) == 60  # an answer has no speed to break: each one is cut
+    assert not any("after its end" in m for m in no_window)
+    assert set(no_window) == {recovery_row(r, "cut")["prompt"][0]["content"] for r in rows}  # type: ignore[index]
+    with pytest.raises(ConfigError, match="recovery failures"):
+        messages(("cut", "typo"))
+    with pytest.raises(ConfigError, match="recovery failures"):
+        messages(())
+    with pytest.raises(ConfigError, match="recovery failures"):
+        SFTSettings(recovery_failures=("window", "typo"))

@@ -94,7 +94,8 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))
     settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=2,
                            warmup_ratio=0.0, scheduler="constant", progress_bar=False,
-                           freeze_vision=True, option_orders=4, recovery_turns=0.5)  # fmt: skip
+                           freeze_vision=True, option_orders=4, recovery_turns=0.5,
+                           recovery_failures=("cut", "speed"))  # fmt: skip
     train_sft(str(base), turns, tmp_path / "sft", settings)
     before = load_file(base / "model.safetensors")
     after = load_file(tmp_path / "sft" / "model.safetensors")
@@ -111,8 +112,9 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     rows = [json.loads(line) for line in turns.read_text().splitlines()]
     rotated = with_option_orders(rows, 4)
     assert len(rotated) > len(rows), "the MCQ answers in every option order"
-    recovered = with_recovery_turns(rotated, 0.5)
+    recovered = with_recovery_turns(rotated, 0.5, failures=("cut", "speed"))
     assert meta["sft"]["rows"] == len(recovered) > len(rotated), "and recovery turns"
+    assert meta["sft"]["settings"]["recovery_failures"] == ["cut", "speed"]
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
     from video_env.envs.rules_record import trained_rules
 

@@ -158,6 +158,7 @@ def _sft(args: argparse.Namespace) -> int:
         binding_letters=not args.binding_attention_only,
         freeze_layers=args.freeze_layers,
         recovery_turns=args.recovery_turns,
+        recovery_failures=tuple(f.strip() for f in args.recovery_failures.split(",") if f.strip()),
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -405,6 +406,13 @@ def add_training_commands(kinds: Any) -> None:
         metavar="SHARE",
         help="this share of the turns also shown as after a failed reply (the env's "
         "message after the notes, the turn count one on), with the same reply (0: none)",
+    )
+    sft.add_argument(
+        "--recovery-failures",
+        default="cut,window,speed",
+        metavar="LIST",
+        help="the failures recovery turns follow, comma-separated among cut (the action "
+        "cut off), window (the answer window reversed), speed (a speed the rules lack)",
     )
     sft.add_argument(
         "--binding",

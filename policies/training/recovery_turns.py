@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from policies.training.turn_rows import row_reply, text_slots
@@ -34,7 +34,7 @@ from video_env.envs.pacing import shown_error
 from video_env.errors import ConfigError
 from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["FAILURES", "failed_reply", "recovery_row", "with_recovery_turns"]
+__all__ = ["FAILURES", "check_failures", "failed_reply", "recovery_row", "with_recovery_turns"]
 
 #: The failures a recovery turn follows, each made from the teacher's reply.
 FAILURES = ("cut", "window", "speed")
@@ -50,7 +50,10 @@ _SPEED = re.compile(r"speed\(\s*\d+x\s*\)")
 
 
 def with_recovery_turns(
-    rows: Iterable[dict[str, Any]], share: float, seed: int = 0
+    rows: Iterable[dict[str, Any]],
+    share: float,
+    seed: int = 0,
+    failures: Sequence[str] = FAILURES,
 ) -> list[dict[str, Any]]:
     """``rows``, a ``share`` of them each followed by its recovery turn.
 
@@ -61,24 +64,35 @@ def with_recovery_turns(
             place for (drawn by the same hash), none if it has none or its prompt lacks
             the template's lines.
         seed: Seed of the draws.
+        failures: The failures drawn among (a subset of :data:`FAILURES`).
 
     Returns:
         The rows, each drawn one followed by its recovery turn (id ``ID@r``).
 
     Raises:
-        ConfigError: For a share outside [0, 1].
+        ConfigError: For a share outside [0, 1], or no or unknown failures.
     """
     if not 0.0 <= share <= 1.0:
         raise ConfigError(f"the share of recovery turns must be in [0, 1], got {share}")
+    check_failures(failures)
     out: list[dict[str, Any]] = []
     for row in rows:
         out.append(row)
         draw = stable_seed("recovery-turns", seed, str(row.get("id", "")))
         if (draw % 10_000) / 10_000 >= share:
             continue
-        made = [r for f in FAILURES if (r := recovery_row(row, f)) is not None]
+        made = [r for f in failures if (r := recovery_row(row, f)) is not None]
         out += [made[(draw // 10_000) % len(made)]] if made else []
     return out
+
+
+def check_failures(failures: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` unless ``failures`` is a non-empty subset of :data:`FAILURES`."""
+    unknown = [f for f in failures if f not in FAILURES]
+    if unknown or not failures:
+        raise ConfigError(
+            f"recovery failures must be one or more of {', '.join(FAILURES)}; got {list(failures)}"
+        )
 
 
 def failed_reply(reply: str, failure: str) -> str | None:

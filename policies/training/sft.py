@@ -28,7 +28,7 @@ from policies.training.provenance import (
     freeze_vision_blocks,
     keep_pixel_vlm_marker,
 )
-from policies.training.recovery_turns import with_recovery_turns
+from policies.training.recovery_turns import FAILURES, check_failures, with_recovery_turns
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.envs.rules_record import (
@@ -85,6 +85,8 @@ class SFTSettings:
             letter circuit matches the evidence with the options in layers 0 and 1).
         recovery_turns: The share of turns also shown as after a failed reply, with the
             same reply (:mod:`~policies.training.recovery_turns`; 0: none).
+        recovery_failures: The failures those turns follow (a subset of
+            :data:`~policies.training.recovery_turns.FAILURES`).
     """
 
     learning_rate: float = 1.5e-5
@@ -108,8 +110,10 @@ class SFTSettings:
     binding_letters: bool = True
     freeze_layers: int = 0
     recovery_turns: float = 0.0
+    recovery_failures: tuple[str, ...] = FAILURES
 
     def __post_init__(self) -> None:
+        check_failures(self.recovery_failures)
         if not 0.0 <= self.recovery_turns <= 1.0:
             raise ConfigError(f"recovery_turns must be in [0, 1], got {self.recovery_turns}")
         if self.option_orders < 1:
@@ -170,7 +174,11 @@ class TurnCollator:
 
 
 def load_turns(
-    path: str | Path, option_orders: int = 1, recovery_turns: float = 0.0, seed: int = 0
+    path: str | Path,
+    option_orders: int = 1,
+    recovery_turns: float = 0.0,
+    seed: int = 0,
+    recovery_failures: tuple[str, ...] = FAILURES,
 ) -> Any:
     """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes).
 
@@ -178,14 +186,14 @@ def load_turns(
     options (:func:`~policies.training.option_orders.with_option_orders`); with
     ``recovery_turns`` > 0 that share of the turns (rotations included) also comes as
     after a failed reply (:func:`~policies.training.recovery_turns.with_recovery_turns`,
-    chosen with ``seed``).
+    chosen with ``seed`` among ``recovery_failures``).
     """
     datasets = require("datasets", "train", _PURPOSE)
     dataset = datasets.load_dataset("json", data_files=str(path), split="train")
     if option_orders == 1 and not recovery_turns:
         return dataset
     rows = with_option_orders(dataset.to_list(), option_orders)
-    rows = with_recovery_turns(rows, recovery_turns, seed)
+    rows = with_recovery_turns(rows, recovery_turns, seed, recovery_failures)
     return datasets.Dataset.from_list(rows, features=dataset.features)  # the file's types
 
 
@@ -210,7 +218,9 @@ def train_sft(
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
-    dataset = load_turns(turns, cfg.option_orders, cfg.recovery_turns, cfg.seed)
+    dataset = load_turns(
+        turns, cfg.option_orders, cfg.recovery_turns, cfg.seed, cfg.recovery_failures
+    )
     evidence = AnswerEvidence() if cfg.binding else None
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
     if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):
