@@ -42,6 +42,7 @@ __all__ = [
     "PacingToolEnv",
     "pacing_env_factory",
     "tool_chat_processor",
+    "tool_content",
     "tool_dataset_rows",
     "tool_system_prompt",
 ]
@@ -145,7 +146,7 @@ class PacingToolEnv:
         )
         self.actions = []
         self.resets += 1
-        return _tool_content(self.episode.reset())
+        return tool_content(self.episode.reset())
 
     def speed(self, factor: int, notes: str = "") -> list[dict[str, Any]] | str:
         """Watch the next chunks of the video at a speed.
@@ -204,7 +205,7 @@ class PacingToolEnv:
         if result.messages is None:
             record = self.episode.record or {}
             return f"The episode is over ({record.get('ended_by', 'ended')})."
-        return _tool_content(result.messages)
+        return tool_content(result.messages)
 
 
 def pacing_env_factory(
@@ -242,8 +243,12 @@ def samples_by_id(samples: Sequence[VideoQA]) -> dict[str, VideoQA]:
     return by_id
 
 
-def _tool_content(messages: list[VisionMessage]) -> list[dict[str, Any]]:
-    """The user turn of a VideoScout chat as TRL content parts: texts and one image a frame."""
+def tool_content(messages: list[VisionMessage]) -> list[dict[str, Any]]:
+    """The user turn of a VideoScout chat as TRL content parts: texts and one image a frame.
+
+    (TRL 1.16 carries a tool result's frames into the loss's forward pass only as images,
+    so a window's frames are not fed as one video, as VideoScout's own chat feeds them.)
+    """
     image = require("PIL.Image", "train", _PURPOSE)
     content = messages[-1]["content"]
     parts: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policies.training.adapter import EngineModelSlot, PacingChatEnv
-from policies.training.trl_env import PacingToolEnv, _tool_content, samples_by_id
+from policies.training.trl_env import PacingToolEnv, samples_by_id, tool_content
 from policies.videoscout import VideoScoutPolicy
 from video_env.envs.pacing_rules import PacingRules
 from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
@@ -141,7 +141,7 @@ class RemotePacingToolEnv(PacingToolEnv):
         )
         self.actions = []
         self.resets += 1
-        return _tool_content(self.episode.reset())
+        return tool_content(self.episode.reset())
 
 
 def remote_pacing_env_factory(
