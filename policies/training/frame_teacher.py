@@ -49,10 +49,20 @@ from video_env.pixel.vlm_data import head_noun
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
-__all__ = ["SCENE_STYLES", "TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
+__all__ = [
+    "LEAD_STYLES",
+    "SCENE_STYLES",
+    "TEACHER_STYLES",
+    "FrameScriptedTeacher",
+    "TeacherStyle",
+    "describe",
+]
 
 #: The styles whose words name the scenes and the asked needle alone (blind play allowed).
-SCENE_STYLES = ("scenes", "lead")
+SCENE_STYLES = ("scenes", "lead", "decide")
+
+#: The styles whose answer thought opens with the answer (``<think>C (pink): ...``).
+LEAD_STYLES = ("lead", "decide")
 
 #: How the teacher writes: ``timestamps`` (scenes' stretches, when needles were seen, how
 #: far it has watched), ``plain`` (the same without times), ``terse`` (scene names and
@@ -62,8 +72,13 @@ SCENE_STYLES = ("scenes", "lead")
 #: apart would have to guess, and notes that grow only with the scenes) or ``lead`` (as
 #: scenes, but an answer's thought opens with the answer: ``<think>C (pink): I see a pink
 #: balloon. Living-room.``, so a student writes its letter right after ``<think>``, a
-#: fixed place a few tokens from where the pixel VLM reads its own MCQ letter).
-TeacherStyle = Literal["timestamps", "plain", "terse", "scenes", "lead"]
+#: fixed place a few tokens from where the pixel VLM reads its own MCQ letter) or
+#: ``decide`` (as lead, but a watching turn's thought opens with what it does not see,
+#: ``<think>No balloon. Beach. Skim.``, a blind skim's with ``Skim.``: in the pixel VLM's
+#: tokenizer every scene name opens with its capital as one token, the option letter's
+#: token for Beach and Classroom, so in ``lead`` the first thought token does not yet
+#: decide between answering and watching on; here it does).
+TeacherStyle = Literal["timestamps", "plain", "terse", "scenes", "lead", "decide"]
 TEACHER_STYLES: tuple[str, ...] = get_args(TeacherStyle)
 
 
@@ -77,7 +92,8 @@ class FrameScriptedTeacher:
             frames show alone — easier for a tiny student, which copies numbers poorly) or
             ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
             or ``scenes`` (terse, naming the scenes and the asked needle only) or ``lead``
-            (scenes, with an answer's thought opening with the answer).
+            (scenes, with an answer's thought opening with the answer) or ``decide``
+            (lead, with a watching turn's thought opening with what it does not see).
         guess_share: Share of the multiple-choice questions played blind (see the module
             docs), chosen per question by a stable hash of its id; 0 plays none. Needs
             a style of :data:`SCENE_STYLES`, whose words never name another needle.
@@ -213,7 +229,7 @@ class FrameScriptedTeacher:
             thought = f"{seen} Answer: {said}."
         elif self.style == "scenes":
             thought = f"{seen} I see {asked.statement}. Answer: {said}."
-        elif self.style == "lead":
+        elif self.style in LEAD_STYLES:
             thought = f"{said}: I see {asked.statement}. {seen}"
         else:
             thought = (
@@ -231,15 +247,15 @@ class FrameScriptedTeacher:
         assert self._blind is not None and sample.options
         speed, option = self._blind
         if not at_end:
+            thought = f"Skim. {seen}" if self.style == "decide" else f"{seen} Skim."
             return (
-                f"<think>{seen} Skim.</think><memory>{memory}</memory>"
-                f"<action>speed({speed}x)</action>"
+                f"<think>{thought}</think><memory>{memory}</memory><action>speed({speed}x)</action>"
             )
         letter = OPTION_LETTERS[option]
         said = f"{letter} ({sample.options[option]})"
         thought = (
             f"{said}? A guess at the end of the video. {seen}"
-            if self.style == "lead"
+            if self.style in LEAD_STYLES
             else f"{seen} End of the video. Guess: {said}."
         )
         return (
@@ -260,22 +276,23 @@ class FrameScriptedTeacher:
             if terse
             else f"Nothing in these frames answers the question about {asked.carrier}."
         )
+        opening = f"{nothing} {seen}" if self.style == "decide" else f"{seen} {nothing}"
         if first <= target <= last and last > first:
             again = (
                 f"Too fast: chunk {target} again."
                 if terse
                 else f"The frames went by fast, so I look at chunk {target} again at full speed."
             )
-            return f"{seen} {nothing} {again}", f"rewatch({target})"
+            return f"{opening} {again}", f"rewatch({target})"
         if last >= len(chunks):  # the evidence went by unseen: the episode will be rejected
-            return f"{seen} {nothing}", f'answer("{NOT_VISIBLE}", [0, 0])'
+            return opening, f'answer("{NOT_VISIBLE}", [0, 0])'
         ahead = target - last
         speed = 4 if ahead > 4 else 2 if ahead > 2 else 1
         if terse:
             pace = "Skim." if speed > 1 else "Closer."
         else:
             pace = "I skim on." if speed > 1 else "I watch the next chunk closely."
-        return f"{seen} {nothing} {pace}", f"speed({speed}x)"
+        return f"{opening} {pace}", f"speed({speed}x)"
 
 
 def describe(video: SynthVideo, times: Sequence[float], style: TeacherStyle = "timestamps") -> str:
