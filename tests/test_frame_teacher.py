@@ -269,3 +269,30 @@ def test_a_decide_teacher_opens_a_watching_thought_with_no_option_letter() -> No
     blind.begin_question(mcq, 1)
     assert _turn(blind, video, chunks[0], 4).startswith("<think>Skim. ")
     assert _turn(blind, video, chunks[-1], 4).startswith(f"<think>B ({mcq.options[1]})? A guess")
+
+
+def test_a_steady_teacher_watches_on_at_one_speed_until_a_frame_shows_the_needle(
+    tmp_path: Path,
+) -> None:
+    _, mcq, video = _first_mcq()
+    asked = video.needle_for(mcq.question)
+    assert asked is not None
+    chunks = SMOKE.chunks(video.duration)
+    steady = FrameScriptedTeacher(SMOKE, style="lead", steady_speed=2)
+    steady.begin_question(mcq, 0)
+    before = [c for c in chunks if c.end < asked.start]
+    wide = Interval(before[0].start, before[-1].end) if len(before) > 1 else before[0]
+    for window in [*before, wide]:  # a privileged teacher would skim at 4x or rewatch
+        reply = _turn(steady, video, window, 4)
+        assert reply.endswith("<action>speed(2x)</action>"), reply
+    sighted = _turn(steady, video, Interval(asked.start + 0.5, asked.start + 3.0), 4)
+    assert 'answer("' in sighted
+    slow = FrameScriptedTeacher(SMOKE, style="lead", steady_speed=1)  # smoke 2x skips needles
+    samples = split_samples("train", 1, limit=4)
+    stats = distill(slow, samples, tmp_path, DistillConfig(rules=SMOKE, tries=1))
+    rows = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    actions = {re.search(r"<action>(\w+\(\S*?\))", r["completion"][-1]["content"])[1]
+               for r in rows if "answer(" not in r["completion"][-1]["content"]}  # type: ignore[index]  # fmt: skip
+    assert stats.kept == 4 and actions == {"speed(1x)"}
+    with pytest.raises(ConfigError, match="steady_speed 3"):
+        FrameScriptedTeacher(SMOKE, style="lead", steady_speed=3)

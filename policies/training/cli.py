@@ -83,19 +83,33 @@ def _rules(args: argparse.Namespace) -> PacingRules:
     return RULES["paper"]()
 
 
-def _teacher(spec: str, mistake_rate: float, rules: PacingRules, guess_share: float = 0.0) -> Any:
+def _teacher(
+    spec: str,
+    mistake_rate: float,
+    rules: PacingRules,
+    guess_share: float = 0.0,
+    steady_speed: int = 0,
+) -> Any:
     frame_teacher = spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:")
-    if guess_share and not frame_teacher:
-        raise ConfigError(f"--guess-share is a setting of the {FRAME_TEACHER} teacher only")
+    if (guess_share or steady_speed) and not frame_teacher:
+        raise ConfigError(
+            f"--guess-share and --steady-speed are settings of the {FRAME_TEACHER} teacher only"
+        )
     if frame_teacher:
         from policies.training.frame_teacher import FrameScriptedTeacher
 
+        pacing = f"a steady {steady_speed}x" if steady_speed else "privileged"
         print(
-            "teacher: a SCRIPTED teacher for synthetic videos: privileged pacing, and "
+            f"teacher: a SCRIPTED teacher for synthetic videos: {pacing} pacing, and "
             "reasoning and notes about what each turn's frames show (not a model)"
         )
         style = spec.partition(":")[2] or "timestamps"
-        return FrameScriptedTeacher(rules, style=style, guess_share=guess_share)  # type: ignore[arg-type]
+        return FrameScriptedTeacher(
+            rules,
+            style=style,  # type: ignore[arg-type]
+            guess_share=guess_share,
+            steady_speed=steady_speed,
+        )
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
 
@@ -130,7 +144,7 @@ def _distill(args: argparse.Namespace) -> int:
             "question guesses option k on try k, and answer verification keeps the right one"
         )
     rules = config.rules or PacingRules()
-    teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share)
+    teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share, args.steady_speed)
     stats = distill(teacher, samples, args.out, config)
     print(stats.summary())
     print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
@@ -356,6 +370,10 @@ def add_training_commands(kinds: Any) -> None:
                          "blind: skims at a steady speed and guesses at the end (option k "
                          "on try k; answer verification keeps the right one, so --tries "
                          "must cover the options)")  # fmt: skip
+    distill.add_argument("--steady-speed", type=int, default=0, metavar="S",
+                         help=f"the {FRAME_TEACHER} teacher watches on at S x every turn "
+                         "until a frame shows the asked needle (no privileged pacing, no "
+                         "rewatch; 0: privileged pacing)")  # fmt: skip
     _end_note_arg(distill)
     _question_first_arg(distill, recorded=False)
     _dataset_args(distill)

@@ -97,10 +97,14 @@ class FrameScriptedTeacher:
         guess_share: Share of the multiple-choice questions played blind (see the module
             docs), chosen per question by a stable hash of its id; 0 plays none. Needs
             a style of :data:`SCENE_STYLES`, whose words never name another needle.
+        steady_speed: 0 for privileged pacing; else watch on at this speed every turn
+            until a frame shows the asked needle (no privileged speed choice and no
+            rewatch), pacing a student can copy from what it sees. A needle the frames
+            skip over leaves the episode unanswered, and verification drops it.
 
     Raises:
-        ConfigError: On an unknown style, a share outside [0, 1], or a share with
-            a style outside :data:`SCENE_STYLES`.
+        ConfigError: On an unknown style, a share outside [0, 1], a share with a style
+            outside :data:`SCENE_STYLES`, or a steady speed the rules lack.
     """
 
     name = "frame-scripted-teacher"
@@ -112,6 +116,7 @@ class FrameScriptedTeacher:
         notes_kept: int = 6,
         style: TeacherStyle = "timestamps",
         guess_share: float = 0.0,
+        steady_speed: int = 0,
     ) -> None:
         if style not in TEACHER_STYLES:
             raise ConfigError(f"unknown teacher style {style!r}; one of {TEACHER_STYLES}")
@@ -124,6 +129,12 @@ class FrameScriptedTeacher:
             )
         self.guess_share = guess_share
         self.rules = rules or PacingRules()
+        if steady_speed and steady_speed not in self.rules.speeds:
+            raise ConfigError(
+                f"steady_speed {steady_speed} is not a speed of the rules "
+                f"({sorted(self.rules.speeds)})"
+            )
+        self.steady_speed = steady_speed
         self.notes_kept = notes_kept
         self.style = style
         self.usage = Cost()
@@ -277,7 +288,8 @@ class FrameScriptedTeacher:
             else f"Nothing in these frames answers the question about {asked.carrier}."
         )
         opening = f"{nothing} {seen}" if self.style == "decide" else f"{seen} {nothing}"
-        if first <= target <= last and last > first:
+        rewatch = not self.steady_speed  # a steady pace never looks back
+        if rewatch and first <= target <= last and last > first:
             again = (
                 f"Too fast: chunk {target} again."
                 if terse
@@ -287,7 +299,7 @@ class FrameScriptedTeacher:
         if last >= len(chunks):  # the evidence went by unseen: the episode will be rejected
             return opening, f'answer("{NOT_VISIBLE}", [0, 0])'
         ahead = target - last
-        speed = 4 if ahead > 4 else 2 if ahead > 2 else 1
+        speed = self.steady_speed or (4 if ahead > 4 else 2 if ahead > 2 else 1)
         if terse:
             pace = "Skim." if speed > 1 else "Closer."
         else:
