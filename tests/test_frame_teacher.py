@@ -246,31 +246,6 @@ def test_a_blind_episode_ends_on_the_window_that_says_only_answer_is_left() -> N
         assert noted == [False] * (len(prompts) - 1) + [place != "off"]
 
 
-def test_a_decide_teacher_opens_a_watching_thought_with_no_option_letter() -> None:
-    _, mcq, video = _first_mcq()
-    asked = video.needle_for(mcq.question)
-    assert asked is not None and mcq.options is not None
-    chunks = SMOKE.chunks(video.duration)
-    lead, decide = (FrameScriptedTeacher(SMOKE, style=s) for s in ("lead", "decide"))
-    for teacher in (lead, decide):
-        teacher.begin_question(mcq, 0)
-    sighted = Interval(asked.start + 0.5, asked.start + 3.0)
-    assert _turn(decide, video, sighted, 4) == _turn(lead, video, sighted, 4)  # answers alike
-    watching = [_turn(decide, video, c, 4) for c in chunks if c.end < asked.start]
-    assert watching
-    noun = head_noun(asked.carrier)
-    for reply, before in zip(watching, [_turn(lead, video, c, 4) for c in chunks], strict=False):
-        thought = reply.split("</think>")[0]
-        assert thought.startswith(f"<think>No {noun}. "), reply
-        assert reply.split("</think>")[1] == before.split("</think>")[1]  # notes, action alike
-        words = sorted(before.split("</think>")[0].removeprefix("<think>").split())
-        assert sorted(thought.removeprefix("<think>").split()) == words  # the same words
-    blind = FrameScriptedTeacher(SMOKE, style="decide", guess_share=1.0)
-    blind.begin_question(mcq, 1)
-    assert _turn(blind, video, chunks[0], 4).startswith("<think>Skim. ")
-    assert _turn(blind, video, chunks[-1], 4).startswith(f"<think>B ({mcq.options[1]})? A guess")
-
-
 def test_a_steady_teacher_watches_on_at_one_speed_until_a_frame_shows_the_needle(
     tmp_path: Path,
 ) -> None:

@@ -49,20 +49,10 @@ from video_env.pixel.vlm_data import head_noun
 from video_env.synth.world import Needle, SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
-__all__ = [
-    "LEAD_STYLES",
-    "SCENE_STYLES",
-    "TEACHER_STYLES",
-    "FrameScriptedTeacher",
-    "TeacherStyle",
-    "describe",
-]
+__all__ = ["SCENE_STYLES", "TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]
 
 #: The styles whose words name the scenes and the asked needle alone (blind play allowed).
-SCENE_STYLES = ("scenes", "lead", "decide")
-
-#: The styles whose answer thought opens with the answer (``<think>C (pink): ...``).
-LEAD_STYLES = ("lead", "decide")
+SCENE_STYLES = ("scenes", "lead")
 
 #: How the teacher writes: ``timestamps`` (scenes' stretches, when needles were seen, how
 #: far it has watched), ``plain`` (the same without times), ``terse`` (scene names and
@@ -72,13 +62,8 @@ LEAD_STYLES = ("lead", "decide")
 #: apart would have to guess, and notes that grow only with the scenes) or ``lead`` (as
 #: scenes, but an answer's thought opens with the answer: ``<think>C (pink): I see a pink
 #: balloon. Living-room.``, so a student writes its letter right after ``<think>``, a
-#: fixed place a few tokens from where the pixel VLM reads its own MCQ letter) or
-#: ``decide`` (as lead, but a watching turn's thought opens with what it does not see,
-#: ``<think>No balloon. Beach. Skim.``, a blind skim's with ``Skim.``: in the pixel VLM's
-#: tokenizer every scene name opens with its capital as one token, the option letter's
-#: token for Beach and Classroom, so in ``lead`` the first thought token does not yet
-#: decide between answering and watching on; here it does).
-TeacherStyle = Literal["timestamps", "plain", "terse", "scenes", "lead", "decide"]
+#: fixed place a few tokens from where the pixel VLM reads its own MCQ letter).
+TeacherStyle = Literal["timestamps", "plain", "terse", "scenes", "lead"]
 TEACHER_STYLES: tuple[str, ...] = get_args(TeacherStyle)
 
 
@@ -92,8 +77,7 @@ class FrameScriptedTeacher:
             frames show alone — easier for a tiny student, which copies numbers poorly) or
             ``terse`` (a few words a turn: fewer tokens for a tiny student to get wrong)
             or ``scenes`` (terse, naming the scenes and the asked needle only) or ``lead``
-            (scenes, with an answer's thought opening with the answer) or ``decide``
-            (lead, with a watching turn's thought opening with what it does not see).
+            (scenes, with an answer's thought opening with the answer).
         guess_share: Share of the multiple-choice questions played blind (see the module
             docs), chosen per question by a stable hash of its id; 0 plays none. Needs
             a style of :data:`SCENE_STYLES`, whose words never name another needle.
@@ -240,7 +224,7 @@ class FrameScriptedTeacher:
             thought = f"{seen} Answer: {said}."
         elif self.style == "scenes":
             thought = f"{seen} I see {asked.statement}. Answer: {said}."
-        elif self.style in LEAD_STYLES:
+        elif self.style == "lead":
             thought = f"{said}: I see {asked.statement}. {seen}"
         else:
             thought = (
@@ -258,15 +242,15 @@ class FrameScriptedTeacher:
         assert self._blind is not None and sample.options
         speed, option = self._blind
         if not at_end:
-            thought = f"Skim. {seen}" if self.style == "decide" else f"{seen} Skim."
             return (
-                f"<think>{thought}</think><memory>{memory}</memory><action>speed({speed}x)</action>"
+                f"<think>{seen} Skim.</think><memory>{memory}</memory>"
+                f"<action>speed({speed}x)</action>"
             )
         letter = OPTION_LETTERS[option]
         said = f"{letter} ({sample.options[option]})"
         thought = (
             f"{said}? A guess at the end of the video. {seen}"
-            if self.style in LEAD_STYLES
+            if self.style == "lead"
             else f"{seen} End of the video. Guess: {said}."
         )
         return (
@@ -287,7 +271,7 @@ class FrameScriptedTeacher:
             if terse
             else f"Nothing in these frames answers the question about {asked.carrier}."
         )
-        opening = f"{nothing} {seen}" if self.style == "decide" else f"{seen} {nothing}"
+        opening = f"{seen} {nothing}"
         rewatch = not self.steady_speed  # a steady pace never looks back
         if rewatch and first <= target <= last and last > first:
             again = (
