@@ -13,7 +13,6 @@ from video_env.backends.base import FrameBatch
 from video_env.envs.rules_record import PromptLayout
 from video_env.errors import ConfigError
 from video_env.pixel.data import READ_CATEGORIES, split_videos
-from video_env.pixel.vlm_data import head_noun
 from video_env.synth.suites import load_suite
 from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
