@@ -37,6 +37,7 @@ from policies.training.trl_env import (
     tool_dataset_rows,
 )
 from policies.training.turn_inputs import conversation_from_messages
+from video_env._optional import require
 from video_env.actions.types import SpeedAction
 from video_env.backends.base import VisionMessage
 from video_env.backends.hf_generation import encode, prepare_conversations
@@ -82,11 +83,12 @@ def count_contexts(
     tools = PacingToolEnv({}, rules=rules)
     schemas = [tools.speed, tools.rewatch, tools.answer]
     chat = list(tool_dataset_rows([sample], rules)[0]["prompt"])
-    messages: list[VisionMessage] | None = episode.reset()
+    first = episode.reset()
     chat[-1] = {
         "role": "user",
-        "content": [{"type": "text", "text": chat[-1]["content"]}, *tool_content(messages)],
+        "content": [{"type": "text", "text": chat[-1]["content"]}, *tool_content(first)],
     }
+    messages: list[VisionMessage] | None = first
     think_act, trl = [], []
     while messages is not None:
         think_act.append(_think_act_tokens(processor, messages))
@@ -158,13 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--speeds", default="1,2,4", help="comma-separated speeds")
     parser.add_argument("--block", action="store_true", help=f"write the {BLOCK} block")
     args = parser.parse_args(argv)
-    from transformers import AutoConfig, AutoProcessor
-
+    transformers = require("transformers", "models", "the TRL context study")
     start = time.monotonic()
     processor = tool_chat_processor(
-        AutoProcessor.from_pretrained(args.model, local_files_only=True)
+        transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     )
-    config = AutoConfig.from_pretrained(args.model, local_files_only=True)
+    config = transformers.AutoConfig.from_pretrained(args.model, local_files_only=True)
     limit = int(getattr(config, "text_config", config).max_position_embeddings)
     rules = RULES[args.rules]()
     samples = split_samples(args.split, args.videos)[: args.questions]
