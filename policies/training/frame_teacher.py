@@ -10,7 +10,8 @@ shows (its caption statement, e.g. "a red umbrella"), read off the world the fra
 rendered from. Its answer window spans the frames that showed the evidence. So a student
 trained on its turns learns to describe frames, to note what it saw, and to answer from
 what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
-the student can only learn its average (docs/training.md).
+the student can only learn its average (docs/training.md). With ``steady_speed`` the
+pacing is not privileged: one speed every turn until a frame shows the needle.
 
 With ``guess_share`` > 0 (``scenes`` or ``lead`` style) a share of the multiple-choice questions
 is played *blind*, as a student that cannot spot the needle plays them: the teacher skims
@@ -271,7 +272,6 @@ class FrameScriptedTeacher:
             if terse
             else f"Nothing in these frames answers the question about {asked.carrier}."
         )
-        opening = f"{seen} {nothing}"
         rewatch = not self.steady_speed  # a steady pace never looks back
         if rewatch and first <= target <= last and last > first:
             again = (
@@ -279,16 +279,16 @@ class FrameScriptedTeacher:
                 if terse
                 else f"The frames went by fast, so I look at chunk {target} again at full speed."
             )
-            return f"{opening} {again}", f"rewatch({target})"
+            return f"{seen} {nothing} {again}", f"rewatch({target})"
         if last >= len(chunks):  # the evidence went by unseen: the episode will be rejected
-            return opening, f'answer("{NOT_VISIBLE}", [0, 0])'
+            return f"{seen} {nothing}", f'answer("{NOT_VISIBLE}", [0, 0])'
         ahead = target - last
         speed = self.steady_speed or (4 if ahead > 4 else 2 if ahead > 2 else 1)
         if terse:
             pace = "Skim." if speed > 1 else "Closer."
         else:
             pace = "I skim on." if speed > 1 else "I watch the next chunk closely."
-        return f"{opening} {pace}", f"speed({speed}x)"
+        return f"{seen} {nothing} {pace}", f"speed({speed}x)"
 
 
 def describe(video: SynthVideo, times: Sequence[float], style: TeacherStyle = "timestamps") -> str:
