@@ -60,6 +60,8 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     common = ["--suite", "synth-tiny", "--limit", "1", "--rules", "cpu-smoke"]
     assert main(["train", "distill", "--teacher", "scripted-ground-truth", "--out", data,
                  "--end-note", "last", "--question-first", *common]) == 0  # fmt: skip
+    run = json.loads((tmp_path / "data" / "distill.json").read_text())
+    assert run["command"].startswith("video-env") and run["seconds"] >= 0  # how it was made
     base = tiny_qwen2_5_vl(tmp_path / "base", init_range=0.02)
     (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))  # a pixel VLM
     assert main(["train", "sft", "--model", str(base), "--data", f"{data}/turns.jsonl",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from video_env.envs.rules_record import (
     trained_rules,
 )
 from video_env.errors import ConfigError
+from video_env.run_record import command_line
 from video_env.types import VideoQA
 
 SCRIPTED_TEACHER = "scripted-ground-truth"
@@ -145,7 +148,10 @@ def _distill(args: argparse.Namespace) -> int:
         )
     rules = config.rules or PacingRules()
     teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share, args.steady_speed)
+    start = time.monotonic()
     stats = distill(teacher, samples, args.out, config)
+    record = {"command": command_line(), "seconds": round(time.monotonic() - start, 1)}
+    (Path(args.out) / "distill.json").write_text(json.dumps(record, indent=2), "utf-8")
     print(stats.summary())
     print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
     return 0
