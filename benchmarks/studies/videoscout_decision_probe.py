@@ -94,7 +94,7 @@ def decision_turns(path: str | Path) -> list[DecisionTurn]:
         options = _OPTIONS.search(texts)
         if options is None or not reply.startswith("<think>") or len(reply) < 8:
             continue  # an open question, or no thought
-        letters = "".join(line[0] for line in options.group(1).strip().splitlines())
+        letters = "".join(option[0] for option in options.group(1).strip().splitlines())
         first = reply[len("<think>")]
         if _SIGHTED.match(reply):
             kind = "in view"
