@@ -1,4 +1,4 @@
-"""``video-env train distill | sft | rl | trl``: the VideoScout training pipeline's commands."""
+"""``video-env train distill | tool-chats | sft | rl | trl``: VideoScout's training commands."""
 
 from __future__ import annotations
 
@@ -155,6 +155,50 @@ def _distill(args: argparse.Namespace) -> int:
     print(stats.summary())
     print(f"dataset: {args.out}/turns.jsonl; trajectories: {args.out}/trajectories.jsonl")
     return 0
+
+
+def _tool_chats(args: argparse.Namespace) -> int:
+    from policies.training.tool_chats import write_tool_chats
+
+    folder = Path(args.trajectories).parent  # the distill run's rules and layout
+    recorded = trained_rules(folder)
+    rules = RULES[args.rules]() if args.rules else recorded or RULES["paper"]()
+    layout = trained_layout(folder)
+    result = write_tool_chats(
+        args.trajectories,
+        _samples(args),  # as the teacher played them (its reward is the replay's check)
+        args.out,
+        rules=rules,
+        layout=layout,
+        max_turns=args.max_turns,
+        seed=args.seed,
+    )
+    left = len(result.skipped)
+    print(f"tool chats: {result.chats} written, {left} left out; {result.images} images")
+    print(f"data: {result.path}")
+    if args.model and result.chats:
+        _print_positions(args.model, result.path)
+    for sample_id, why in list(result.skipped.items())[:10]:
+        print(f"  left out {sample_id}: {why}")
+    return 0
+
+
+def _print_positions(model: str, chats: Path) -> None:
+    """How many positions the chats take for ``model``, and how many fit its context."""
+    import statistics
+
+    from policies.training.tool_chats import chat_positions
+    from video_env._optional import require
+
+    transformers = require("transformers", "train", "video-env train tool-chats --model")
+    processor = transformers.AutoProcessor.from_pretrained(model, local_files_only=True)
+    config = transformers.AutoConfig.from_pretrained(model, local_files_only=True)
+    context = getattr(config, "text_config", config).max_position_embeddings
+    positions = chat_positions(chats, processor)
+    fit = sum(1 for p in positions if p <= context)
+    print(f"positions with {model}'s processor: median {statistics.median(positions):,.0f}, "
+          f"largest {max(positions):,}; {fit} of {len(positions)} chats fit its "
+          f"{context:,} positions")  # fmt: skip
 
 
 def _sft(args: argparse.Namespace) -> int:
@@ -347,7 +391,7 @@ def _dataset_args(parser: argparse.ArgumentParser) -> None:
 
 
 def add_training_commands(kinds: Any) -> None:
-    """Add ``distill``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
+    """Add ``distill``, ``tool-chats``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
     distill = kinds.add_parser(
         "distill",
         help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
@@ -461,6 +505,24 @@ def add_training_commands(kinds: Any) -> None:
         help="keep the first N decoder layers of the language model as they are",
     )
     sft.set_defaults(func=_sft)
+
+    chats = kinds.add_parser(
+        "tool-chats",
+        help="distilled episodes -> TRL tool-calling chats (SFT data for the `trl` route)",
+        description="Replay each kept episode of a `train distill` run through the env TRL's "
+        "rollouts call, writing it as one growing tool-calling chat (the thought as text, "
+        "the action and notes as a tool call, the next window as the tool's result). Writes "
+        "tool_chats.jsonl (+ images/); `train sft --data` takes it.",
+    )
+    chats.add_argument(
+        "--trajectories", required=True, help="trajectories.jsonl of `train distill`"
+    )
+    chats.add_argument("--out", required=True, help="output folder")
+    chats.add_argument("--max-turns", type=int, default=32, help="env steps at most")
+    chats.add_argument("--model", help="count each chat's positions with this checkpoint's "
+                       "processor, against its context")  # fmt: skip
+    _dataset_args(chats)
+    chats.set_defaults(func=_tool_chats)
 
     rl = kinds.add_parser(
         "rl",

@@ -7,6 +7,10 @@ inputs and the prompt are masked. The collator feeds a turn's frames as one vide
 policy sees them at inference; TRL's own vision collator also reads the file as is (it
 feeds the frames as separate images), which the tests check.
 
+A ``tool_chats.jsonl`` (``video-env train tool-chats``, :mod:`policies.training.tool_chats`)
+trains the ``train trl`` route's format instead: whole episodes as TRL's tool-calling
+chats, the loss on the assistant turns; the checkpoint keeps the tool chat template.
+
 Defaults are VideoScout's (DESIGN §4): learning rate 1.5e-5, cosine schedule, 5 % warmup,
 batch 16 (per-device batch × gradient accumulation × devices), 3 epochs. LoRA (peft) is
 optional for single-GPU users.
@@ -29,6 +33,13 @@ from policies.training.provenance import (
     keep_pixel_vlm_marker,
 )
 from policies.training.recovery_turns import FAILURES, check_failures, with_recovery_turns
+from policies.training.tool_chats import (
+    ToolChatCollator,
+    is_tool_chats,
+    load_tool_chats,
+    tool_methods,
+)
+from policies.training.trl_env import tool_chat_processor
 from policies.training.turn_inputs import collate_turns, conversation_from_row
 from video_env._optional import require
 from video_env.envs.rules_record import (
@@ -218,8 +229,18 @@ def train_sft(
     (Path(out) / RULES_FILE).unlink(missing_ok=True)  # never an earlier run's record
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
-    dataset = load_turns(
-        turns, cfg.option_orders, cfg.recovery_turns, cfg.seed, cfg.recovery_failures
+    chats = is_tool_chats(turns)
+    if chats and (cfg.option_orders > 1 or cfg.recovery_turns or cfg.binding):
+        raise ConfigError(
+            "option orders, recovery turns and binding targets are settings of Think-Act "
+            f"turns, not of tool chats ({turns})"
+        )
+    dataset = (
+        load_tool_chats(turns)
+        if chats
+        else load_turns(
+            turns, cfg.option_orders, cfg.recovery_turns, cfg.seed, cfg.recovery_failures
+        )
     )
     evidence = AnswerEvidence() if cfg.binding else None
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
@@ -272,7 +293,11 @@ def train_sft(
         args=args,
         train_dataset=dataset,
         processing_class=processor,
-        data_collator=TurnCollator(processor, evidence),
+        data_collator=(
+            ToolChatCollator(processor, tool_methods(), _positions(model))
+            if chats
+            else TurnCollator(processor, evidence)
+        ),
         peft_config=_lora(cfg),
     )
     trainer.train()
@@ -280,6 +305,8 @@ def train_sft(
     if cfg.lora_rank:
         trained = trained.merge_and_unload()
     trained.save_pretrained(str(out))
+    if chats:  # the tool format it learned, for `train trl` and its rollouts
+        tool_chat_processor(processor)
     processor.save_pretrained(str(out))
     logged = [e for e in trainer.state.log_history if "loss" in e]
     losses = [float(e["loss"]) for e in logged]
@@ -312,6 +339,12 @@ def train_sft(
         {k: v for k, v in record.items() if k not in ("losses", "grad_norms")},
     )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
+
+
+def _positions(model: Any) -> int | None:
+    """The model's context in positions (its text config's ``max_position_embeddings``)."""
+    config = getattr(model.config, "text_config", model.config)
+    return getattr(config, "max_position_embeddings", None)
 
 
 def _lora(cfg: SFTSettings) -> Any:
