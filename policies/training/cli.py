@@ -190,7 +190,7 @@ def _print_positions(model: str, chats: Path) -> None:
     from policies.training.tool_chats import chat_positions
     from video_env._optional import require
 
-    transformers = require("transformers", "train", "video-env train tool-chats --model")
+    transformers = require("transformers", "models", "video-env train tool-chats --model")
     processor = transformers.AutoProcessor.from_pretrained(model, local_files_only=True)
     config = transformers.AutoConfig.from_pretrained(model, local_files_only=True)
     context = getattr(config, "text_config", config).max_position_embeddings
@@ -436,7 +436,11 @@ def add_training_commands(kinds: Any) -> None:
         "only. Defaults are VideoScout's: lr 1.5e-5, cosine, 5%% warm-up, batch 16, 3 epochs.",
     )
     sft.add_argument("--model", required=True, help="checkpoint folder or hub id")
-    sft.add_argument("--data", required=True, help="turns.jsonl from `train distill`")
+    sft.add_argument(
+        "--data",
+        required=True,
+        help="turns.jsonl from `train distill`, or tool_chats.jsonl from `train tool-chats`",
+    )
     sft.add_argument("--out", required=True, help="output folder (the fine-tuned checkpoint)")
     sft.add_argument("--lr", type=float, default=1.5e-5)
     sft.add_argument("--epochs", type=float, default=3.0)
