@@ -91,13 +91,14 @@ def test_each_reply_becomes_a_tool_call_and_each_window_a_tool_result(
         images = [p["image"] for p in first_window if p["type"] == "image"]
         assert len(images) == SMOKE.speeds[1].frames
         assert all((chats.parent / name).is_file() for name in images)
-        assert "over" in messages[-2]["content"][0]["text"]  # the answer's result
+        assert "over" in messages[-2]["content"]  # the answer's result, a string as TRL's
 
 
 def test_an_episode_that_does_not_replay_is_left_out(distilled: Path, tmp_path: Path) -> None:
     rows = _rows(distilled)
     rows[0]["reward"] += 0.5
     rows[1]["replies"] = rows[1]["replies"][:-1]  # never answers
+    rows[2]["replies"] = ["<think>x</think><memory>y</memory><action>speed(3x)</action>"]
     changed = tmp_path / "trajectories.jsonl"
     changed.write_text("".join(json.dumps(r) + "\n" for r in rows))
     samples = load_suite("synth-tiny", limit=3)
@@ -106,7 +107,8 @@ def test_an_episode_that_does_not_replay_is_left_out(distilled: Path, tmp_path: 
     assert "did not end" in result.skipped[rows[1]["sample_id"]]
     result = write_tool_chats(changed, samples, tmp_path / "chats", rules=SMOKE)
     assert "replayed reward" in result.skipped[rows[0]["sample_id"]]
-    assert result.chats == len(rows) - 2
+    assert "turn 1" in result.skipped[rows[2]["sample_id"]]  # a malformed action
+    assert result.chats == len(rows) - 3
 
 
 def test_the_collator_labels_the_assistant_turns_only(chats: Path, tiny_qwen_dir: str) -> None:

@@ -36,7 +36,7 @@ from video_env.actions.pacing import PacingActionSet, split_think_act
 from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction
 from video_env.envs.pacing_rules import PacingRules
 from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout, save_trained_rules
-from video_env.errors import ConfigError
+from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import VideoQA
 
 __all__ = [
@@ -100,8 +100,8 @@ def tool_chat(
         ``PacingToolEnv.get_reward`` gives it.
 
     Raises:
-        ConfigError: If a reply is not a Think-Act reply with one action, or the episode
-            does not end with the last reply (the replay left the distilled episode).
+        ConfigError: If a reply is not a Think-Act reply with one valid action, or the
+            episode does not end with the last reply (the replay left the distilled one).
     """
     parser = PacingActionSet()
     env = PacingToolEnv(
@@ -116,12 +116,15 @@ def tool_chat(
         if parts is None or env.episode is None or env.episode.done:
             state = "no Think-Act reply" if parts is None else "the episode is over"
             raise ConfigError(f"{sample.id} turn {turn}: {state}")
-        call = tool_call(parser.parse(reply, strict=True))
+        try:
+            call = tool_call(parser.parse(reply, strict=True))
+        except InvalidActionError as exc:
+            raise ConfigError(f"{sample.id} turn {turn}: {exc}") from exc
         function = call["function"]
         result = getattr(env, function["name"])(**function["arguments"])
         thought = (parts.think or "").strip()
         messages.append({"role": "assistant", "content": thought, "tool_calls": [call]})
-        content = result if isinstance(result, list) else [{"type": "text", "text": result}]
+        content = result if isinstance(result, list) else str(result)  # as TRL keeps it
         messages.append({"role": "tool", "name": function["name"], "content": content})
     if env.episode is None or not env.episode.done:
         raise ConfigError(f"{sample.id}: the episode did not end with its last reply")
