@@ -161,12 +161,12 @@ def write_tool_chats(
 ) -> ToolChatsResult:
     """Write each episode of ``trajectories`` (``train distill``'s) as a tool chat.
 
-    ``samples`` as the teacher played them (without the reference chunks its episodes
-    set: the replay's reward must be the distilled one). An episode whose question is not
-    among ``samples``, whose replies do not replay, or
-    whose replayed reward differs from the distilled one is left out and reported. The
-    rules and layout are recorded in ``out`` (``videoscout.json``), as ``train sft`` and
-    the checkpoint after it read them.
+    Pass ``samples`` as the teacher played them, without the reference chunks its
+    episodes set: the replay's reward must be the distilled one. An episode whose question
+    is not among ``samples``, whose replies do not replay, or whose replayed reward
+    differs from the distilled one is left out and reported. The rules and layout are
+    recorded in ``out`` (``videoscout.json``), where ``train sft`` and the checkpoint after
+    it read them.
     """
     by_id = {sample.id: sample for sample in samples}
     folder = Path(out)
