@@ -187,13 +187,13 @@ def _print_positions(model: str, chats: Path) -> None:
     """How many positions the chats take for ``model``, and how many fit its context."""
     import statistics
 
-    from policies.training.tool_chats import chat_positions
+    from policies.training.tool_chats import chat_positions, max_positions
     from video_env._optional import require
 
     transformers = require("transformers", "models", "video-env train tool-chats --model")
     processor = transformers.AutoProcessor.from_pretrained(model, local_files_only=True)
     config = transformers.AutoConfig.from_pretrained(model, local_files_only=True)
-    context = getattr(config, "text_config", config).max_position_embeddings
+    context = max_positions(config) or 0
     positions = chat_positions(chats, processor)
     fit = sum(1 for p in positions if p <= context)
     print(f"positions with {model}'s processor: median {statistics.median(positions):,.0f}, "

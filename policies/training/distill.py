@@ -60,6 +60,7 @@ __all__ = [
     "DistillStats",
     "distill",
     "load_reference_chunks",
+    "read_rows",
     "turn_row",
     "validate",
     "with_reference_chunks",
@@ -259,7 +260,7 @@ def _append(path: Path, rows: Iterable[dict[str, Any]]) -> None:
         os.fsync(f.fileno())
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
+def read_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file; a partial last line (a killed run) is dropped."""
     if not path.exists():
         return []
@@ -274,10 +275,10 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 def _resume(out: Path) -> set[str]:
     """Sample ids already finished; rows of unfinished questions are discarded."""
-    done = {str(r["sample_id"]) for r in _read_rows(out / "questions.jsonl")}
+    done = {str(r["sample_id"]) for r in read_rows(out / "questions.jsonl")}
     for name in ("questions.jsonl", "turns.jsonl", "trajectories.jsonl"):
         path = out / name
-        rows = [r for r in _read_rows(path) if str(r.get("sample_id")) in done]
+        rows = [r for r in read_rows(path) if str(r.get("sample_id")) in done]
         tmp = path.with_suffix(".tmp")
         tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         tmp.replace(path)
@@ -417,7 +418,7 @@ def _trajectory(sample: VideoQA, run: EpisodeRun, tries: int) -> dict[str, Any]:
 
 def load_reference_chunks(path: str | Path) -> dict[str, int]:
     """``sample_id → reference_chunk`` from a ``trajectories.jsonl`` (guessed ones left out)."""
-    rows = _read_rows(Path(path))
+    rows = read_rows(Path(path))
     return {
         str(r["sample_id"]): int(r["reference_chunk"])
         for r in rows

@@ -37,6 +37,7 @@ from policies.training.tool_chats import (
     ToolChatCollator,
     is_tool_chats,
     load_tool_chats,
+    max_positions,
     tool_methods,
 )
 from policies.training.trl_env import tool_chat_processor
@@ -294,7 +295,7 @@ def train_sft(
         train_dataset=dataset,
         processing_class=processor,
         data_collator=(
-            ToolChatCollator(processor, tool_methods(), _positions(model))
+            ToolChatCollator(processor, tool_methods(), max_positions(model.config))
             if chats
             else TurnCollator(processor, evidence)
         ),
@@ -339,12 +340,6 @@ def train_sft(
         {k: v for k, v in record.items() if k not in ("losses", "grad_norms")},
     )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
-
-
-def _positions(model: Any) -> int | None:
-    """The model's context in positions (its text config's ``max_position_embeddings``)."""
-    config = getattr(model.config, "text_config", model.config)
-    return getattr(config, "max_position_embeddings", None)
 
 
 def _lora(cfg: SFTSettings) -> Any:

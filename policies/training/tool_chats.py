@@ -25,11 +25,12 @@ the loss on the assistant turns only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policies.training.distill import read_rows
 from policies.training.trl_env import PacingToolEnv, tool_dataset_rows
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet, split_think_act
@@ -47,6 +48,7 @@ __all__ = [
     "chat_positions",
     "is_tool_chats",
     "load_tool_chats",
+    "max_positions",
     "tool_call",
     "tool_chat",
     "tool_methods",
@@ -113,15 +115,14 @@ def tool_chat(
     messages = [*prompt[:-1], {"role": "user", "content": [{"type": "text", "text": task}, *first]}]
     for turn, reply in enumerate(replies, 1):
         parts = split_think_act(reply)
-        if parts is None or env.episode is None or env.episode.done:
-            state = "no Think-Act reply" if parts is None else "the episode is over"
-            raise ConfigError(f"{sample.id} turn {turn}: {state}")
+        if parts is None:
+            raise ConfigError(f"{sample.id} turn {turn}: no Think-Act reply")
         try:
             call = tool_call(parser.parse(reply, strict=True))
         except InvalidActionError as exc:
             raise ConfigError(f"{sample.id} turn {turn}: {exc}") from exc
         function = call["function"]
-        result = getattr(env, function["name"])(**function["arguments"])
+        result = getattr(env, function["name"])(**function["arguments"])  # raises if over
         thought = (parts.think or "").strip()
         messages.append({"role": "assistant", "content": thought, "tool_calls": [call]})
         content = result if isinstance(result, list) else str(result)  # as TRL keeps it
@@ -168,12 +169,14 @@ def write_tool_chats(
     recorded in ``out`` (``videoscout.json``), where ``train sft`` and the checkpoint after
     it read them.
     """
+    if not Path(trajectories).is_file():
+        raise ConfigError(f"no trajectories file at {trajectories}")
     by_id = {sample.id: sample for sample in samples}
     folder = Path(out)
     (folder / "images").mkdir(parents=True, exist_ok=True)
     result = ToolChatsResult(folder / CHATS_FILE)
     with result.path.open("w", encoding="utf-8") as sink:
-        for row in _rows(Path(trajectories)):
+        for row in read_rows(Path(trajectories)):
             sample_id = str(row["sample_id"])
             if sample_id not in by_id:
                 result.skipped[sample_id] = "not among the given questions"
@@ -203,13 +206,6 @@ def write_tool_chats(
     return result
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as source:
-        for line in source:
-            if line.strip():
-                yield json.loads(line)
-
-
 def _save_images(messages: list[dict[str, Any]], folder: Path, stem: str) -> int:
     """Save each image part to ``images/`` and put its relative path in its place."""
     saved = 0
@@ -226,9 +222,9 @@ def _save_images(messages: list[dict[str, Any]], folder: Path, stem: str) -> int
 
 def is_tool_chats(path: str | Path) -> bool:
     """Whether ``path`` is a :func:`write_tool_chats` file (its rows hold ``messages``)."""
-    for row in _rows(Path(path)):
-        return "messages" in row
-    return False
+    with Path(path).open(encoding="utf-8") as source:
+        first = source.readline()
+    return bool(first.strip()) and "messages" in json.loads(first)
 
 
 def load_tool_chats(path: str | Path) -> Any:
@@ -239,7 +235,7 @@ def load_tool_chats(path: str | Path) -> Any:
     """
     datasets = require("datasets", "train", _PURPOSE)
     folder = str(Path(path).resolve().parent)
-    rows = [{"chat": json.dumps(row), "folder": folder} for row in _rows(Path(path))]
+    rows = [{"chat": json.dumps(row), "folder": folder} for row in read_rows(Path(path))]
     if not rows:
         raise ConfigError(f"{path} holds no chats")
     return datasets.Dataset.from_list(rows)
@@ -321,6 +317,11 @@ def _with_images(messages: list[dict[str, Any]], folder: Path, image: Any) -> li
             ]
         opened.append({**message, "content": content})
     return opened
+
+
+def max_positions(config: Any) -> int | None:
+    """A model config's context in positions (its text config's, for a VLM)."""
+    return getattr(getattr(config, "text_config", config), "max_position_embeddings", None)
 
 
 def tool_methods() -> list[Any]:
