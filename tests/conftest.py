@@ -8,11 +8,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from video_env.backends.llm.base import Completion, Message
 from video_env.metrics.cost import Cost
 from video_env.video import write_video
 from video_env.video.testing import coded_frames
+
+# Property tests check behaviour, not speed: on a shared 2-core machine one example can
+# take longer than Hypothesis's default 200 ms deadline (a flaky failure, seen in CI).
+settings.register_profile("video-env", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("video-env")
 
 CODED_FRAMES = 300
 CODED_FPS = 30.0
