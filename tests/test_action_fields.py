@@ -125,7 +125,7 @@ CASES = [(action, kind) for action, kinds in ENVS_FOR.items() for kind in kinds]
 
 
 @pytest.mark.parametrize(("action_type", "kind"), CASES)
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=120, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_action_fields_never_escape_step(action_type: str, kind: str, data: Any) -> None:
     args = data.draw(FIELDS[action_type])
@@ -154,7 +154,7 @@ def space_dict(kind: str, data: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", sorted(ENV_CLASSES))
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_dict_actions_never_escape_step(kind: str, data: Any) -> None:
     step_survives(env_for(kind), space_dict(kind, data))

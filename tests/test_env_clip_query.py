@@ -324,7 +324,7 @@ def test_determinism_same_seed_same_trajectory() -> None:
     assert rollout(5) == rollout(5)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 10_000), st.lists(st.integers(0, 2**31 - 1), min_size=20, max_size=40))
 def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> None:
     env = ClipQueryEnv("synth-tiny", perception=perception(), max_frames=12, max_invalid_actions=4)

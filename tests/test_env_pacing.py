@@ -304,7 +304,7 @@ def test_vector_envs() -> None:
     async_env.close()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(0, 10_000), st.lists(st.integers(0, 2**31 - 1), min_size=30, max_size=60))
 def test_fuzz_random_structured_actions(seed: int, action_seeds: list[int]) -> None:
     env = PacingEnv("synth-tiny", max_invalid_actions=5)

@@ -379,7 +379,7 @@ _ACTION = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(0, 2**16), actions=st.lists(_ACTION, min_size=10, max_size=20))
 def test_fuzz_actions_never_crash_or_overspend(seed: int, actions: list[Any]) -> None:
     env = ZoomEnv("synth-tiny", budget=6, max_windows_per_step=3)

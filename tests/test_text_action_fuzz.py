@@ -1,7 +1,7 @@
 """Random and malformed LLM text through TextActions: never a crash, invariants hold."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from video_env.backends import LexicalEmbedder
@@ -53,7 +53,7 @@ ENVS = {
 
 
 @pytest.mark.parametrize("kind", sorted(ENVS))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(data=st.data())
 def test_text_fuzz(kind: str, data: st.DataObject) -> None:
     env = TextActions(ENVS[kind]())
