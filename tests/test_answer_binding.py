@@ -113,6 +113,49 @@ def test_targets_read_the_letter_after_the_thoughts_opening(turns: Path) -> None
         assert {ids[p] for p in t.evidence} <= visual
 
 
+def test_open_answers_get_evidence_only_when_bound_and_right_with_the_fact_in_view(
+    turns: Path,
+) -> None:
+    rows = _rows(turns)
+    bound = AnswerEvidence(open_answers=True)
+    found = {i: bound.row(row, i) for i, row in enumerate(rows)}
+    opened = {i: e for i, e in found.items() if e is not None and e.answer is None}
+    assert opened, "the lead teacher answers some open questions on sight"
+    for i, e in opened.items():
+        reply = rows[i]["completion"][-1]["content"]
+        assert rows[i]["sample_id"].endswith("/open")
+        assert reply.startswith(THOUGHT_OPENING) and "?" not in reply.split(":")[0]
+        assert any((grid == e.label).any() for grid in e.grids)
+    mcq = {i for i, e in found.items() if e is not None and e.answer is not None}
+    assert mcq == {i for i, row in enumerate(rows) if AnswerEvidence().row(row, i)}
+    assert not set(opened) & mcq
+
+
+def test_open_targets_read_the_fact_words_first_token_after_the_thoughts_opening(
+    turns: Path,
+) -> None:
+    from policies.training.turn_inputs import collate_turns, conversation_from_row
+    from video_env.pixel import PIXEL_VLM_DIR
+    from video_env.pixel.vlm_binding import binding_targets
+
+    transformers = pytest.importorskip("transformers")
+    processor = transformers.AutoProcessor.from_pretrained(str(PIXEL_VLM_DIR))
+    config = transformers.AutoConfig.from_pretrained(str(PIXEL_VLM_DIR))
+    bound = AnswerEvidence(open_answers=True)
+    rows = [r for r in _rows(turns) if r["sample_id"].endswith("/open") and bound.row(r, 0)]
+    rows = rows[:3]
+    batch = collate_turns(processor, [conversation_from_row(r) for r in rows])
+    targets = binding_targets(
+        processor.tokenizer, config, batch["input_ids"], batch["labels"], bound.rows(rows)
+    )
+    assert len(targets) == len(rows) and not any(t.is_mcq for t in targets)
+    for t, row in zip(targets, rows, strict=True):
+        ids = batch["input_ids"][t.row].tolist()
+        word = row["completion"][-1]["content"][len(THOUGHT_OPENING) :].split(":")[0]
+        assert ids[t.reply + 1] == t.reads
+        assert word.startswith(processor.tokenizer.decode([t.reads]))
+
+
 def test_the_binding_term_joins_the_loss_with_its_weight_and_the_checkpoint_stays_plain(
     turns: Path, tmp_path: Path
 ) -> None:
@@ -161,6 +204,8 @@ def test_binding_weight_must_not_be_negative() -> None:
         SFTSettings(binding=-1.0)
     with pytest.raises(ConfigError, match="needs binding > 0"):  # a flag that would do nothing
         SFTSettings(binding_letters=False)
+    with pytest.raises(ConfigError, match="needs binding > 0"):
+        SFTSettings(binding_open=True)
 
 
 def test_the_circuit_probe_finds_the_pixel_vlms_word_letters_at_a_lead_answer(turns: Path) -> None:

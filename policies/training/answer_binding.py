@@ -13,8 +13,12 @@ before the thought's letter.
 A turn gets targets when its reply opens with a letter that is right (a guess is left
 out), its question is about a needle the pixel VLM is taught to read, and its frames show
 that needle's fact (token labels from the renderer's needle boxes, as the pixel VLM's
-own training data). The labels come from the synthetic world and shape training only:
-the policy sees frames and text, and the checkpoint is a plain Qwen2.5-VL.
+own training data). With open answers bound too (``train sft --binding-open``), an open
+question's answer turn whose thought opens with the right fact word, ``<think>violin: …``,
+gets the last hop's targets, as the pixel VLM's own open answers did: the position before
+the word attends to the evidence, whose tokens name the word's first token. The labels
+come from the synthetic world and shape training only: the policy sees frames and text,
+and the checkpoint is a plain Qwen2.5-VL.
 """
 
 from __future__ import annotations
@@ -40,18 +44,23 @@ __all__ = ["THOUGHT_OPENING", "AnswerEvidence", "binding_trainer"]
 #: What a lead-style answer's reply writes before its letter.
 THOUGHT_OPENING = "<think>"
 _LEAD_ANSWER = re.compile(re.escape(THOUGHT_OPENING) + r"([A-Z]) \(([^)]*)\):")
+_OPEN_ANSWER = re.compile(re.escape(THOUGHT_OPENING) + r"([^:?<\n]+):")
 _VIDEO_ID = re.compile(r"^pixel-(train|calib|test)-(\d+)$")
 
 
 class AnswerEvidence:
-    """Which turns of a ``turns.jsonl`` are sighted MCQ answers, with their token labels.
+    """Which turns of a ``turns.jsonl`` are sighted answers, with their token labels.
 
     Videos are rebuilt from their ids (``pixel-SPLIT-I``) once and kept, and so is each
     turn's evidence (by its id and reply: a turn's labels are found once, not every
     epoch); a turn of any other world has no evidence (``None``).
+
+    Args:
+        open_answers: Whether sighted open answers get evidence too (else MCQs alone).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, open_answers: bool = False) -> None:
+        self.open_answers = open_answers
         self._videos: dict[str, SynthVideo | None] = {}
         self._found: dict[tuple[str, str], EvidenceRow | None] = {}
 
@@ -69,22 +78,23 @@ class AnswerEvidence:
         """The evidence of ``turn`` (whose reply is ``reply``) as row 0, or ``None``."""
         from video_env.pixel.vlm_data import fact_index, readable, token_labels
 
-        opening = _LEAD_ANSWER.match(reply)
         video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
         needle_id, _, form = rest.partition("/")
-        if opening is None or form != "mcq":
-            return None
-        video = self._video(video_id)
-        if video is None:
+        opening = self._opening(form, reply)
+        video = self._video(video_id) if opening is not None else None
+        if video is None or opening is None:
             return None
         needle = next((n for n in video.needles if n.id == needle_id), None)
         if needle is None or not readable(needle):
             return None
-        letter = opening.group(1)
-        options = prompt_options(turn)
-        answer = OPTION_LETTERS.index(letter)
-        if answer >= len(options) or options[answer] != needle.fact:
-            return None  # a wrong guess: nothing in view names its letter
+        answer = None
+        if form == "mcq":
+            answer = OPTION_LETTERS.index(opening.group(1))
+            options = prompt_options(turn)
+            if answer >= len(options) or options[answer] != needle.fact:
+                return None  # a wrong guess: nothing in view names its letter
+        elif opening.group(1) != needle.fact:
+            return None  # a wrong open answer
         sizes = _frame_sizes(turn["images"])
         times = [float(t) for t in turn["frame_times"]]
         facts = [token_labels(video, t, s, s)[1] for t, s in zip(times, sizes, strict=True)]
@@ -92,6 +102,12 @@ class AnswerEvidence:
         if not any((grid == label).any() for grid in facts):
             return None  # a guess that happens to be right, the fact out of view
         return EvidenceRow(0, facts, label, answer, prefix=THOUGHT_OPENING)
+
+    def _opening(self, form: str, reply: str) -> re.Match[str] | None:
+        """The answer ``reply`` opens its thought with, for a question of ``form``."""
+        if form == "mcq":
+            return _LEAD_ANSWER.match(reply)
+        return _OPEN_ANSWER.match(reply) if form == "open" and self.open_answers else None
 
     def rows(self, turns: Sequence[dict[str, Any]]) -> list[EvidenceRow]:
         """The evidence rows of a batch's turns (those that have one)."""

@@ -220,6 +220,7 @@ def _sft(args: argparse.Namespace) -> int:
         option_orders=args.option_orders,
         binding=args.binding,
         binding_letters=not args.binding_attention_only,
+        binding_open=args.binding_open,
         freeze_layers=args.freeze_layers,
         recovery_turns=args.recovery_turns,
         recovery_failures=tuple(f.strip() for f in args.recovery_failures.split(",") if f.strip()),
@@ -494,6 +495,12 @@ def add_training_commands(kinds: Any) -> None:
         help="weight of binding targets on the pixel-real world's sighted MCQ answer turns: "
         "the letter their thought opens with is pointed at the frames that show it "
         "(0: the reply's loss alone, as the paper)",
+    )
+    sft.add_argument(
+        "--binding-open",
+        action="store_true",
+        help="bind sighted open answer turns too: the fact word their thought opens with "
+        "is read off the frames that show it (default: MCQ answer turns alone)",
     )
     sft.add_argument(
         "--binding-attention-only",

@@ -90,6 +90,8 @@ class SFTSettings:
         binding: Weight of the binding targets on the pixel-real world's sighted MCQ
             answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
             alone, as the paper).
+        binding_open: Whether sighted open answer turns get binding targets too (the
+            last hop: the thought's first word read off the evidence), not MCQs alone.
         binding_letters: Whether the binding targets include the letters read at the
             hops through the model's output layer (False: their attention targets
             alone, which leave the output layer to the reply).
@@ -120,6 +122,7 @@ class SFTSettings:
     option_orders: int = 1
     binding: float = 0.0
     binding_letters: bool = True
+    binding_open: bool = False
     freeze_layers: int = 0
     recovery_turns: float = 0.0
     recovery_failures: tuple[str, ...] = FAILURES
@@ -134,6 +137,8 @@ class SFTSettings:
             raise ConfigError(f"binding must be at least 0, got {self.binding}")
         if not self.binding_letters and not self.binding:
             raise ConfigError("binding_letters=False (attention-only targets) needs binding > 0")
+        if self.binding_open and not self.binding:
+            raise ConfigError("binding_open=True (open answers bound too) needs binding > 0")
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be at least 0, got {self.freeze_layers}")
         if self.lora_rank and (self.binding or self.freeze_layers):
@@ -243,7 +248,7 @@ def train_sft(
             turns, cfg.option_orders, cfg.recovery_turns, cfg.seed, cfg.recovery_failures
         )
     )
-    evidence = AnswerEvidence() if cfg.binding else None
+    evidence = AnswerEvidence(open_answers=cfg.binding_open) if cfg.binding else None
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
     if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):
         raise ConfigError(
