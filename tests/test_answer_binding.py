@@ -219,6 +219,25 @@ def test_the_circuit_probe_finds_the_pixel_vlms_word_letters_at_a_lead_answer(tu
     assert min(found["words name letters"]) >= 0.75  # the binding's first hop, as trained
 
 
+def test_the_open_circuit_probe_finds_the_pixel_vlms_last_hop_at_an_open_answer(
+    turns: Path,
+) -> None:
+    from benchmarks.studies.videoscout_circuit_probe import (
+        OPEN_MEASURES,
+        open_circuit,
+        sighted_turns,
+    )
+    from video_env.pixel import PIXEL_VLM_DIR
+
+    rows = sighted_turns(turns, open_answers=True)[:2]
+    assert rows and all(r["sample_id"].endswith("/open") for r in rows)
+    assert not {r["id"] for r in rows} & {r["id"] for r in sighted_turns(turns)}
+    found = open_circuit(str(PIXEL_VLM_DIR), rows)
+    assert set(found) == set(OPEN_MEASURES) and all(len(v) == len(rows) for v in found.values())
+    assert all(0.0 <= x <= 1.0 + 1e-6 for v in found.values() for x in v)
+    assert all(x in (0.0, 1.0) for x in found["word"])  # one greedy token per turn
+
+
 def test_the_binding_term_moves_the_weights(turns: Path, tmp_path: Path) -> None:
     from safetensors.torch import load_file
 
