@@ -252,8 +252,9 @@ def train_sft(
     bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
     if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):
         raise ConfigError(
-            f"binding needs the pixel VLM (its circuit) and sighted MCQ answer turns of the "
-            f"pixel-real world's lead teacher, the question first (train distill --teacher "
+            f"binding needs the pixel VLM (its circuit) and sighted MCQ (with binding_open, "
+            f"or open) answer turns of the pixel-real world's lead teacher, the question "
+            f"first (train distill --teacher "
             f"scripted-frames:lead --question-first --split ...): {model_path}, {turns} "
             f"({bound_rows} such turns)"
         )
