@@ -142,8 +142,8 @@ def test_open_targets_read_the_fact_words_first_token_after_the_thoughts_opening
     processor = transformers.AutoProcessor.from_pretrained(str(PIXEL_VLM_DIR))
     config = transformers.AutoConfig.from_pretrained(str(PIXEL_VLM_DIR))
     bound = AnswerEvidence(open_answers=True)
-    rows = [r for r in _rows(turns) if r["sample_id"].endswith("/open") and bound.row(r, 0)]
-    rows = rows[:3]
+    opened = (r for r in _rows(turns) if r["sample_id"].endswith("/open") and bound.row(r, 0))
+    rows = list(opened)[:3]
     batch = collate_turns(processor, [conversation_from_row(r) for r in rows])
     targets = binding_targets(
         processor.tokenizer, config, batch["input_ids"], batch["labels"], bound.rows(rows)

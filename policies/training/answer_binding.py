@@ -81,8 +81,10 @@ class AnswerEvidence:
         video_id, _, rest = str(turn.get("sample_id", "")).partition("/")
         needle_id, _, form = rest.partition("/")
         opening = self._opening(form, reply)
-        video = self._video(video_id) if opening is not None else None
-        if video is None or opening is None:
+        if opening is None:
+            return None
+        video = self._video(video_id)
+        if video is None:
             return None
         needle = next((n for n in video.needles if n.id == needle_id), None)
         if needle is None or not readable(needle):
