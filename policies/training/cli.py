@@ -218,6 +218,7 @@ def _sft(args: argparse.Namespace) -> int:
         progress_bar=not args.quiet,
         freeze_vision=args.freeze_vision,
         option_orders=args.option_orders,
+        open_answer_repeats=args.open_answer_repeats,
         binding=args.binding,
         binding_letters=not args.binding_attention_only,
         binding_open=args.binding_open,
@@ -471,6 +472,14 @@ def add_training_commands(kinds: Any) -> None:
         metavar="N",
         help="each MCQ answer turn in N orders of its options, its letters rewritten "
         "(1: as distilled)",
+    )
+    sft.add_argument(
+        "--open-answer-repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="each open answer turn shown N times, to weigh open answers against MCQ "
+        "answers in several option orders (1: once)",
     )
     sft.add_argument(
         "--recovery-turns",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from policies.training.answer_binding import AnswerEvidence, binding_trainer
+from policies.training.open_answer_repeats import with_open_answer_repeats
 from policies.training.option_orders import with_option_orders
 from policies.training.provenance import (
     freeze_language_layers,
@@ -87,6 +88,9 @@ class SFTSettings:
             on a few hundred turns keeps what its tower learned to see.
         option_orders: Train on each MCQ answer turn in this many orders of its options
             (:mod:`~policies.training.option_orders`; 1: the turns as distilled).
+        open_answer_repeats: Train on each open answer turn this many times
+            (:mod:`~policies.training.open_answer_repeats`; 1: once), to weigh the open
+            answers against the MCQ answers shown in several option orders.
         binding: Weight of the binding targets on the pixel-real world's sighted MCQ
             answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
             alone, as the paper).
@@ -120,6 +124,7 @@ class SFTSettings:
     progress_bar: bool = True
     freeze_vision: bool = False
     option_orders: int = 1
+    open_answer_repeats: int = 1
     binding: float = 0.0
     binding_letters: bool = True
     binding_open: bool = False
@@ -133,6 +138,10 @@ class SFTSettings:
             raise ConfigError(f"recovery_turns must be in [0, 1], got {self.recovery_turns}")
         if self.option_orders < 1:
             raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
+        if self.open_answer_repeats < 1:
+            raise ConfigError(
+                f"open_answer_repeats must be at least 1, got {self.open_answer_repeats}"
+            )
         if self.binding < 0:
             raise ConfigError(f"binding must be at least 0, got {self.binding}")
         if not self.binding_letters and not self.binding:
@@ -196,20 +205,24 @@ def load_turns(
     recovery_turns: float = 0.0,
     seed: int = 0,
     recovery_failures: tuple[str, ...] = FAILURES,
+    open_answer_repeats: int = 1,
 ) -> Any:
     """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes).
 
     With ``option_orders`` > 1 each MCQ answer turn also comes in rotations of its
     options (:func:`~policies.training.option_orders.with_option_orders`); with
+    ``open_answer_repeats`` > 1 each open answer turn comes that many times
+    (:func:`~policies.training.open_answer_repeats.with_open_answer_repeats`); with
     ``recovery_turns`` > 0 that share of the turns (rotations included) also comes as
     after a failed reply (:func:`~policies.training.recovery_turns.with_recovery_turns`,
     chosen with ``seed`` among ``recovery_failures``).
     """
     datasets = require("datasets", "train", _PURPOSE)
     dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-    if option_orders == 1 and not recovery_turns:
+    if option_orders == 1 and open_answer_repeats == 1 and not recovery_turns:
         return dataset
     rows = with_option_orders(dataset.to_list(), option_orders)
+    rows = with_open_answer_repeats(rows, open_answer_repeats)
     rows = with_recovery_turns(rows, recovery_turns, seed, recovery_failures)
     return datasets.Dataset.from_list(rows, features=dataset.features)  # the file's types
 
@@ -236,16 +249,24 @@ def train_sft(
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     chats = is_tool_chats(turns)
-    if chats and (cfg.option_orders > 1 or cfg.recovery_turns or cfg.binding):
+    if chats and (
+        cfg.option_orders > 1 or cfg.open_answer_repeats > 1 or cfg.recovery_turns or cfg.binding
+    ):
         raise ConfigError(
-            "option orders, recovery turns and binding targets are settings of Think-Act "
+            "option orders, open answer repeats, recovery turns and binding targets are "
+            "settings of Think-Act "
             f"turns, not of tool chats ({turns})"
         )
     dataset = (
         load_tool_chats(turns)
         if chats
         else load_turns(
-            turns, cfg.option_orders, cfg.recovery_turns, cfg.seed, cfg.recovery_failures
+            turns,
+            cfg.option_orders,
+            cfg.recovery_turns,
+            cfg.seed,
+            cfg.recovery_failures,
+            cfg.open_answer_repeats,
         )
     )
     evidence = AnswerEvidence(open_answers=cfg.binding_open) if cfg.binding else None
