@@ -111,7 +111,11 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
     assert "right answers by question form (mcq 0/1, open 1/1)" in line
     assert "actions written (answer 2, speed(1x) 3)" in line
     assert "replies after a malformed one 0, valid 0;" in line  # the slip was the last reply
-    assert line.endswith("answer windows in order 0, reversed 1.")
+    assert "answer windows in order 0, reversed 1;" in line
+    assert line.endswith("open-question answer calls: letter 1, word 0, neither 0.")
+    rows[1]["replies"] = [answer.replace('"B"', '"violin"'), answer.replace('"B")', '"vi, [2')]
+    line = format_profile(rows, "m", "+ SFT")
+    assert line.endswith("open-question answer calls: letter 0, word 1, neither 1.")
     rows[0]["replies"] = [backwards, backwards, good]
     assert "replies after a malformed one 2, valid 1;" in format_profile(rows, "m", "+ SFT")
 

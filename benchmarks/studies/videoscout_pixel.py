@@ -328,6 +328,10 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
 
 
 #: A reply's action call after its notes: the name, and a speed's factor.
+#: An answer call's opening, and its text as an option letter or as a word.
+_ANSWER_OPENING = re.compile(r"answer\(")
+_LETTER_ANSWER = re.compile(r'answer\(\s*"[A-Z]"')
+_WORD_ANSWER = re.compile(r'answer\(\s*"[a-z][a-z \'-]*"')
 _ACTION_CALL = re.compile(r"</memory>\s*<action>\s*(speed|rewatch|answer)\s*\(\s*(\d+x)?", re.I)
 
 
@@ -342,7 +346,8 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     replies followed a malformed one (not format-valid) and how many of those were
     valid (a policy that never saw the env's message about a failed reply may not
     recover from it), and the evidence windows of their answer calls in order and
-    reversed (start after end).
+    reversed (start after end), and the answer calls on open questions by what they
+    give: an option letter (an MCQ's form), a word, or neither (a broken call).
     Where the rows record it (:func:`evidence_sighting`), the answers given with the
     question's evidence on screen and elsewhere, with the right ones of each.
     """
@@ -373,13 +378,14 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
         for earlier, reply in itertools.pairwise(row.get("replies") or [])
         if not format_valid(earlier)
     ]
-    sighting = format_sighting(mine)
+    parts = (_open_answer_forms(mine), format_sighting(mine))
+    extra = "".join(f"; {part}" for part in parts if part)
     return (
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
         f"written ({acts}); replies after a malformed one {len(after_slip)}, valid "
         f"{sum(after_slip)}; answer windows in order {len(windows) - reversed_}, reversed "
-        f"{reversed_}{'; ' if sighting else ''}{sighting}."
+        f"{reversed_}{extra}."
     )
 
 
@@ -407,6 +413,28 @@ def _answer_window(reply: str) -> tuple[float, float] | None:
     """The start and end of the reply's last ``answer(text, window)`` call, as written."""
     calls = find_calls(reply, ("answer",))
     return window_bounds(", ".join(calls[-1].args[1:])) if calls else None
+
+
+def _open_answer_forms(rows: Sequence[dict[str, Any]]) -> str:
+    """``open-question answer calls: letter N, word M, neither K`` over ``rows``' replies.
+
+    Empty where no reply on an open question calls ``answer``.
+    """
+    calls = [
+        reply
+        for row in rows
+        if str(row["sample_id"]).endswith("/open")
+        for reply in row.get("replies") or []
+        if _ANSWER_OPENING.search(reply)
+    ]
+    letters = sum(bool(_LETTER_ANSWER.search(reply)) for reply in calls)
+    words = sum(bool(_WORD_ANSWER.search(reply)) for reply in calls)
+    if not calls:
+        return ""
+    return (
+        f"open-question answer calls: letter {letters}, word {words}, "
+        f"neither {len(calls) - letters - words}"
+    )
 
 
 def _action_name(reply: str) -> str:
