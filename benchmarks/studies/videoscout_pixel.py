@@ -327,11 +327,11 @@ def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 
 
-#: A reply's action call after its notes: the name, and a speed's factor.
 #: An answer call's opening, and its text as an option letter or as a word.
 _ANSWER_OPENING = re.compile(r"answer\(")
 _LETTER_ANSWER = re.compile(r'answer\(\s*"[A-Z]"')
 _WORD_ANSWER = re.compile(r'answer\(\s*"[a-z][a-z \'-]*"')
+#: A reply's action call after its notes: the name, and a speed's factor.
 _ACTION_CALL = re.compile(r"</memory>\s*<action>\s*(speed|rewatch|answer)\s*\(\s*(\d+x)?", re.I)
 
 
@@ -427,10 +427,10 @@ def _open_answer_forms(rows: Sequence[dict[str, Any]]) -> str:
         for reply in row.get("replies") or []
         if _ANSWER_OPENING.search(reply)
     ]
-    letters = sum(bool(_LETTER_ANSWER.search(reply)) for reply in calls)
-    words = sum(bool(_WORD_ANSWER.search(reply)) for reply in calls)
     if not calls:
         return ""
+    letters = sum(bool(_LETTER_ANSWER.search(reply)) for reply in calls)
+    words = sum(bool(_WORD_ANSWER.search(reply)) for reply in calls)
     return (
         f"open-question answer calls: letter {letters}, word {words}, "
         f"neither {len(calls) - letters - words}"
