@@ -4,38 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from policies.prompts import options_block
 from policies.training.open_answer_repeats import is_open_answer_turn, with_open_answer_repeats
+from tests.test_option_orders import OPTIONS, turn_row
 from video_env.errors import ConfigError
 
-OPTIONS = ["lantern", "violin", "typewriter", "guitar"]
 SPEED = "<think>Beach.</think><memory>m</memory><action>speed(1x)</action>"
-
-
-def _row(reply: str, options: list[str] | None = None, row_id: str = "v/q#t3") -> dict[str, Any]:
-    question = "Question: What?"
-    if options:
-        question = f"Question: Which object?\n{options_block(options)}"
-    return {
-        "id": row_id,
-        "prompt": [
-            {"role": "system", "content": "Reply as <think>...</think>."},
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": f"Turn 3.\n{question}\n"},
-                    {"type": "image"},
-                    {"type": "text", "text": "Your memory: Seen: beach.\n"},
-                ],
-            },
-        ],
-        "completion": [{"role": "assistant", "content": reply}],
-        "images": ["f00.png"],
-    }
 
 
 def _answer(answer: str) -> str:
@@ -44,14 +20,14 @@ def _answer(answer: str) -> str:
 
 
 def test_only_an_answer_to_a_question_without_options_is_an_open_answer_turn() -> None:
-    assert is_open_answer_turn(_row(_answer("violin")))
-    assert not is_open_answer_turn(_row(_answer("B"), OPTIONS))  # an MCQ answer
-    assert not is_open_answer_turn(_row(SPEED))  # an open question, still watching
+    assert is_open_answer_turn(turn_row(_answer("violin"), None))
+    assert not is_open_answer_turn(turn_row(_answer("B")))  # an MCQ answer
+    assert not is_open_answer_turn(turn_row(SPEED, None))  # an open question, still watching
 
 
 def test_each_open_answer_turn_is_followed_by_its_copies_and_nothing_else_moves() -> None:
-    open_answer = _row(_answer("violin"), row_id="v/o#t2")
-    rows = [_row(SPEED, row_id="v/o#t1"), open_answer, _row(_answer("B"), OPTIONS, "v/m#t4")]
+    open_answer = turn_row(_answer("violin"), None, "v/o#t2")
+    rows = [turn_row(SPEED, None, "v/o#t1"), open_answer, turn_row(_answer("B"), OPTIONS, "v/m#t4")]
     repeated = with_open_answer_repeats(rows, 3)
     assert [r["id"] for r in repeated] == ["v/o#t1", "v/o#t2", "v/o#t2@a1", "v/o#t2@a2", "v/m#t4"]
     assert all(r["completion"] == open_answer["completion"] for r in repeated[1:4])
@@ -60,7 +36,7 @@ def test_each_open_answer_turn_is_followed_by_its_copies_and_nothing_else_moves(
 
 
 def test_one_repeat_keeps_the_rows_and_fewer_is_refused() -> None:
-    rows = [_row(_answer("violin")), _row(SPEED, row_id="v/q#t1")]
+    rows = [turn_row(_answer("violin"), None), turn_row(SPEED, None, "v/q#t1")]
     assert with_open_answer_repeats(rows, 1) == rows
     with pytest.raises(ConfigError, match="at least 1"):
         with_open_answer_repeats(rows, 0)
@@ -75,8 +51,8 @@ def test_load_turns_repeats_open_answers_after_the_option_orders(tmp_path: Path)
     from policies.training.sft import load_turns
 
     reply = '<think>B (violin): I see.</think><memory>m</memory><action>answer("B")</action>'
-    mcq = _row(reply, OPTIONS)
-    rows = [mcq, _row(_answer("violin"), row_id="v/o#t2")]
+    mcq = turn_row(reply)
+    rows = [mcq, turn_row(_answer("violin"), None, "v/o#t2")]
     path = tmp_path / "turns.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     loaded = load_turns(path, 4, open_answer_repeats=4)

@@ -16,7 +16,10 @@ from video_env.errors import ConfigError
 OPTIONS = ["lantern", "violin", "typewriter", "guitar"]
 
 
-def _row(reply: str, options: list[str] | None = OPTIONS, row_id: str = "v/q#t3") -> dict[str, Any]:
+def turn_row(
+    reply: str, options: list[str] | None = OPTIONS, row_id: str = "v/q#t3"
+) -> dict[str, Any]:
+    """A ``turns.jsonl`` row replying ``reply`` (``options=None``: an open question)."""
     block = options_block(options or [])
     return {
         "id": row_id,
@@ -47,7 +50,7 @@ def _options_of(row: dict[str, Any]) -> list[str]:
 
 
 def test_a_rotation_moves_the_options_and_the_replys_letters_together() -> None:
-    row = _row(_answer("B", "B (violin): I see a violin."))
+    row = turn_row(_answer("B", "B (violin): I see a violin."))
     rotated = rotate_row(row, 1)
     assert rotated is not None
     assert _options_of(rotated) == ["guitar", "lantern", "violin", "typewriter"]
@@ -58,7 +61,7 @@ def test_a_rotation_moves_the_options_and_the_replys_letters_together() -> None:
 
 
 def test_the_right_option_stands_at_every_letter_once() -> None:
-    rows = with_option_orders([_row(_answer("D", "D (guitar)? A guess at the end."))], 4)
+    rows = with_option_orders([turn_row(_answer("D", "D (guitar)? A guess at the end."))], 4)
     assert len(rows) == 4
     letters = [r["completion"][0]["content"][7] for r in rows]
     assert sorted(letters) == ["A", "B", "C", "D"]
@@ -68,8 +71,8 @@ def test_the_right_option_stands_at_every_letter_once() -> None:
 
 
 def test_turns_that_are_no_mcq_answer_stay_single() -> None:
-    speed = _row("<think>Beach.</think><memory>Seen: beach.</memory><action>speed(2x)</action>")
-    open_answer = _row(_answer("violin", "I see a violin."), options=None)
+    speed = turn_row("<think>Beach.</think><memory>Seen: beach.</memory><action>speed(2x)</action>")
+    open_answer = turn_row(_answer("violin", "I see a violin."), options=None)
     rows = [speed, open_answer]
     assert with_option_orders(copy.deepcopy(rows), 4) == rows
 
@@ -84,23 +87,23 @@ def test_turns_that_are_no_mcq_answer_stay_single() -> None:
     ],
 )
 def test_a_reply_whose_letters_cannot_be_followed_is_left_as_it_is(reply: str) -> None:
-    row = _row(reply)
+    row = turn_row(reply)
     assert rotate_row(row, 1) is None
     assert with_option_orders([row], 4) == [row]
 
 
 def test_words_that_open_a_sentence_are_not_letters() -> None:
-    rotated = rotate_row(_row(_answer("A", "A (lantern): I see a lantern. A street.")), 2)
+    rotated = rotate_row(turn_row(_answer("A", "A (lantern): I see a lantern. A street.")), 2)
     assert rotated is not None
     assert rotated["completion"][0]["content"].startswith("<think>C (lantern): I see a lantern. A ")
-    guess = rotate_row(_row(_answer("D", "D (guitar)? A guess at the end.")), 1)
+    guess = rotate_row(turn_row(_answer("D", "D (guitar)? A guess at the end.")), 1)
     assert guess is not None and guess["completion"][0]["content"].startswith(
         "<think>A (guitar)? A"
     )
 
 
 def test_orders_beyond_the_options_add_nothing_and_below_one_is_an_error() -> None:
-    row = _row(_answer("A", "A (red): I see."), options=["red", "blue"])
+    row = turn_row(_answer("A", "A (red): I see."), options=["red", "blue"])
     assert len(with_option_orders([row], 4)) == 2
     assert with_option_orders([row], 1) == [row]
     with pytest.raises(ConfigError):
@@ -117,7 +120,7 @@ def test_load_turns_reads_the_rotations_as_a_dataset(tmp_path: Path) -> None:
     from policies.training.sft import load_turns
 
     speed = "<think>Beach.</think><memory>m</memory><action>speed(1x)</action>"
-    rows = [_row(_answer("B", "B (violin): I see.")), _row(speed, row_id="v/q#t1")]
+    rows = [turn_row(_answer("B", "B (violin): I see.")), turn_row(speed, row_id="v/q#t1")]
     path = tmp_path / "turns.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     plain = load_turns(path)

@@ -51,12 +51,15 @@ def with_open_answer_repeats(rows: Iterable[dict[str, Any]], repeats: int) -> li
     """
     if repeats < 1:
         raise ConfigError(f"open answer repeats must be at least 1, got {repeats}")
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        out.append(row)
-        if repeats > 1 and is_open_answer_turn(row):
-            for k in range(1, repeats):
-                again = copy.deepcopy(row)
-                again["id"] = f"{row.get('id', '')}@a{k}"
-                out.append(again)
-    return out
+    return [
+        shown
+        for row in rows
+        for shown in _shown(row, repeats if repeats > 1 and is_open_answer_turn(row) else 1)
+    ]
+
+
+def _shown(row: dict[str, Any], times: int) -> list[dict[str, Any]]:
+    """``row`` and ``times - 1`` copies of it (ids ``ID@aK``)."""
+    return [row] + [
+        {**copy.deepcopy(row), "id": f"{row.get('id', '')}@a{k}"} for k in range(1, times)
+    ]
