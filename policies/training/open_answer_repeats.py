@@ -8,31 +8,28 @@ two answer forms alike again, without changing what any turn says.
 
 :func:`with_open_answer_repeats` repeats the open answer turns of ``turns.jsonl`` rows
 (:mod:`policies.training.distill`); ``video-env train sft --open-answer-repeats N`` trains
-on them. An open answer turn is one whose reply's action is ``answer(`` and whose prompt
-has no options block.
+on them. An open answer turn is one whose reply calls ``answer`` (the env's call parser)
+and whose prompt has no options block.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from policies.training.option_orders import prompt_options
 from policies.training.turn_rows import row_reply
+from video_env.actions.parsing import find_calls
 from video_env.errors import ConfigError
 
 __all__ = ["is_open_answer_turn", "with_open_answer_repeats"]
-
-#: The answer action of a reply: ``<action>answer(``.
-_ANSWER_ACTION = re.compile(r"<action>\s*answer\(")
 
 
 def is_open_answer_turn(row: dict[str, Any]) -> bool:
     """Whether ``row`` answers an open question (an answer action, no options offered)."""
     reply = row_reply(row)
-    return reply is not None and bool(_ANSWER_ACTION.search(reply)) and not prompt_options(row)
+    return reply is not None and bool(find_calls(reply, ("answer",))) and not prompt_options(row)
 
 
 def with_open_answer_repeats(rows: Iterable[dict[str, Any]], repeats: int) -> list[dict[str, Any]]:

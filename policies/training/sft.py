@@ -254,8 +254,7 @@ def train_sft(
     ):
         raise ConfigError(
             "option orders, open answer repeats, recovery turns and binding targets are "
-            "settings of Think-Act "
-            f"turns, not of tool chats ({turns})"
+            f"settings of Think-Act turns, not of tool chats ({turns})"
         )
     dataset = (
         load_tool_chats(turns)
