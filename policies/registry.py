@@ -357,7 +357,8 @@ register_parameterised(
         False,
         ("pacing",),
         "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH, "
-        "videoscout:pixel (shipped; ?guided=true for legal-action decoding)",
+        "videoscout:pixel (shipped; ?guided=true for legal-action decoding, "
+        "?format_guided=true for format-guided decoding of the whole reply)",
     ),
 )
 

@@ -20,6 +20,7 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
+from policies.think_act_pattern import think_act_pattern
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
@@ -69,6 +70,15 @@ class VideoScoutPolicy(Policy):
             can only do so when the options come first (causal attention). Our addition
             (``docs/fidelity.md``; the policy's name ends in ``+question-first``); off gives
             the paper's order.
+        format_guided: Format-guided decoding: the whole reply is kept to the Think-Act
+            format (:mod:`policies.think_act_pattern`): it opens with ``<think>``, the
+            thought and the notes hold no tags and at most ``format_chars`` characters
+            each, and the action is a legal one (an open answer with its text, not a bare
+            capital letter, and its window). Implies legal-action decoding; the same needs
+            and the name ends in ``+format-guided``. Its format-valid turns are the
+            decoder's, not the model's.
+        format_chars: The cap on the thought's and the notes' length under
+            ``format_guided``.
 
     The model's calls are the policy's LLM calls in the records (``llm_calls``, tokens);
     the env runs without its simulated sensor for this policy.
@@ -89,12 +99,14 @@ class VideoScoutPolicy(Policy):
         end_note: str = "window",
         guided: bool = False,
         question_first: bool = False,
+        format_guided: bool = False,
+        format_chars: int = 160,
     ) -> None:
         super().__init__()
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
         check_end_note(end_note)
-        if guided and not getattr(vlm, "accepts_guide", False):
+        if (guided or format_guided) and not getattr(vlm, "accepts_guide", False):
             raise ConfigError(
                 f"guided decoding needs a model whose chat takes a guide (a transformers "
                 f"backend); {vlm.name} does not"
@@ -107,7 +119,11 @@ class VideoScoutPolicy(Policy):
         self.end_note = end_note
         self.guided = guided
         self.question_first = question_first
-        suffix = ("+question-first" if question_first else "") + ("+guided" if guided else "")
+        self.format_guided = format_guided
+        self.format_chars = format_chars
+        suffix = ("+question-first" if question_first else "") + (
+            "+format-guided" if format_guided else "+guided" if guided else ""
+        )
         self.name = (name or f"videoscout[{vlm.name}]") + suffix
         self.action_set = PacingActionSet()
         settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
@@ -212,7 +228,8 @@ class VideoScoutPolicy(Policy):
         ``<action>answer("L")</action>`` for each option letter (the env takes the window
         on screen as the evidence); open: ``<action>answer("`` for an open question (its
         answer and window are the model's) — each only while the env's ``legal_actions``
-        has its kind.
+        has its kind. Under ``format_guided``, the whole reply's pattern instead
+        (:func:`~policies.think_act_pattern.think_act_pattern`), guided from its start.
         """
         kinds = info.get("legal_actions") or legal_kinds(observation)
         closed: list[str] = []
@@ -222,17 +239,22 @@ class VideoScoutPolicy(Policy):
             first, last = (int(c) for c in observation["chunks"])
             closed += [f"<action>rewatch({k})</action>" for k in range(first, last + 1)]
         letters = option_letters(str(observation["options"]))
-        free: list[str] = []
+        open_answer = "answer" in kinds and not letters
         if "answer" in kinds and letters:
             closed += [f'<action>answer("{letter}")</action>' for letter in letters]
-        elif "answer" in kinds:
-            free.append('<action>answer("')
-        return ReplyGuide("</memory>", tuple(closed), tuple(free))
+        if self.format_guided:
+            pattern = think_act_pattern(
+                closed, open_answer=open_answer, max_chars=self.format_chars
+            )
+            return ReplyGuide("", patterns=(pattern,))
+        open_heads = ('<action>answer("',) if open_answer else ()
+        return ReplyGuide("</memory>", tuple(closed), open_heads)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Ask the model; its raw reply, parsed by the env's text action set."""
         self.last_messages = self.messages(observation)
-        guide = {"guide": self.reply_guide(observation, info)} if self.guided else {}
+        guided = self.guided or self.format_guided
+        guide = {"guide": self.reply_guide(observation, info)} if guided else {}
         reply = self.vlm.chat(
             self.last_messages,
             max_new_tokens=self.max_new_tokens,

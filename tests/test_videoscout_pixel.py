@@ -131,6 +131,7 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     last = {**base, "end_note": "last", "guided": True}
     assert key(base, PromptLayout("last"), True) == last
     assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
+    assert key(base, PromptLayout(), False, True) == {**base, "format_guided": True}
     assert base == {"split": "calib", "videos": 4}
 
 

@@ -185,7 +185,9 @@ def run_baseline(
     return rows
 
 
-def model_settings(settings: dict[str, Any], layout: PromptLayout, guided: bool) -> dict[str, Any]:
+def model_settings(
+    settings: dict[str, Any], layout: PromptLayout, guided: bool, format_guided: bool = False
+) -> dict[str, Any]:
     """A checkpoint's cache key: the study's settings, its prompt's layout and decoding.
 
     The place enters only when not ``window`` (``off`` as ``plain_prompt``, its earlier
@@ -199,6 +201,8 @@ def model_settings(settings: dict[str, Any], layout: PromptLayout, guided: bool)
         keyed["end_note"] = layout.end_note
     if guided:
         keyed["guided"] = True
+    if format_guided:
+        keyed["format_guided"] = True
     if layout.question_first:
         keyed["question_first"] = True
     return keyed
@@ -213,13 +217,14 @@ def run_model(
     log: Any = print,
     layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
+    format_guided: bool = False,
 ) -> list[dict[str, Any]]:
     """Every sample's episode with ``model`` as VideoScout's policy (greedy).
 
     ``layout`` is VideoScout's prompt layout: its ``end_note`` ``off`` plays the plain
     prompt, as every block generated before the note existed did; ``question_first`` puts
     the question before the frames. ``guided`` plays it with legal-action decoding
-    (``VideoScoutPolicy(guided=True)``).
+    (``VideoScoutPolicy(guided=True)``), ``format_guided`` with format-guided decoding.
     """
     from video_env.backends.transformers_vlm import TransformersVLM
 
@@ -235,6 +240,7 @@ def run_model(
             max_new_tokens=max_new_tokens,
             layout=layout,
             guided=guided,
+            format_guided=format_guided,
         )
         rows.append(episode_row(model, sample, run))
         if i % 10 == 0 or i == len(samples):
@@ -502,6 +508,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="legal-action decoding: each reply's action is kept to the turn's legal actions",
     )
     parser.add_argument(
+        "--format-guided",
+        action="store_true",
+        help="format-guided decoding: each whole reply is kept to the Think-Act format with a "
+        "legal action (its format-valid turns are the decoder's)",
+    )
+    parser.add_argument(
         "--question-first",
         action=argparse.BooleanOptionalAction,
         help="the question and its options before the frames (default: as each checkpoint "
@@ -537,8 +549,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         layout = trained_layout(model, end_note=note, question_first=args.question_first)
         run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
                       max_new_tokens=args.max_new_tokens, layout=layout,
-                      guided=args.guided)  # fmt: skip
-        runs.append((model, run, model_settings(settings, layout, args.guided)))
+                      guided=args.guided, format_guided=args.format_guided)  # fmt: skip
+        keyed = model_settings(settings, layout, args.guided, args.format_guided)
+        runs.append((model, run, keyed))
     for name in args.baselines:
         runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0

@@ -138,6 +138,7 @@ def run_recorded_episode(
     env_kwargs: dict[str, Any] | None = None,
     layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
+    format_guided: bool = False,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -152,6 +153,7 @@ def run_recorded_episode(
         env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
         layout: VideoScout's prompt layout (its end note and the question's place).
         guided: VideoScout's legal-action decoding (the model must take a guide).
+        format_guided: VideoScout's format-guided decoding (the whole reply).
     """
     chat = RecordingChat(model)
     policy = _ProgressRecordingPolicy(
@@ -160,6 +162,7 @@ def run_recorded_episode(
         max_new_tokens=max_new_tokens,
         temperature=temperature,
         guided=guided,
+        format_guided=format_guided,
         **layout.policy_kwargs(),
     )
     env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})

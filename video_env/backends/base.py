@@ -7,9 +7,10 @@ whether it is ``simulated``, so results can always be labelled honestly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -142,43 +143,54 @@ VisionMessage = dict[str, "str | VisionContent"]
 
 @dataclass(frozen=True)
 class ReplyGuide:
-    """Guided decoding of a reply's end: once ``after`` is written, only ``heads`` follow.
+    """Guided decoding of a reply's end: once ``after`` is written, only set paths follow.
 
     After the first ``after`` in the reply (from the start when ``after`` is empty), the
-    text must go on with one of ``closed`` — after which the reply ends — or one of
-    ``open`` — after which decoding is free again. Backends that take a guide
-    (``accepts_guide``) mask the tokens that leave these paths; before ``after`` nothing is
-    constrained. VideoScout's legal-action decoding uses it to keep a reply's action within
-    the env's legal actions.
+    text must go on with one of ``closed`` or a full match of one of ``patterns`` — after
+    which the reply ends — or one of ``open`` — after which decoding is free again.
+    Backends that take a guide (``accepts_guide``) mask the tokens that leave these paths;
+    before ``after`` nothing is constrained. VideoScout's legal-action decoding uses it to
+    keep a reply's action within the env's legal actions, and its format decoding to keep
+    the whole reply in the Think-Act format.
+
+    Patterns are regular expressions of the ``regex`` package (its partial matching tells
+    whether a text can still become a match); a backend then tries every token of the
+    vocabulary at each guided step, where literal heads need only those that spell them.
 
     Attributes:
         after: The text that starts the guided part.
         closed: Complete continuations (the reply ends after one).
         open: Continuations that are only prefixes (free decoding after one).
+        patterns: Regular expressions of complete continuations (the reply ends after a
+            full match, so each should end in a literal that no match can go past).
     """
 
     after: str
     closed: tuple[str, ...] = ()
     open: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.closed and not self.open:
+        if not self.closed and not self.open and not self.patterns:
             raise ValueError("a ReplyGuide needs at least one continuation")
-        if any(not head for head in (*self.closed, *self.open)):
+        if any(not head for head in (*self.closed, *self.open, *self.patterns)):
             raise ValueError("a ReplyGuide's continuations must not be empty")
+        for pattern in self.patterns:
+            _compiled(pattern)  # a malformed pattern fails here, not mid-generation
 
     def state(self, reply: str) -> tuple[str, str | None]:
         """Where ``reply`` stands, and the text since ``after`` while guided.
 
         ``("free", None)`` before ``after`` or past an open head, ``("end", None)`` at the
-        end of a closed head, else ``("guided", tail)``. The first ``after`` counts (as a
-        parser reads the first closing tag), and whitespace right after it is passed over.
+        end of a closed head or a pattern's full match, else ``("guided", tail)``. The first
+        ``after`` counts (as a parser reads the first closing tag), and whitespace right
+        after it is passed over.
         """
         at = reply.find(self.after)
         if at < 0:
             return "free", None
         tail = reply[at + len(self.after) :].lstrip()
-        if any(tail.startswith(head) for head in self.closed):
+        if any(tail.startswith(head) for head in self.closed) or self._completes(tail):
             return "end", None
         if any(tail.startswith(head) for head in self.open):
             return "free", None
@@ -187,19 +199,52 @@ class ReplyGuide:
     def allows(self, tail: str) -> bool:
         """Whether ``tail`` (the text since ``after``) stays on a path to a continuation.
 
-        That is a prefix of a closed head, or a prefix of an open head or text past one
-        (whitespace before it passed over).
+        That is a prefix of a closed head or of a pattern's match, or a prefix of an open
+        head or text past one (whitespace before it passed over).
         """
         tail = tail.lstrip()
-        return any(h.startswith(tail) for h in self.closed) or any(
-            h.startswith(tail) or tail.startswith(h) for h in self.open
+        return (
+            any(h.startswith(tail) for h in self.closed)
+            or any(h.startswith(tail) or tail.startswith(h) for h in self.open)
+            or any(_compiled(p).fullmatch(tail, partial=True) for p in self.patterns)
         )
 
-    def next_chars(self, tail: str) -> set[str]:
-        """The characters that may follow ``tail`` on a path to an unfinished continuation."""
+    def next_chars(self, tail: str) -> set[str] | None:
+        """The characters that may follow ``tail`` on a path to an unfinished continuation.
+
+        ``None`` (any character may) while the guide has patterns.
+        """
+        if self.patterns:
+            return None
         tail = tail.lstrip()
         heads = (*self.closed, *self.open)
         return {h[len(tail)] for h in heads if h.startswith(tail) and len(h) > len(tail)}
+
+    def _completes(self, tail: str) -> bool:
+        """Whether ``tail`` is a full match of a pattern."""
+        for pattern in self.patterns:
+            match = _compiled(pattern).fullmatch(tail, partial=True)
+            if match is not None and not match.partial:
+                return True
+        return False
+
+
+@functools.cache
+def _compiled(pattern: str) -> Any:
+    """``pattern`` compiled by the ``regex`` package (partial matching; imported on use).
+
+    Raises:
+        ImportError: Without ``regex`` (``pip install 'video-env[models]'``).
+        ValueError: When ``pattern`` is not a regular expression.
+    """
+    try:
+        import regex
+    except ImportError as err:  # pragma: no cover - installed with the models extra
+        raise ImportError("reply patterns need `regex`: pip install 'video-env[models]'") from err
+    try:
+        return regex.compile(pattern)
+    except regex.error as err:
+        raise ValueError(f"not a regular expression: {pattern!r} ({err})") from err
 
 
 @runtime_checkable

@@ -96,12 +96,9 @@ class GuideLogitsProcessor:
             return None
         if state == "end" or tail is None:
             return self.eos_ids
-        allowed = [
-            i
-            for char in self.guide.next_chars(tail)
-            for i, text in self.texts.get(char, ())
-            if self.guide.allows(tail + text)
-        ]
+        chars = self.guide.next_chars(tail)
+        groups = self.texts.values() if chars is None else (self.texts.get(c, []) for c in chars)
+        allowed = [i for group in groups for i, text in group if self.guide.allows(tail + text)]
         if not allowed:
             raise ValueError(f"no token continues the guide after {tail!r}")
         return allowed

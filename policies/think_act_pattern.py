@@ -1,0 +1,45 @@
+"""VideoScout's Think-Act format as one regular expression (format-guided decoding).
+
+``<think>…</think><memory>…</memory><action>ACTION</action>``: the thought and the notes
+are free text without tags, capped in length (a cap ends a looping thought instead of
+letting it run out the token budget), and ACTION is one of the turn's legal actions. An
+open question's answer is ``answer("text", [start, end])`` whose text is not a bare
+capital letter: an option letter answers no open question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["OPEN_ANSWER", "think_act_pattern"]
+
+_NUMBER = r"\d{1,6}(?:\.\d{1,3})?"
+
+#: An open question's ``answer`` action: text of up to 40 characters that is not one
+#: capital letter, and the evidence window in seconds.
+OPEN_ANSWER = (
+    r'<action>answer\("(?:[^"<>\sA-Z][^"<>\n]{0,39}|[A-Z][^"<>\s][^"<>\n]{0,38})", '
+    rf"\[{_NUMBER}, {_NUMBER}\]\)</action>"
+)
+
+
+def think_act_pattern(actions: Sequence[str], *, open_answer: bool, max_chars: int) -> str:
+    """The pattern of a whole reply whose action is one of ``actions`` (literal heads).
+
+    Args:
+        actions: The legal actions written out, tags included
+            (``<action>speed(2x)</action>``).
+        open_answer: Whether :data:`OPEN_ANSWER` is legal too.
+        max_chars: The most characters of the thought, and of the notes.
+
+    Raises:
+        ValueError: Without any action, or with ``max_chars`` below 1.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    choices = [re.escape(action) for action in actions] + ([OPEN_ANSWER] if open_answer else [])
+    if not choices:
+        raise ValueError("a Think-Act pattern needs at least one legal action")
+    free = rf"[^<]{{0,{max_chars}}}"
+    return rf"<think>{free}</think><memory>{free}</memory>(?:{'|'.join(choices)})"
