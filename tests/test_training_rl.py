@@ -117,6 +117,23 @@ def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str
     assert replies <= set(heads)
 
 
+def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
+    tiny_qwen_dir: str,
+) -> None:
+    from policies.training.rollout import PolicyChat, rollout_group
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    (sample,) = load_suite("synth-tiny", limit=1)
+    group = rollout_group(PolicyChat(model, processor), sample, group_size=2, seed=0,
+                          rules=SMOKE, max_turns=2, max_new_tokens=24,
+                          format_guided=True)  # fmt: skip
+    replies = [turn.reply for trajectory in group for turn in trajectory.turns]
+    assert replies
+    for reply in replies:  # a random model's noise, kept to the format's paths
+        assert "<think>".startswith(reply.lstrip()[:7]), reply
+
+
 @pytest.mark.slow
 def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
     """One turn of the Pacing env; the reward is 1 when the reply is one chosen token."""

@@ -263,6 +263,7 @@ def _rl(args: argparse.Namespace) -> int:
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
         guided=args.guided,
+        format_guided=args.format_guided,
         **_layout(args).policy_kwargs(),
     )
     history = train_rl(args.model, samples, args.out, config)
@@ -585,6 +586,9 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--guided", action="store_true",
                     help="sample rollouts with legal-action decoding (the loss keeps the free "
                     "model's log-probabilities)")  # fmt: skip
+    rl.add_argument("--format-guided", action="store_true",
+                    help="sample rollouts with format-guided decoding of the whole reply (the "
+                    "loss keeps the free model's log-probabilities)")  # fmt: skip
     rl.set_defaults(func=_rl)
 
     trl = kinds.add_parser(

@@ -108,6 +108,8 @@ class DAPOConfig:
             legal action with a positive advantage becomes likelier unguided too.
         question_first: The rollouts' VideoScout prompt puts the question before the
             frames (the SFT start's, to match).
+        format_guided: Sample rollouts with format-guided decoding (the whole reply,
+            ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided``.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -134,6 +136,7 @@ class DAPOConfig:
     end_note: str = "window"
     guided: bool = False
     question_first: bool = False
+    format_guided: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -379,7 +382,7 @@ def train_rl(
             chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
             rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature, env_kwargs=env_kwargs, layout=cfg.layout,
-            guided=cfg.guided,
+            guided=cfg.guided, format_guided=cfg.format_guided,
         )  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]

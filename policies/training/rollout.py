@@ -153,6 +153,7 @@ def rollout_group(
     env_kwargs: dict[str, Any] | None = None,
     layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
+    format_guided: bool = False,
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
@@ -168,6 +169,7 @@ def rollout_group(
             env_kwargs=env_kwargs,
             layout=layout,
             guided=guided,
+            format_guided=format_guided,
         )
         group.append(trajectory_from_run(chat, run))
     return group
