@@ -132,6 +132,11 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     assert key(base, PromptLayout("last"), True) == last
     assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
     assert key(base, PromptLayout(), False, True) == {**base, "format_guided": True}
+    from benchmarks.studies.videoscout_pixel import decoding
+
+    assert decoding("runs/a", True, False) == ("runs/a", True, False)
+    assert decoding("runs/a+format-guided", True, False) == ("runs/a", False, True)
+    assert decoding("runs/a", True, True) == ("runs/a", False, True)
     assert base == {"split": "calib", "videos": 4}
 
 

@@ -82,6 +82,9 @@ BLOCKS = {
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: The columns of the table, each a per-episode value (mean over episodes).
+#: A checkpoint named with this suffix is played with format-guided decoding, so one study
+#: can pair a checkpoint's decodings.
+FORMAT_GUIDED = "+format-guided"
 COLUMNS = ("accuracy", "reward", "gtou", "frames", "turns", "rewatch_rate", "format_valid")
 
 
@@ -208,6 +211,18 @@ def model_settings(
     return keyed
 
 
+def decoding(spec: str, guided: bool, format_guided: bool) -> tuple[str, bool, bool]:
+    """A ``--models`` entry's checkpoint and decoding: ``(path, guided, format_guided)``.
+
+    The study's flags, but an entry ending in :data:`FORMAT_GUIDED` is format-guided, and
+    a format-guided one is not also keyed as guided (the format's guide holds the
+    actions').
+    """
+    model = spec.removesuffix(FORMAT_GUIDED)
+    format_guided = format_guided or model != spec
+    return model, guided and not format_guided, format_guided
+
+
 def run_model(
     model: str,
     samples: Sequence[VideoQA],
@@ -218,8 +233,9 @@ def run_model(
     layout: PromptLayout = DEFAULT_LAYOUT,
     guided: bool = False,
     format_guided: bool = False,
+    name: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every sample's episode with ``model`` as VideoScout's policy (greedy).
+    """Every sample's episode with ``model`` as VideoScout's policy (greedy), named ``name``.
 
     ``layout`` is VideoScout's prompt layout: its ``end_note`` ``off`` plays the plain
     prompt, as every block generated before the note existed did; ``question_first`` puts
@@ -242,9 +258,9 @@ def run_model(
             guided=guided,
             format_guided=format_guided,
         )
-        rows.append(episode_row(model, sample, run))
+        rows.append(episode_row(name or model, sample, run))
         if i % 10 == 0 or i == len(samples):
-            log(f"{model}: {i}/{len(samples)} episodes")
+            log(f"{name or model}: {i}/{len(samples)} episodes")
     return rows
 
 
@@ -469,7 +485,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from video_env.pixel import PIXEL_VLM_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=[str(PIXEL_VLM_DIR)], help="checkpoints")
+    parser.add_argument(
+        "--models",
+        nargs="*",
+        default=[str(PIXEL_VLM_DIR)],
+        help=f"checkpoints (one ending in {FORMAT_GUIDED} is played with format-guided decoding)",
+    )
     parser.add_argument(
         "--baselines",
         nargs="*",
@@ -544,14 +565,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
     settings = {k: getattr(args, k) for k in keys}
     runs: list[tuple[str, Any, dict[str, Any]]] = []
-    for model in args.models:
+    for spec in args.models:
+        model, guided, format_guided = decoding(spec, args.guided, args.format_guided)
         note = "off" if args.plain_prompt else args.end_note
         layout = trained_layout(model, end_note=note, question_first=args.question_first)
         run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
-                      max_new_tokens=args.max_new_tokens, layout=layout,
-                      guided=args.guided, format_guided=args.format_guided)  # fmt: skip
-        keyed = model_settings(settings, layout, args.guided, args.format_guided)
-        runs.append((model, run, keyed))
+                      max_new_tokens=args.max_new_tokens, layout=layout, guided=guided,
+                      format_guided=format_guided, name=spec)  # fmt: skip
+        runs.append((spec, run, model_settings(settings, layout, guided, format_guided)))
     for name in args.baselines:
         runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0
