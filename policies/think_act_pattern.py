@@ -3,8 +3,10 @@
 ``<think>…</think><memory>…</memory><action>ACTION</action>``: the thought and the notes
 are free text without tags, capped in length (a cap ends a looping thought instead of
 letting it run out the token budget), and ACTION is one of the turn's legal actions. An
-open question's answer is ``answer("text", [start, end])`` whose text is not a bare
-capital letter: an option letter answers no open question.
+open question's answer is ``answer("text")``: text without quotes, tags or brackets that
+is not a bare capital letter (an option letter answers no open question), and no window —
+the env takes the window on screen as the evidence, as for an option letter. (Left free,
+the pixel students wrote windows into the text and windows that end before they start.)
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from collections.abc import Sequence
 
 __all__ = ["OPEN_ANSWER", "think_act_pattern"]
 
-_NUMBER = r"\d{1,6}(?:\.\d{1,3})?"
+_TEXT = r'[^"<>\[\]\n]'
+_FIRST = r'[^"<>\[\]\sA-Z]'
 
 #: An open question's ``answer`` action: text of up to 40 characters that is not one
-#: capital letter, and the evidence window in seconds.
+#: capital letter, without a window.
 OPEN_ANSWER = (
-    r'<action>answer\("(?:[^"<>\sA-Z][^"<>\n]{0,39}|[A-Z][^"<>\s][^"<>\n]{0,38})", '
-    rf"\[{_NUMBER}, {_NUMBER}\]\)</action>"
+    rf'<action>answer\("(?:{_FIRST}{_TEXT}{{0,39}}|[A-Z][^"<>\[\]\s]{_TEXT}{{0,38}})"\)</action>'
 )
 
 

@@ -48,12 +48,13 @@ def test_the_think_act_pattern_takes_teacher_replies_and_refuses_broken_ones() -
         "", patterns=(think_act_pattern(SPEEDS, open_answer=True, max_chars=40),)
     )
     head = "<think>white</think><memory>Seen: lab.</memory>"
-    assert open_question.state(head + '<action>answer("white", [270, 274])</action>')[0] == "end"
-    assert open_question.state(head + '<action>answer("Bob", [1.5, 2])</action>')[0] == "end"
+    assert open_question.state(head + '<action>answer("white")</action>')[0] == "end"
+    assert open_question.state(head + '<action>answer("Bob 2")</action>')[0] == "end"
     assert not open_question.allows(head + '<action>answer("B"'), "an option letter"
     assert not open_question.allows(head + '<action>answer("B ')
-    assert not open_question.allows(head + '<action>answer("", [1')
-    assert not open_question.allows(head + '<action>answer("red", [12])'), "the window's two ends"
+    assert not open_question.allows(head + '<action>answer("")')
+    assert not open_question.allows(head + '<action>answer("red", [1'), "the env's window"
+    assert not open_question.allows(head + '<action>answer("red [1'), "no window in the text"
     with pytest.raises(ValueError, match="legal action"):
         think_act_pattern([], open_answer=False, max_chars=10)
     with pytest.raises(ValueError, match="max_chars"):
@@ -87,7 +88,7 @@ def test_format_guided_videoscout_guides_the_whole_reply_with_the_turns_actions(
     open_question = policy.reply_guide(
         {**obs, "options": ""}, {**info, "legal_actions": ["answer"]}
     )
-    open_reply = '<think>t</think><memory>m</memory><action>answer("red", [3, 9])</action>'
+    open_reply = '<think>t</think><memory>m</memory><action>answer("red")</action>'
     assert open_question.state(open_reply) == ("end", None)
     assert not open_question.allows('<think>t</think><memory>m</memory><action>answer("A"')
 
