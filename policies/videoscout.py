@@ -73,10 +73,10 @@ class VideoScoutPolicy(Policy):
         format_guided: Format-guided decoding: the whole reply is kept to the Think-Act
             format (:mod:`policies.think_act_pattern`): it opens with ``<think>``, the
             thought and the notes hold no tags and at most ``format_chars`` characters
-            each, and the action is a legal one (an open answer with its text, not a bare
-            capital letter, and its window). Implies legal-action decoding; the same needs
-            and the name ends in ``+format-guided``. Its format-valid turns are the
-            decoder's, not the model's.
+            each, and the action is a legal one (an open answer is its text alone, not a
+            bare capital letter; the env takes the window on screen). Implies legal-action
+            decoding, with the same needs; the name ends in ``+format-guided``. Its
+            format-valid turns are the decoder's, not the model's.
         format_chars: The cap on the thought's and the notes' length under
             ``format_guided``.
 
@@ -106,6 +106,8 @@ class VideoScoutPolicy(Policy):
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
         check_end_note(end_note)
+        if format_chars < 1:
+            raise ConfigError(f"format_chars must be at least 1, got {format_chars}")
         if (guided or format_guided) and not getattr(vlm, "accepts_guide", False):
             raise ConfigError(
                 f"guided decoding needs a model whose chat takes a guide (a transformers "

@@ -12,6 +12,7 @@ from policies.videoscout import VideoScoutPolicy
 from tests.test_reply_guide import ListTokenizer, SpeedLovingChat
 from video_env.backends.base import ReplyGuide
 from video_env.envs import PacingEnv
+from video_env.errors import ConfigError
 from video_env.wrappers.text_actions import parse_text_action
 
 SPEEDS = ["<action>speed(2x)</action>", "<action>speed(4x)</action>"]
@@ -91,6 +92,8 @@ def test_format_guided_videoscout_guides_the_whole_reply_with_the_turns_actions(
     open_reply = '<think>t</think><memory>m</memory><action>answer("red")</action>'
     assert open_question.state(open_reply) == ("end", None)
     assert not open_question.allows('<think>t</think><memory>m</memory><action>answer("A"')
+    with pytest.raises(ConfigError, match="format_chars"):
+        VideoScoutPolicy(SpeedLovingChat(), format_guided=True, format_chars=0)
 
 
 def test_format_guided_generation_of_a_random_model_is_always_a_legal_think_act_reply(

@@ -81,10 +81,11 @@ BLOCKS = {
 }
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
-#: The columns of the table, each a per-episode value (mean over episodes).
 #: A checkpoint named with this suffix is played with format-guided decoding, so one study
 #: can pair a checkpoint's decodings.
 FORMAT_GUIDED = "+format-guided"
+
+#: The columns of the table, each a per-episode value (mean over episodes).
 COLUMNS = ("accuracy", "reward", "gtou", "frames", "turns", "rewatch_rate", "format_valid")
 
 
