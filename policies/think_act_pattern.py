@@ -1,28 +1,37 @@
 """VideoScout's Think-Act format as one regular expression (format-guided decoding).
 
 ``<think>…</think><memory>…</memory><action>ACTION</action>``: the thought and the notes
-are free text without tags, capped in length (a cap ends a looping thought instead of
-letting it run out the token budget), and ACTION is one of the turn's legal actions. An
-open question's answer is ``answer("text")``: text without quotes, tags or brackets that
-is not a bare capital letter (an option letter answers no open question), and no window —
-the env takes the window on screen as the evidence, as for an option letter. (Left free,
-the pixel students wrote windows into the text and windows that end before they start.)
+are printable ASCII (and line breaks) without ``<``, capped in length (a cap ends a
+looping thought instead of letting it run out the token budget), and ACTION is one of the
+turn's legal actions. An open question's answer is ``answer("text")``: printable ASCII
+without ``"``, ``<``, ``>``, ``[`` or ``]``, not starting with a blank, and not a bare
+capital letter (an option letter answers no open question), and no window — the env
+takes the window on screen as the evidence, as for an option letter. (Left free, the
+pixel students wrote windows into the text and windows that end before they start.)
+Printable ASCII only, because the guide's logits processor joins token texts decoded
+alone, which is exact for byte-level tokenizers on ASCII only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
-__all__ = ["OPEN_ANSWER", "think_act_pattern"]
+__all__ = ["DEFAULT_MAX_CHARS", "OPEN_ANSWER", "pattern_id", "think_act_pattern"]
 
-_TEXT = r'[^"<>\[\]\n]'
-_FIRST = r'[^"<>\[\]\sA-Z]'
+#: The default cap on the thought's and the notes' length, in characters.
+DEFAULT_MAX_CHARS = 160
+
+_FREE = r"[\n -;=-~]"  # printable ASCII and line breaks, without "<"
+_TEXT = r"[ !#-;=?-Z\\^-~]"  # printable ASCII without " < > [ ]
+_FIRST = r"[!#-;=?-@\\^-~]"  # the same, without a blank or a capital letter
+_SECOND = r"[!#-;=?-Z\\^-~]"  # after a capital letter: anything but a blank
 
 #: An open question's ``answer`` action: text of up to 40 characters that is not one
 #: capital letter, without a window.
 OPEN_ANSWER = (
-    rf'<action>answer\("(?:{_FIRST}{_TEXT}{{0,39}}|[A-Z][^"<>\[\]\s]{_TEXT}{{0,38}})"\)</action>'
+    rf'<action>answer\("(?:{_FIRST}{_TEXT}{{0,39}}|[A-Z]{_SECOND}{_TEXT}{{0,38}})"\)</action>'
 )
 
 
@@ -43,5 +52,15 @@ def think_act_pattern(actions: Sequence[str], *, open_answer: bool, max_chars: i
     choices = [re.escape(action) for action in actions] + ([OPEN_ANSWER] if open_answer else [])
     if not choices:
         raise ValueError("a Think-Act pattern needs at least one legal action")
-    free = rf"[^<]{{0,{max_chars}}}"
+    free = rf"{_FREE}{{0,{max_chars}}}"
     return rf"<think>{free}</think><memory>{free}</memory>(?:{'|'.join(choices)})"
+
+
+def pattern_id(max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """A short fingerprint of the pattern's form (a study keys kept episodes by it).
+
+    It changes whenever the free text, the open answer or the cap changes, so episodes
+    played under an earlier form are played again rather than reused.
+    """
+    probe = think_act_pattern(["<action>x</action>"], open_answer=True, max_chars=max_chars)
+    return hashlib.sha256(probe.encode()).hexdigest()[:12]

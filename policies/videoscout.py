@@ -20,7 +20,7 @@ from policies import prompts
 from policies.base import Policy
 from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
-from policies.think_act_pattern import think_act_pattern
+from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
@@ -100,7 +100,7 @@ class VideoScoutPolicy(Policy):
         guided: bool = False,
         question_first: bool = False,
         format_guided: bool = False,
-        format_chars: int = 160,
+        format_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         super().__init__()
         if not isinstance(vlm, VisionChat):

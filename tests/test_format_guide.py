@@ -27,6 +27,9 @@ def test_a_pattern_guide_keeps_to_prefixes_of_a_match_and_ends_at_one() -> None:
     assert guide.state("<a>ab</a>") == ("end", None)
     assert not guide.allows("<a>ab</a>!"), "nothing past a full match"
     assert guide.next_chars("<a>") is None, "any character may go on"
+    assert not guide.allows(" "), "without a marker, the first character is on a path"
+    marked = ReplyGuide("</m>", patterns=(r"<a>[a-z]</a>",))
+    assert marked.state("x</m>\n<a>b</a>") == ("end", None), "blanks after a marker pass"
     with pytest.raises(ValueError, match="regular expression"):
         ReplyGuide("", patterns=("<a>(",))
 
@@ -41,6 +44,8 @@ def test_the_think_act_pattern_takes_teacher_replies_and_refuses_broken_ones() -
         "<action>",  # the bare action a student writes after an invalid reply
         "<think>B (x)<think>",  # a tag inside the thought
         "<think>" + "a " * 21,  # past the cap of 40 characters
+        "<think>caf\u00e9",  # printable ASCII only (token texts join exactly there)
+        " <think>",  # no blanks first
         "<think>t</think><memory>m</memory><action>speed(1x)",  # not a legal speed here
         '<think>t</think><memory>m</memory><action>answer("C")',  # not an option
     ):
@@ -72,6 +77,11 @@ def test_the_logits_processor_tries_every_token_under_a_pattern() -> None:
     assert sorted(processor.allowed("<think>") or []) == [5, 6]
     assert processor.allowed("<think>xx") == [6], "the cap closes the thought"
     assert processor.allowed("<think>x</think>") == [0]
+    marked = ReplyGuide("</m>", patterns=(r"<a>x</a>",))
+    vocab = ["<eos>", "</", "m>", "m>x", "m><a>", "<a>"]
+    processor = GuideLogitsProcessor(marked, ListTokenizer(vocab), 0, [0])
+    assert processor.banned("t</") == [vocab.index("m>x")], "completing the marker, off the path"
+    assert processor.allowed("t</m>") == [5]
 
 
 def test_format_guided_videoscout_guides_the_whole_reply_with_the_turns_actions() -> None:

@@ -120,7 +120,9 @@ def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str
 def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
     tiny_qwen_dir: str,
 ) -> None:
+    from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
     from policies.training.rollout import PolicyChat, rollout_group
+    from video_env.backends.base import ReplyGuide
 
     processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
     model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
@@ -129,9 +131,14 @@ def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
                           rules=SMOKE, max_turns=2, max_new_tokens=24,
                           format_guided=True)  # fmt: skip
     replies = [turn.reply for trajectory in group for turn in trajectory.turns]
+    calls = ["speed(1x)", "speed(2x)", "speed(4x)", *(f"rewatch({k})" for k in range(1, 64))]
+    calls += [f'answer("{letter}")' for letter in "ABCDEFGH"]
+    actions = [f"<action>{call}</action>" for call in calls]
+    pattern = think_act_pattern(actions, open_answer=True, max_chars=DEFAULT_MAX_CHARS)
+    any_turn = ReplyGuide("", patterns=(pattern,))
     assert replies
-    for reply in replies:  # a random model's noise, kept to the format's paths
-        assert "<think>".startswith(reply.lstrip()[:7]), reply
+    for reply in replies:  # a random model's noise, cut at 24 tokens, kept to the format
+        assert reply.startswith("<think>"[: len(reply)]) and any_turn.allows(reply), reply
 
 
 @pytest.mark.slow

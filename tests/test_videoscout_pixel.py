@@ -131,7 +131,10 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     last = {**base, "end_note": "last", "guided": True}
     assert key(base, PromptLayout("last"), True) == last
     assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
-    assert key(base, PromptLayout(), False, True) == {**base, "format_guided": True}
+    from policies.think_act_pattern import pattern_id
+
+    assert key(base, PromptLayout(), False, True) == {**base, "format_guided": pattern_id()}
+    assert pattern_id() != pattern_id(80), "the pattern's form is in the key"
     from benchmarks.studies.videoscout_pixel import decoding
 
     assert decoding("runs/a", True, False) == ("runs/a", True, False)

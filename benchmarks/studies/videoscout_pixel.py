@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.doc_blocks import replace_block
+from policies.think_act_pattern import pattern_id
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
 from policies.training.episodes import (
@@ -206,7 +207,7 @@ def model_settings(
     if guided:
         keyed["guided"] = True
     if format_guided:
-        keyed["format_guided"] = True
+        keyed["format_guided"] = pattern_id()  # the pattern's form, not just "on"
     if layout.question_first:
         keyed["question_first"] = True
     return keyed

@@ -143,7 +143,7 @@ VisionMessage = dict[str, "str | VisionContent"]
 
 @dataclass(frozen=True)
 class ReplyGuide:
-    """Guided decoding of a reply's end: once ``after`` is written, only set paths follow.
+    """Guided decoding of a reply: once ``after`` is written, only set paths follow.
 
     After the first ``after`` in the reply (from the start when ``after`` is empty), the
     text must go on with one of ``closed`` or a full match of one of ``patterns`` — after
@@ -156,6 +156,8 @@ class ReplyGuide:
     Patterns are regular expressions of the ``regex`` package (its partial matching tells
     whether a text can still become a match); a backend then tries every token of the
     vocabulary at each guided step, where literal heads need only those that spell them.
+    Whitespace right after ``after`` is passed over; with an empty ``after`` the reply's
+    first character is already on a path (a model cannot spend its budget on blanks).
 
     Attributes:
         after: The text that starts the guided part.
@@ -183,13 +185,12 @@ class ReplyGuide:
 
         ``("free", None)`` before ``after`` or past an open head, ``("end", None)`` at the
         end of a closed head or a pattern's full match, else ``("guided", tail)``. The first
-        ``after`` counts (as a parser reads the first closing tag), and whitespace right
-        after it is passed over.
+        ``after`` counts (as a parser reads the first closing tag).
         """
         at = reply.find(self.after)
         if at < 0:
             return "free", None
-        tail = reply[at + len(self.after) :].lstrip()
+        tail = self._passed(reply[at + len(self.after) :])
         if any(tail.startswith(head) for head in self.closed) or self._completes(tail):
             return "end", None
         if any(tail.startswith(head) for head in self.open):
@@ -200,9 +201,9 @@ class ReplyGuide:
         """Whether ``tail`` (the text since ``after``) stays on a path to a continuation.
 
         That is a prefix of a closed head or of a pattern's match, or a prefix of an open
-        head or text past one (whitespace before it passed over).
+        head or text past one.
         """
-        tail = tail.lstrip()
+        tail = self._passed(tail)
         return (
             any(h.startswith(tail) for h in self.closed)
             or any(h.startswith(tail) or tail.startswith(h) for h in self.open)
@@ -216,9 +217,13 @@ class ReplyGuide:
         """
         if self.patterns:
             return None
-        tail = tail.lstrip()
+        tail = self._passed(tail)
         heads = (*self.closed, *self.open)
         return {h[len(tail)] for h in heads if h.startswith(tail) and len(h) > len(tail)}
+
+    def _passed(self, tail: str) -> str:
+        """``tail`` without the whitespace right after a non-empty ``after``."""
+        return tail.lstrip() if self.after else tail
 
     def _completes(self, tail: str) -> bool:
         """Whether ``tail`` is a full match of a pattern."""
@@ -229,7 +234,7 @@ class ReplyGuide:
         return False
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
     """``pattern`` compiled by the ``regex`` package (partial matching; imported on use).
 

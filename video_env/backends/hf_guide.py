@@ -6,7 +6,8 @@ end-of-sequence tokens remain); before it, a token that would complete the guide
 and go on off the paths is masked too (a byte-level tokenizer writes ``>`` and ``<`` of
 ``</memory><action>`` in one token). Token texts are decoded once per tokenizer and
 indexed by first character. They are concatenated as decoded alone, which is exact for
-byte-level BPE tokenizers (Qwen's) on ASCII continuations, as the guides here are.
+byte-level BPE tokenizers (Qwen's) on ASCII continuations, as the guides here are
+(VideoScout's Think-Act pattern admits printable ASCII only).
 """
 
 from __future__ import annotations
