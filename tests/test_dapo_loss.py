@@ -160,6 +160,25 @@ def test_train_rl_cli_defaults_are_the_papers() -> None:
     )
 
 
+def test_train_rl_cli_passes_the_rollouts_decoding_to_dapo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import policies.training.rl as rl
+    from video_env.cli import build_parser
+
+    configs: list[rl.DAPOConfig] = []
+    monkeypatch.setattr(rl, "train_rl", lambda model, samples, out, cfg: configs.append(cfg) or [])
+    common = ["train", "rl", "--model", "m", "--out", "o", "--suite", "synth-tiny", "--limit", "1"]
+    for flags in ([], ["--guided"], ["--format-guided"]):
+        args = build_parser().parse_args([*common, *flags])
+        assert args.func(args) == 0
+    assert [(c.guided, c.format_guided) for c in configs] == [
+        (False, False),
+        (True, False),
+        (False, True),
+    ]
+
+
 def test_settings_are_the_papers_by_default() -> None:
     s = DAPOSettings()
     assert (s.eps_low, s.eps_high, s.beta) == (0.20, 0.28, 0.01)
