@@ -385,8 +385,8 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
     forms: dict[str, list[float]] = {}
     valid: dict[str, list[bool]] = {}
-    for row in mine:  # the pixel splits' ids end in their question's form (".../mcq")
-        form = str(row["sample_id"]).rsplit("/", 1)[-1]
+    for row in mine:
+        form = _question_form(row)
         forms.setdefault(form, []).append(row["accuracy"])
         valid.setdefault(form, []).extend(format_valid(r) for r in row.get("replies") or [])
     right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
@@ -439,6 +439,11 @@ def _answer_window(reply: str) -> tuple[float, float] | None:
     return window_bounds(", ".join(calls[-1].args[1:])) if calls else None
 
 
+def _question_form(row: dict[str, Any]) -> str:
+    """A row's question form: the pixel splits' ids end in it (``.../mcq``, ``.../open``)."""
+    return str(row["sample_id"]).rsplit("/", 1)[-1]
+
+
 def _open_answer_forms(rows: Sequence[dict[str, Any]]) -> str:
     """``open-question answer calls: letter N, word M, neither K`` over ``rows``' replies.
 
@@ -447,7 +452,7 @@ def _open_answer_forms(rows: Sequence[dict[str, Any]]) -> str:
     calls = [
         reply
         for row in rows
-        if str(row["sample_id"]).endswith("/open")
+        if _question_form(row) == "open"
         for reply in row.get("replies") or []
         if _ANSWER_OPENING.search(reply)
     ]

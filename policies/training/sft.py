@@ -261,11 +261,11 @@ def train_sft(
         if chats
         else load_turns(
             turns,
-            cfg.option_orders,
-            cfg.recovery_turns,
-            cfg.seed,
-            cfg.recovery_failures,
-            cfg.open_answer_repeats,
+            option_orders=cfg.option_orders,
+            recovery_turns=cfg.recovery_turns,
+            seed=cfg.seed,
+            recovery_failures=cfg.recovery_failures,
+            open_answer_repeats=cfg.open_answer_repeats,
         )
     )
     evidence = AnswerEvidence(open_answers=cfg.binding_open) if cfg.binding else None

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from video_env._optional import require
 from video_env.backends.llm.base import Completion
 from video_env.metrics.cost import Cost
 from video_env.types import Interval
@@ -239,13 +240,10 @@ def _compiled(pattern: str) -> Any:
     """``pattern`` compiled by the ``regex`` package (partial matching; imported on use).
 
     Raises:
-        ImportError: Without ``regex`` (``pip install 'video-env[models]'``).
+        BackendNotInstalled: Without ``regex`` (the ``models`` extra).
         ValueError: When ``pattern`` is not a regular expression.
     """
-    try:
-        import regex
-    except ImportError as err:  # pragma: no cover - installed with the models extra
-        raise ImportError("reply patterns need `regex`: pip install 'video-env[models]'") from err
+    regex = require("regex", "models", "reply patterns (guided decoding)")
     try:
         return regex.compile(pattern)
     except regex.error as err:
