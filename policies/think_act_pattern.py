@@ -8,15 +8,16 @@ without ``"``, ``<``, ``>``, ``[`` or ``]``, not starting with a blank, and not 
 capital letter (an option letter answers no open question), and no window — the env
 takes the window on screen as the evidence, as for an option letter. (Left free, the
 pixel students wrote windows into the text and windows that end before they start.)
-Printable ASCII only, because the guide's logits processor joins token texts decoded
-alone, which is exact for byte-level tokenizers on ASCII only.
+Printable ASCII only: the pattern's classes stay simple, and the ``regex`` package and
+xgrammar (which masks the tokens) read them alike.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
+
+from video_env.backends.base import literal_pattern
 
 __all__ = ["DEFAULT_MAX_CHARS", "OPEN_ANSWER", "pattern_id", "think_act_pattern"]
 
@@ -49,7 +50,8 @@ def think_act_pattern(actions: Sequence[str], *, open_answer: bool, max_chars: i
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
-    choices = [re.escape(action) for action in actions] + ([OPEN_ANSWER] if open_answer else [])
+    choices = [literal_pattern(action) for action in actions]
+    choices += [OPEN_ANSWER] if open_answer else []
     if not choices:
         raise ValueError("a Think-Act pattern needs at least one legal action")
     free = rf"{_FREE}{{0,{max_chars}}}"

@@ -9,7 +9,7 @@ import pytest
 from policies import run_episode
 from policies.think_act_pattern import think_act_pattern
 from policies.videoscout import VideoScoutPolicy
-from tests.test_reply_guide import ListTokenizer, SpeedLovingChat
+from tests.test_reply_guide import SpeedLovingChat
 from video_env.backends.base import ReplyGuide
 from video_env.envs import PacingEnv
 from video_env.errors import ConfigError
@@ -28,8 +28,9 @@ def test_a_pattern_guide_keeps_to_prefixes_of_a_match_and_ends_at_one() -> None:
     assert not guide.allows("<a>ab</a>!"), "nothing past a full match"
     assert guide.next_chars("<a>") is None, "any character may go on"
     assert not guide.allows(" "), "without a marker, the first character is on a path"
-    marked = ReplyGuide("</m>", patterns=(r"<a>[a-z]</a>",))
-    assert marked.state("x</m>\n<a>b</a>") == ("end", None), "blanks after a marker pass"
+    for partial in ({"after": "</m>"}, {"after": "", "open": ("<b>",)}):
+        with pytest.raises(ValueError, match="whole reply"):
+            ReplyGuide(**partial, patterns=(r"<a>[a-z]</a>",))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="regular expression"):
         ReplyGuide("", patterns=("<a>(",))
 
@@ -67,21 +68,63 @@ def test_the_think_act_pattern_takes_teacher_replies_and_refuses_broken_ones() -
         think_act_pattern(SPEEDS, open_answer=False, max_chars=0)
 
 
-def test_the_logits_processor_tries_every_token_under_a_pattern() -> None:
-    from video_env.backends.hf_guide import GuideLogitsProcessor
+def _masked(processor: Any, rows: list[list[int]], vocab_size: int) -> list[set[int]]:
+    """The token ids each row may take next (rows of equal length, no prompt)."""
+    import torch
 
-    vocab = ["<eos>", "<think>", "<th", "ink>", "<action>", "x", "</think>", "!"]
-    guide = ReplyGuide("", patterns=(r"<think>x{0,2}</think>",))
-    processor = GuideLogitsProcessor(guide, ListTokenizer(vocab), 0, [0])
-    assert sorted(processor.allowed("") or []) == [1, 2]
-    assert sorted(processor.allowed("<think>") or []) == [5, 6]
-    assert processor.allowed("<think>xx") == [6], "the cap closes the thought"
-    assert processor.allowed("<think>x</think>") == [0]
-    marked = ReplyGuide("</m>", patterns=(r"<a>x</a>",))
-    vocab = ["<eos>", "</", "m>", "m>x", "m><a>", "<a>"]
-    processor = GuideLogitsProcessor(marked, ListTokenizer(vocab), 0, [0])
-    assert processor.banned("t</") == [vocab.index("m>x")], "completing the marker, off the path"
-    assert processor.allowed("t</m>") == [5]
+    scores = processor(torch.tensor(rows, dtype=torch.long), torch.zeros(len(rows), vocab_size))
+    return [set(torch.nonzero(row > float("-inf")).flatten().tolist()) for row in scores]
+
+
+def test_pattern_masks_allow_exactly_the_tokens_that_stay_on_the_pattern() -> None:
+    from video_env.backends.hf_guide import GuideLogitsProcessor
+    from video_env.backends.testing import tiny_qwen_tokenizer
+
+    tokenizer = tiny_qwen_tokenizer()
+    eos = tokenizer.eos_token_id
+    guide = ReplyGuide("", patterns=(think_act_pattern(SPEEDS + LETTERS, open_answer=False,
+                                                       max_chars=20),))  # fmt: skip
+    texts = {i: tokenizer.decode([i]) for i in range(len(tokenizer))}
+    special = set(tokenizer.all_special_ids)
+    reply = "<think>B (red): here.</think><memory>Seen.</memory>" + LETTERS[1]
+    ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
+    processor = GuideLogitsProcessor(guide, tokenizer, 0, [eos])
+    for k in range(len(ids) + 1):  # one row grows a token a call, as generate calls it
+        (allowed,) = _masked(processor, [ids[:k]], len(tokenizer))
+        prefix = tokenizer.decode(ids[:k])
+        by_text = {
+            i for i, text in texts.items()
+            if i not in special and text.isascii() and guide.allows(prefix + text)
+        }  # fmt: skip
+        ended = guide.state(prefix) == ("end", None)
+        assert allowed == (by_text | {eos} if ended else by_text), prefix
+    assert _masked(processor, [[*ids, eos, eos]], len(tokenizer)) == [{eos}], "ended: EOS only"
+
+
+def test_pattern_masks_keep_one_matcher_per_row_and_refuse_what_they_cannot_follow() -> None:
+    from video_env.backends.hf_guide import GuideLogitsProcessor
+    from video_env.backends.testing import tiny_qwen_tokenizer
+
+    tokenizer = tiny_qwen_tokenizer()
+    eos, width = tokenizer.eos_token_id, len(tokenizer) + 7  # logits wider than the vocabulary
+    guide = ReplyGuide("", closed=("<a>",), patterns=(r"<b>[a-z]{0,2}</b>",))
+    a, b = (tokenizer("<a>", add_special_tokens=False)["input_ids"],
+            tokenizer("<b>", add_special_tokens=False)["input_ids"])  # fmt: skip
+    assert len(a) == len(b), "rows of equal length"
+    prompt = [eos, eos]
+    processor = GuideLogitsProcessor(guide, tokenizer, len(prompt), [eos])
+    after_a, after_b = _masked(processor, [prompt + a, prompt + b], width)
+    assert after_a == {eos}, "a closed head ends the reply"
+    assert eos not in after_b and all(tokenizer.decode([i]).strip() for i in after_b)
+    assert not any(i >= len(tokenizer) for i in after_a | after_b), "no padding logits"
+    off = tokenizer("<c>", add_special_tokens=False)["input_ids"]
+    with pytest.raises(ValueError, match="leaves the pattern"):
+        _masked(GuideLogitsProcessor(guide, tokenizer, 0, [eos]), [off], width)
+    with pytest.raises(ValueError, match="not by text"):
+        processor.allowed("<b>")
+    lookahead = ReplyGuide("", patterns=(r"(?=a)a",))  # the regex package reads it
+    with pytest.raises(ValueError, match="grammar engine"):
+        _masked(GuideLogitsProcessor(lookahead, tokenizer, 0, [eos]), [[]], width)
 
 
 def test_format_guided_videoscout_guides_the_whole_reply_with_the_turns_actions() -> None:

@@ -8,6 +8,7 @@ whether it is ``simulated``, so results can always be labelled honestly.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -154,11 +155,14 @@ class ReplyGuide:
     keep a reply's action within the env's legal actions, and its format decoding to keep
     the whole reply in the Think-Act format.
 
-    Patterns are regular expressions of the ``regex`` package (its partial matching tells
-    whether a text can still become a match); a backend then tries every token of the
-    vocabulary at each guided step, where literal heads need only those that spell them.
-    Whitespace right after ``after`` is passed over; with an empty ``after`` the reply's
-    first character is already on a path (a model cannot spend its budget on blanks).
+    Patterns guide the whole reply: a guide with them has no ``after`` and no open heads.
+    They are regular expressions in the common subset of the ``regex`` package (whose
+    partial matching answers :meth:`state` and :meth:`allows` here) and of xgrammar, the
+    grammar engine the transformers backend masks tokens with
+    (:mod:`video_env.backends.hf_pattern_guide`): classes, groups, alternatives, bounded
+    repeats; no look-arounds or backreferences. Whitespace right after a non-empty
+    ``after`` is passed over; without one the reply's first character is already on a
+    path (a model cannot spend its budget on blanks).
 
     Attributes:
         after: The text that starts the guided part.
@@ -178,6 +182,10 @@ class ReplyGuide:
             raise ValueError("a ReplyGuide needs at least one continuation")
         if any(not head for head in (*self.closed, *self.open, *self.patterns)):
             raise ValueError("a ReplyGuide's continuations must not be empty")
+        if self.patterns and (self.after or self.open):
+            raise ValueError(
+                "a ReplyGuide's patterns guide the whole reply: no after, no open heads"
+            )
         for pattern in self.patterns:
             _compiled(pattern)  # a malformed pattern fails here, not mid-generation
 
@@ -226,6 +234,21 @@ class ReplyGuide:
         """``tail`` without the whitespace right after a non-empty ``after``."""
         return tail.lstrip() if self.after else tail
 
+    def regex(self) -> str:
+        """The one regular expression a guide with patterns keeps the whole reply to.
+
+        Its closed heads (escaped) and patterns, as alternatives; what a grammar engine
+        compiles (xgrammar here, a server's structured outputs).
+
+        Raises:
+            ValueError: For a guide without patterns (a marker's free text before it is
+                not one regular expression here).
+        """
+        if not self.patterns:
+            raise ValueError("only a guide with patterns is one regular expression")
+        alternatives = [literal_pattern(head) for head in self.closed] + list(self.patterns)
+        return "|".join(f"(?:{alternative})" for alternative in alternatives)
+
     def _completes(self, tail: str) -> bool:
         """Whether ``tail`` is a full match of a pattern."""
         for pattern in self.patterns:
@@ -233,6 +256,31 @@ class ReplyGuide:
             if match is not None and not match.partial:
                 return True
         return False
+
+
+_META = re.compile(r"([\\.^$*+?{}\[\]|()])")
+
+
+def literal_pattern(text: str) -> str:
+    """``text`` as a :class:`ReplyGuide` pattern that matches it alone.
+
+    Only the metacharacters are escaped (``re.escape`` also escapes blanks, ``#`` or
+    ``~``, which xgrammar reads right but warns about), so the ``regex`` package and
+    xgrammar read the result alike.
+    """
+    return _META.sub(r"\\\1", text)
+
+
+def takes_guide(model: object, guide_patterns: bool) -> bool:
+    """Whether ``model``'s ``chat`` takes a :class:`ReplyGuide` of this kind.
+
+    ``accepts_guide``: any guide (the transformers backend masks tokens itself);
+    ``accepts_pattern_guide``: guides with patterns only (a server that takes one regular
+    expression per request, :class:`~video_env.backends.openai_vlm.OpenAIVLM`).
+    """
+    if getattr(model, "accepts_guide", False):
+        return True
+    return guide_patterns and bool(getattr(model, "accepts_pattern_guide", False))
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,13 +1,15 @@
 """Guided decoding for transformers' ``generate``: a :class:`ReplyGuide` as a logits processor.
 
-Each step, the reply so far is decoded. In the guide's guided part, every token whose text
-would leave the guide's paths gets ``-inf`` (at the end of a closed head only
-end-of-sequence tokens remain); before it, a token that would complete the guide's marker
-and go on off the paths is masked too (a byte-level tokenizer writes ``>`` and ``<`` of
+A guide with patterns is masked by a grammar engine
+(:mod:`video_env.backends.hf_pattern_guide`). For a guide of literal heads, each step the
+reply so far is decoded. In the guide's guided part, every token whose text would leave
+the guide's paths gets ``-inf`` (at the end of a closed head only end-of-sequence tokens
+remain); before it, a token that would complete the guide's marker and go on off the
+paths is masked too (a byte-level tokenizer writes ``>`` and ``<`` of
 ``</memory><action>`` in one token). Token texts are decoded once per tokenizer and
 indexed by first character. They are concatenated as decoded alone, which is exact for
-byte-level BPE tokenizers (Qwen's) on ASCII continuations, as the guides here are
-(VideoScout's Think-Act pattern admits printable ASCII only).
+byte-level BPE tokenizers (Qwen's) on ASCII continuations, as VideoScout's legal actions
+are.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from video_env.backends.base import ReplyGuide
+from video_env.backends.hf_pattern_guide import PatternMasks
 
 __all__ = ["GuideLogitsProcessor", "token_texts"]
 
@@ -64,6 +67,9 @@ def marker_closers(tokenizer: Any, after: str) -> tuple[_Tokens, _Tokens]:
 class GuideLogitsProcessor:
     """Masks the scores of tokens that leave ``guide`` (one guide for every row).
 
+    A guide with patterns goes to :class:`~video_env.backends.hf_pattern_guide.PatternMasks`;
+    :meth:`allowed` and :meth:`banned` serve guides of literal heads.
+
     Args:
         guide: The reply's guide.
         tokenizer: The model's tokenizer.
@@ -83,22 +89,27 @@ class GuideLogitsProcessor:
         self.eos_ids = sorted(set(eos_ids))
         if not self.eos_ids:
             raise ValueError("guided decoding needs the model's end-of-sequence tokens")
-        self.texts = token_texts(tokenizer)
-        self._closers, self._whole = marker_closers(tokenizer, guide.after)
+        self._patterns = PatternMasks(guide, tokenizer, self.eos_ids) if guide.patterns else None
+        if self._patterns is None:
+            self.texts = token_texts(tokenizer)
+            self._closers, self._whole = marker_closers(tokenizer, guide.after)
 
     def allowed(self, reply: str) -> list[int] | None:
         """The token ids allowed after ``reply`` in the guided part (``None``: not guided).
 
         Raises:
-            ValueError: When no token continues a path (a tokenizer that cannot spell it).
+            ValueError: When no token continues a path (a tokenizer that cannot spell it),
+                or for a guide with patterns (masked token by token, in ``__call__``).
         """
+        if self._patterns is not None:
+            raise ValueError("a guide with patterns is masked token by token, not by text")
         state, tail = self.guide.state(reply)
         if state == "free":
             return None
         if state == "end" or tail is None:
             return self.eos_ids
-        chars = self.guide.next_chars(tail)
-        groups = self.texts.values() if chars is None else (self.texts.get(c, []) for c in chars)
+        chars = self.guide.next_chars(tail) or set()
+        groups = (self.texts.get(c, []) for c in chars)
         allowed = [i for group in groups for i, text in group if self.guide.allows(tail + text)]
         if not allowed:
             raise ValueError(f"no token continues the guide after {tail!r}")
@@ -122,6 +133,8 @@ class GuideLogitsProcessor:
         """The scores with every token outside the guide's paths at ``-inf``."""
         import torch
 
+        if self._patterns is not None:
+            return self._patterns(input_ids[:, self.prompt_length :], scores)
         for row in range(input_ids.shape[0]):
             reply = self.tokenizer.decode(
                 input_ids[row, self.prompt_length :], skip_special_tokens=True
