@@ -23,7 +23,7 @@ from policies.observed_frames import observed_batch
 from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
-from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
+from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage, takes_guide
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
     check_end_note,
@@ -108,10 +108,16 @@ class VideoScoutPolicy(Policy):
         check_end_note(end_note)
         if format_chars < 1:
             raise ConfigError(f"format_chars must be at least 1, got {format_chars}")
-        if (guided or format_guided) and not getattr(vlm, "accepts_guide", False):
+        if guided and not takes_guide(vlm, guide_patterns=False):
             raise ConfigError(
-                f"guided decoding needs a model whose chat takes a guide (a transformers "
-                f"backend); {vlm.name} does not"
+                f"legal-action decoding needs a model whose chat takes a guide (a "
+                f"transformers backend); {vlm.name} does not"
+            )
+        if format_guided and not takes_guide(vlm, guide_patterns=True):
+            raise ConfigError(
+                f"format-guided decoding needs a model whose chat takes a reply pattern (a "
+                f"transformers backend, or a server with its regex_field set); {vlm.name} "
+                f"does not"
             )
         self.vlm = vlm
         self.rules = rules or PacingRules()
@@ -293,7 +299,9 @@ def resolve_vision_chat(spec: str) -> VisionChat:
 
     ``qwen2.5-vl:PATH_OR_ID`` / ``transformers:PATH_OR_ID`` load
     ``video_env.backends.transformers_vlm.TransformersVLM``; ``openai:MODEL`` loads
-    ``video_env.backends.openai_vlm.OpenAIVLM``. Imported only when asked for.
+    ``video_env.backends.openai_vlm.OpenAIVLM`` (server and reply-pattern field from the
+    environment, as ``--vlm openai:MODEL``: ``video_env.backends.registry.openai_vlm``).
+    Imported only when asked for.
 
     Raises:
         ConfigError: For an unknown or empty spec.
@@ -309,8 +317,10 @@ def resolve_vision_chat(spec: str) -> VisionChat:
         chat: VisionChat = module.TransformersVLM(model=arg)
         return chat
     if kind == "openai":
-        module = require("video_env.backends.openai_vlm", "llm", "the videoscout VLM")
-        chat = module.OpenAIVLM(arg)
+        require("openai", "llm", "the videoscout VLM")
+        from video_env.backends.registry import openai_vlm
+
+        chat = openai_vlm(arg)
         return chat
     raise ConfigError(
         f"unknown VLM spec {spec!r}; use qwen2.5-vl:PATH, transformers:ID or openai:M"

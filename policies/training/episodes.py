@@ -72,6 +72,7 @@ class RecordingChat:
     def __init__(self, inner: VisionChat) -> None:
         self.inner = inner
         self.accepts_guide = bool(getattr(inner, "accepts_guide", False))
+        self.accepts_pattern_guide = bool(getattr(inner, "accepts_pattern_guide", False))
         self.name = inner.name
         self.simulated = inner.simulated
         self.pixel_vlm = bool(getattr(inner, "pixel_vlm", False))  # the episode's labels

@@ -30,7 +30,7 @@ from typing import Any
 from PIL import Image
 
 from video_env.backends import vlm_prompts as prompts
-from video_env.backends.base import Answer, FrameBatch, VisionMessage
+from video_env.backends.base import Answer, FrameBatch, ReplyGuide, VisionMessage
 from video_env.backends.confidence import (
     TokenProb,
     check_rule,
@@ -47,6 +47,19 @@ from video_env.errors import BackendError, ConfigError
 from video_env.metrics.cost import Cost
 
 __all__ = ["OpenAIVLM", "jpeg_data_url"]
+
+
+#: The request fields a server reads a reply pattern from (``regex_field``).
+REGEX_FIELDS = frozenset({"structured_outputs", "guided_regex", "regex"})
+
+
+def regex_request(field: str, regex: str) -> dict[str, Any]:
+    """The request's extra body that asks the server to keep the reply to ``regex``."""
+    return (
+        {"structured_outputs": {"regex": regex}}
+        if field == "structured_outputs"
+        else {field: regex}
+    )
 
 
 def jpeg_data_url(frame: Any, quality: int = 90) -> str:
@@ -77,6 +90,12 @@ class OpenAIVLM:
         max_retries: Retries after the first attempt.
         backoff_s: ``(first, cap)`` retry wait (see ``OpenAICompatibleLLM``).
         prices: Price table for ``money_usd``.
+        regex_field: Where a reply pattern goes in the request, so that :meth:`chat` takes
+            a :class:`~video_env.backends.base.ReplyGuide` with patterns (VideoScout's
+            format-guided decoding; the server's grammar engine masks the tokens):
+            ``"structured_outputs"`` (vLLM 0.12 and later,
+            ``{"structured_outputs": {"regex": ...}}``), ``"guided_regex"`` (vLLM before
+            0.12) or ``"regex"`` (SGLang). None: no guide is taken.
 
     Raises:
         ConfigError: On a bad setting or a missing key for OpenAI's own API.
@@ -101,7 +120,12 @@ class OpenAIVLM:
         max_retries: int = 4,
         backoff_s: tuple[float, float] = (1.0, 20.0),
         prices: PriceTable | None = None,
+        regex_field: str | None = None,
     ) -> None:
+        if regex_field is not None and regex_field not in REGEX_FIELDS:
+            raise ConfigError(
+                f"regex_field must be one of {sorted(REGEX_FIELDS)}, got {regex_field!r}"
+            )
         if not 1 <= jpeg_quality <= 95 or not 1 <= top_logprobs <= 20 or max_concurrent < 1:
             raise ConfigError("jpeg_quality must be 1-95, top_logprobs 1-20, max_concurrent >= 1")
         self.confidence_rule = check_rule(confidence)
@@ -122,6 +146,9 @@ class OpenAIVLM:
         self.answer_max_tokens = answer_max_tokens
         self.max_concurrent = max_concurrent
         self.prices = prices
+        self.regex_field = regex_field
+        #: ``chat`` takes a guide with patterns (one regular expression per request).
+        self.accepts_pattern_guide = regex_field is not None
         self.name = f"openai:{model}"
         self.usage = Cost()
         self._lock = threading.Lock()
@@ -142,6 +169,7 @@ class OpenAIVLM:
             "top_logprobs": self.top_logprobs,
             "generation": {"temperature": 0.0, "answer_max_tokens": self._caps()},
             "prompts": prompts.prompts_digest(),
+            **({"regex_field": self.regex_field} if self.regex_field else {}),
         }
 
     def check_server(self) -> None:
@@ -219,15 +247,27 @@ class OpenAIVLM:
         *,
         max_new_tokens: int = 512,
         temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
     ) -> Completion:
         """Continue ``messages`` (content: text and frame batches).
+
+        ``guide``, a guide with patterns, goes to the server as one regular expression in
+        ``regex_field`` (see the class).
 
         Returns:
             The completion; ``logprobs`` when the server sent them (not asked for, so
             that servers without them work).
+
+        Raises:
+            ConfigError: On a bad setting, or a guide the server cannot take (no
+                ``regex_field``, or a guide without patterns).
         """
         if max_new_tokens < 1 or temperature < 0:
             raise ConfigError("max_new_tokens must be >= 1 and temperature >= 0")
+        if guide is not None and (self.regex_field is None or not guide.patterns):
+            raise ConfigError(
+                f"{self.name} takes only guides with patterns, and only with regex_field set"
+            )
         start = time.perf_counter()
         body = []
         texts: list[str] = []
@@ -238,6 +278,8 @@ class OpenAIVLM:
             frames += sum(len(p) for p in parts if isinstance(p, FrameBatch))
             body.append(self._user(parts, role=str(message.get("role", "user"))))
         params = self._params(body, max_new_tokens, temperature=temperature)
+        if guide is not None and self.regex_field is not None:
+            params["extra_body"] = regex_request(self.regex_field, guide.regex())
         response, prompt_tokens, completion_tokens = self._call(params, texts)
         visual = max(0, prompt_tokens - sum(estimate_tokens(t) for t in texts))
         self._add(Cost(vlm_calls=1, frames=frames, visual_tokens=visual), prompt_tokens,

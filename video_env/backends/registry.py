@@ -15,7 +15,8 @@ Specs (CLI ``--vlm/--captioner/--clip/--judge``, env arguments ``vlm=``, ``capti
 ``qwen2.5-vl:PATH_OR_ID``       :class:`~video_env.backends.transformers_vlm.TransformersVLM`
 ``transformers:PATH_OR_ID``     the same (any transformers chat VLM)
 ``openai:MODEL``                :class:`~video_env.backends.openai_vlm.OpenAIVLM`; server from
-                                ``$VIDEO_ENV_VLM_BASE_URL`` (else the client's default)
+                                ``$VIDEO_ENV_VLM_BASE_URL`` (else the client's default),
+                                reply patterns in ``$VIDEO_ENV_VLM_REGEX_FIELD`` if set
 ``open_clip:NAME[:PRETRAINED]`` :class:`~video_env.backends.openclip.OpenCLIP` (PRETRAINED: a
                                 tag or a checkpoint file)
 a folder                        ``--clip``: an open_clip folder; ``--vlm``/``--captioner``: a
@@ -56,6 +57,9 @@ KINDS = {
 }
 #: Environment variable with the base URL of an OpenAI-compatible VLM server.
 VLM_BASE_URL_ENV = "VIDEO_ENV_VLM_BASE_URL"
+#: Where the server reads a reply pattern (``OpenAIVLM(regex_field=...)``): format-guided
+#: VideoScout on a vLLM or SGLang server.
+VLM_REGEX_FIELD_ENV = "VIDEO_ENV_VLM_REGEX_FIELD"
 
 Backend = VLM | Captioner | CLIP
 
@@ -207,11 +211,27 @@ def _load_model(spec: BackendSpec) -> Any:
                 factory = _import("video_env.backends.transformers_vlm", "TransformersVLM")
                 _MODELS[spec] = factory(model=spec.target)
             elif spec.kind == "openai":
-                factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
-                _MODELS[spec] = factory(spec.target, base_url=os.environ.get(VLM_BASE_URL_ENV))
+                _MODELS[spec] = openai_vlm(spec.target)
             else:  # pragma: no cover - parse_spec admits no other kind here
                 raise ConfigError(f"not a VLM spec: {spec}")
         return _MODELS[spec]
+
+
+def openai_vlm(model: str) -> Any:
+    """The :class:`~video_env.backends.openai_vlm.OpenAIVLM` of ``openai:MODEL``.
+
+    Its server is ``$VIDEO_ENV_VLM_BASE_URL`` (else the client's default), and its
+    ``regex_field`` ``$VIDEO_ENV_VLM_REGEX_FIELD`` (unset: it takes no reply pattern).
+
+    Raises:
+        ConfigError, BackendNotInstalled: From the backend.
+    """
+    factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
+    return factory(
+        model,
+        base_url=os.environ.get(VLM_BASE_URL_ENV),
+        regex_field=os.environ.get(VLM_REGEX_FIELD_ENV) or None,
+    )
 
 
 def make_backend(role: str, spec: str | Backend, *, seed: int = 0) -> Backend:
