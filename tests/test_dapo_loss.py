@@ -169,14 +169,18 @@ def test_train_rl_cli_passes_the_rollouts_decoding_to_dapo(
     configs: list[rl.DAPOConfig] = []
     monkeypatch.setattr(rl, "train_rl", lambda model, samples, out, cfg: configs.append(cfg) or [])
     common = ["train", "rl", "--model", "m", "--out", "o", "--suite", "synth-tiny", "--limit", "1"]
-    for flags in ([], ["--guided"], ["--format-guided"]):
+    for flags in ([], ["--guided"], ["--format-guided"], ["--format-guided", "--score-guided"]):
         args = build_parser().parse_args([*common, *flags])
         assert args.func(args) == 0
-    assert [(c.guided, c.format_guided) for c in configs] == [
-        (False, False),
-        (True, False),
-        (False, True),
+    assert [(c.guided, c.format_guided, c.score_guided) for c in configs] == [
+        (False, False, False),
+        (True, False, False),
+        (False, True, False),
+        (False, True, True),
     ]
+    args = build_parser().parse_args([*common, "--score-guided"])
+    with pytest.raises(ConfigError, match="format_guided"):
+        args.func(args)
 
 
 def test_settings_are_the_papers_by_default() -> None:

@@ -139,6 +139,38 @@ def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
     assert replies
     for reply in replies:  # a random model's noise, cut at 24 tokens, kept to the format
         assert reply.startswith("<think>"[: len(reply)]) and any_turn.allows(reply), reply
+    turns = [turn for trajectory in group for turn in trajectory.turns]
+    assert all(turn.pattern and turn.pattern.startswith("(?:<think>") for turn in turns)
+
+
+def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
+    tiny_qwen_dir: str,
+) -> None:
+    from policies.training.rl import reply_logprobs
+    from policies.training.rollout import PolicyChat
+    from video_env.backends.base import ReplyGuide
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
+    chat = PolicyChat(model, processor)
+    guide = ReplyGuide("", patterns=(r"<think>[a-z ]{0,6}</think><action>(?:go|stop)</action>",))
+    messages = [{"role": "user", "content": "Where next?"}]
+    whole = "<think>ab</think><action>go</action>"
+    cut = "<think>ab"  # a reply cut by the token cap: its end-of-turn token is off the pattern
+    for reply in (whole, cut):
+        turn = chat.example(messages, reply, guide)
+        free = reply_logprobs(model, processor, turn, 1.0)
+        guided = reply_logprobs(model, processor, turn, 1.0, guided=True)
+        assert torch.isfinite(guided).all() and guided.shape == free.shape
+        assert (guided >= free - 1e-5).all(), "a subset's softmax gives each kept token more"
+        assert (guided > free + 1e-3).any()
+        assert guided.max() > -1e-5, "a forced token (one allowed) costs nothing"
+        if reply == cut:
+            assert torch.allclose(guided[-1], free[-1]), "past the refusal the row is free"
+    unguided = chat.example(messages, whole)
+    assert unguided.pattern is None
+    assert torch.equal(reply_logprobs(model, processor, unguided, 1.0, guided=True),
+                       reply_logprobs(model, processor, unguided, 1.0))  # fmt: skip
 
 
 @pytest.mark.slow

@@ -264,6 +264,7 @@ def _rl(args: argparse.Namespace) -> int:
         freeze_vision=args.freeze_vision,
         guided=args.guided,
         format_guided=args.format_guided,
+        score_guided=args.score_guided,
         **_layout(args).policy_kwargs(),
     )
     history = train_rl(args.model, samples, args.out, config)
@@ -587,8 +588,12 @@ def add_training_commands(kinds: Any) -> None:
                     help="sample rollouts with legal-action decoding (the loss keeps the free "
                     "model's log-probabilities)")  # fmt: skip
     rl.add_argument("--format-guided", action="store_true",
-                    help="sample rollouts with format-guided decoding of the whole reply (the "
-                    "loss keeps the free model's log-probabilities)")  # fmt: skip
+                    help="sample rollouts with format-guided decoding of the whole reply "
+                    "(the loss keeps the free model's log-probabilities; see "
+                    "--score-guided)")  # fmt: skip
+    rl.add_argument("--score-guided", action="store_true",
+                    help="with --format-guided: score each reply under the guided distribution "
+                    "it was sampled from (forbidden tokens masked before the softmax)")  # fmt: skip
     rl.set_defaults(func=_rl)
 
     trl = kinds.add_parser(

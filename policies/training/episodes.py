@@ -57,6 +57,7 @@ class Turn:
         chunks_passed: Chunks the env's pointer had passed when the model replied (the
             ``M`` of the timing reward if this turn answers).
         tokens: Tokens the reply took (the completion's count).
+        guide: The guide the reply was decoded under (``None``: free decoding).
     """
 
     messages: list[VisionMessage]
@@ -64,6 +65,7 @@ class Turn:
     finish_reason: str | None
     chunks_passed: int = 0
     tokens: int = 0
+    guide: ReplyGuide | None = None
 
 
 class RecordingChat:
@@ -94,7 +96,13 @@ class RecordingChat:
             messages, max_new_tokens=max_new_tokens, temperature=temperature, **extra
         )
         self.turns.append(
-            Turn(list(messages), reply.text, reply.finish_reason, tokens=reply.completion_tokens)
+            Turn(
+                list(messages),
+                reply.text,
+                reply.finish_reason,
+                tokens=reply.completion_tokens,
+                guide=guide,
+            )
         )
         self.usage = self.inner.usage
         return reply

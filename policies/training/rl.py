@@ -109,7 +109,13 @@ class DAPOConfig:
         question_first: The rollouts' VideoScout prompt puts the question before the
             frames (the SFT start's, to match).
         format_guided: Sample rollouts with format-guided decoding (the whole reply,
-            ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided``.
+            ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided`` unless
+            ``score_guided``.
+        score_guided: Score format-guided rollouts under the distribution they were
+            sampled from: at each reply position, the tokens the turn's pattern forbade
+            are masked before the softmax (for the policy, the old policy and the
+            reference), so the update is on-policy for the guided sampler and forced
+            tokens carry no gradient. Needs ``format_guided``.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -137,6 +143,7 @@ class DAPOConfig:
     guided: bool = False
     question_first: bool = False
     format_guided: bool = False
+    score_guided: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -150,6 +157,8 @@ class DAPOConfig:
         if self.overlong_buffer < 1 or self.max_new_tokens < 1:
             raise ConfigError("overlong_buffer and max_new_tokens must be >= 1")
         check_end_note(self.end_note)
+        if self.score_guided and not self.format_guided:
+            raise ConfigError("score_guided scores format-guided rollouts: set format_guided")
 
     @property
     def layout(self) -> PromptLayout:
@@ -231,11 +240,16 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     }
 
 
-def reply_logprobs(model: Any, processor: Any, turn: TurnExample, temperature: float) -> Any:
+def reply_logprobs(
+    model: Any, processor: Any, turn: TurnExample, temperature: float, *, guided: bool = False
+) -> Any:
     """Log-probabilities of the reply's tokens (``float[n]``) under ``model``.
 
     Only the last ``n + 1`` positions' logits are computed (the reply ends the sequence),
-    divided by the sampling temperature as when the reply was drawn.
+    divided by the sampling temperature as when the reply was drawn. With ``guided`` and
+    a turn sampled under a pattern (``turn.pattern``), each position's distribution is
+    the guided one the rollout sampled from: the tokens the pattern forbade there are
+    masked before the softmax (:func:`~video_env.backends.hf_pattern_guide.pattern_masked_logits`).
     """
     batch = collate_turns(processor, [turn])
     device = next(model.parameters()).device
@@ -245,6 +259,14 @@ def reply_logprobs(model: Any, processor: Any, turn: TurnExample, temperature: f
     out = model(**batch, logits_to_keep=n + 1)
     logits = out.logits[:, :-1].float() / temperature
     targets = labels[:, -n:]
+    if guided and turn.pattern is not None:
+        from video_env.backends.hf_generation import eos_ids
+        from video_env.backends.hf_pattern_guide import pattern_masked_logits
+
+        eos = eos_ids(model, processor)
+        logits = pattern_masked_logits(
+            logits[0], processor.tokenizer, turn.pattern, targets[0].tolist(), sorted(eos)
+        )[None]
     return logits.log_softmax(-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)[0]
 
 
@@ -266,11 +288,14 @@ def dapo_step(
     ppo_epochs: int = 1,
     max_grad_norm: float = 1.0,
     mask_truncated: bool = False,
+    score_guided: bool = False,
 ) -> dict[str, float]:
     """One DAPO update on ``groups`` (each: the G trajectories of one question).
 
     With ``mask_truncated`` (overlong filtering) a trajectory with a reply cut by the token
-    cap keeps its place in the group's advantages but adds no loss and no tokens.
+    cap keeps its place in the group's advantages but adds no loss and no tokens. With
+    ``score_guided``, turns sampled under a pattern are scored under the guided
+    distribution (policy, old policy and reference alike; :func:`reply_logprobs`).
 
     Returns:
         The mean loss over groups (of the last pass), KL, clip fractions and token count.
@@ -290,9 +315,15 @@ def dapo_step(
                 if mask_truncated and trajectory.truncated:
                     continue
                 for turn in trajectory.turns:
-                    old = None if on_policy else reply_logprobs(model, processor, turn, temperature)
+                    old = (
+                        None
+                        if on_policy
+                        else reply_logprobs(
+                            model, processor, turn, temperature, guided=score_guided
+                        )
+                    )
                     ref = (
-                        reply_logprobs(reference, processor, turn, temperature)
+                        reply_logprobs(reference, processor, turn, temperature, guided=score_guided)
                         if reference is not None and settings.beta > 0
                         else None
                     )
@@ -306,7 +337,7 @@ def dapo_step(
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         for advantages, turns, n_group in prepared:
             for turn, i, old, ref, _ in turns:
-                logp = reply_logprobs(model, processor, turn, temperature)
+                logp = reply_logprobs(model, processor, turn, temperature, guided=score_guided)
                 behaviour = logp.detach() if old is None else old
                 out = dapo_loss(
                     logp[None],
@@ -411,7 +442,8 @@ def train_rl(
             totals = dapo_step(model, reference, processor, optimizer, batch.groups, cfg.loss,
                                temperature=cfg.temperature, ppo_epochs=cfg.ppo_epochs,
                                max_grad_norm=cfg.max_grad_norm,
-                               mask_truncated=cfg.overlong == "filter")  # fmt: skip
+                               mask_truncated=cfg.overlong == "filter",
+                               score_guided=cfg.score_guided)  # fmt: skip
         rewards = [t.reward for g in batch.groups for t in g]
         stats = StepStats(
             step=step,

@@ -122,15 +122,18 @@ class PolicyChat:
             latency_s=time.perf_counter() - start,
         )
 
-    def example(self, messages: Sequence[VisionMessage], reply: str) -> TurnExample:
-        """A turn to train on, with this chat's pixel budgets."""
+    def example(
+        self, messages: Sequence[VisionMessage], reply: str, guide: ReplyGuide | None = None
+    ) -> TurnExample:
+        """A turn to train on, with this chat's pixel budgets (and its guide's pattern)."""
         conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
-        return TurnExample(conversation, reply)
+        pattern = guide.regex() if guide is not None and guide.patterns else None
+        return TurnExample(conversation, reply, pattern)
 
 
 def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
     """The turns of an episode as training examples, with the env's reward."""
-    turns = [chat.example(t.messages, t.reply) for t in run.turns]
+    turns = [chat.example(t.messages, t.reply, t.guide) for t in run.turns]
     return Trajectory(
         turns,
         run.reward,

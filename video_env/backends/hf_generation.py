@@ -188,7 +188,7 @@ def generate(
         BackendError: If preprocessing or generation fails (e.g. out of memory).
     """
     texts, images, videos, metas, fed = prepare_conversations(processor, conversations)
-    eos = _eos_ids(model, processor)
+    eos = eos_ids(model, processor)
     try:
         inputs = encode(processor, texts, images, videos, metas).to(device)
         options = _generation_options(processor, max_new_tokens, temperature)
@@ -316,7 +316,8 @@ def _generation_options(processor: Any, max_new_tokens: int, temperature: float)
     return options
 
 
-def _eos_ids(model: Any, processor: Any) -> set[int]:
+def eos_ids(model: Any, processor: Any) -> set[int]:
+    """The tokens that end a reply: the generation config's and the tokenizer's."""
     eos = model.generation_config.eos_token_id
     ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
     if processor.tokenizer.eos_token_id is not None:

@@ -19,7 +19,7 @@ from typing import Any
 from video_env._optional import require
 from video_env.backends.base import ReplyGuide
 
-__all__ = ["PatternMasks", "grammar_compiler"]
+__all__ = ["PatternMasks", "compile_pattern", "grammar_compiler", "pattern_masked_logits"]
 
 _PURPOSE = "format-guided decoding (reply patterns)"
 
@@ -47,6 +47,61 @@ def grammar_compiler(tokenizer: Any, vocab_size: int, eos_ids: Sequence[int]) ->
         )
         by_key[key] = xgr.GrammarCompiler(info)
     return by_key[key]
+
+
+def compile_pattern(tokenizer: Any, regex: str, vocab_size: int, eos_ids: Sequence[int]) -> Any:
+    """``regex`` compiled for ``tokenizer`` (cached by its compiler).
+
+    Raises:
+        ValueError: When the engine cannot read the pattern (a look-around, say).
+    """
+    compiler = grammar_compiler(tokenizer, vocab_size, eos_ids)
+    try:
+        return compiler.compile_regex(regex)
+    except RuntimeError as err:  # xgrammar's parse errors
+        raise ValueError(f"the grammar engine cannot read the pattern: {err}") from err
+
+
+def pattern_masked_logits(
+    logits: Any, tokenizer: Any, regex: str, reply_ids: Sequence[int], eos_ids: Sequence[int]
+) -> Any:
+    """``logits`` of a reply's positions with the tokens its pattern forbade at ``-inf``.
+
+    Row ``j`` holds the logits that predicted ``reply_ids[j]``; it is masked to the tokens
+    the pattern allows after ``reply_ids[:j]`` — the distribution a format-guided rollout
+    sampled from. Masking stops at the first token the pattern refuses (a reply cut by the
+    token cap, then its end-of-turn token): from there the rows stay free, so no reply
+    token gets probability 0. Out of place, so gradients flow through the kept logits.
+
+    Args:
+        logits: ``float[n, vocab]``.
+        tokenizer: The model's tokenizer.
+        regex: The pattern the reply was sampled under.
+        reply_ids: The ``n`` reply tokens (its end-of-turn token last).
+        eos_ids: The tokens that end a reply.
+
+    Raises:
+        ValueError: When the engine cannot read the pattern.
+    """
+    import torch
+
+    xgr = require("xgrammar", "models", _PURPOSE)
+    vocab_size = int(logits.shape[-1])
+    matcher = xgr.GrammarMatcher(compile_pattern(tokenizer, regex, vocab_size, eos_ids))
+    bitmask = xgr.allocate_token_bitmask(len(reply_ids), vocab_size)
+    kept = 0
+    for j, token in enumerate(reply_ids):
+        if matcher.is_terminated():
+            break
+        matcher.fill_next_token_bitmask(bitmask, j)
+        if not matcher.accept_token(int(token)):
+            break
+        kept += 1
+    if not kept:
+        return logits
+    forbidden = torch.zeros(len(reply_ids), vocab_size)
+    xgr.apply_token_bitmask_inplace(forbidden, bitmask, indices=list(range(kept)))
+    return logits.masked_fill(forbidden.isinf().to(logits.device), float("-inf"))
 
 
 class PatternMasks:
@@ -86,11 +141,7 @@ class PatternMasks:
         xgr = require("xgrammar", "models", _PURPOSE)
         vocab_size = int(scores.shape[-1])
         if self._grammar is None:
-            compiler = grammar_compiler(self.tokenizer, vocab_size, self.eos_ids)
-            try:
-                self._grammar = compiler.compile_regex(self.regex)
-            except RuntimeError as err:  # xgrammar's parse errors
-                raise ValueError(f"the grammar engine cannot read the pattern: {err}") from err
+            self._grammar = compile_pattern(self.tokenizer, self.regex, vocab_size, self.eos_ids)
         rows = int(scores.shape[0])
         while len(self._matchers) < rows:
             self._matchers.append(xgr.GrammarMatcher(self._grammar))

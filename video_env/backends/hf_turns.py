@@ -27,10 +27,15 @@ END_OF_TURN = "<|im_end|>"
 
 @dataclass(frozen=True)
 class TurnExample:
-    """One turn: the conversation in ``hf_generation``'s form and the agent's reply."""
+    """One turn: the conversation in ``hf_generation``'s form and the agent's reply.
+
+    ``pattern``: the regular expression the reply was sampled under (format-guided
+    rollouts, ``ReplyGuide.regex()``), so that DAPO can score the guided distribution.
+    """
 
     conversation: list[dict[str, Any]]
     reply: str
+    pattern: str | None = None
 
 
 def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any]:
