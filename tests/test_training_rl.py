@@ -284,6 +284,11 @@ def test_the_curves_of_a_run_are_drawn_from_its_log(tmp_path: Path) -> None:
     assert read_log(tmp_path) == rows
     assert main([str(tmp_path), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    two = [str(tmp_path), str(tmp_path / "log.jsonl"), "--out", str(tmp_path / "two.png")]
+    assert main([*two, "--label", "free", "--label", "scored"]) == 0
+    assert (tmp_path / "two.png").stat().st_size > (tmp_path / "curves.png").stat().st_size
+    with pytest.raises(SystemExit):
+        main([*two, "--label", "one label for two runs"])
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "log.jsonl").write_text("")
     with pytest.raises(SystemExit):

@@ -6,13 +6,16 @@ the share of format-valid turns, turns per episode, the rewatch rate and the KL 
 reference. The same values are in the run's ``tensorboard/`` folder.
 
     python -m benchmarks.studies.rl_curves runs/rl-pixel --out docs/images/rl-pixel.png
+
+Several runs overlay in the same panels, each named by its ``--label`` (default: its
+folder's name), to compare runs of one start.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +44,32 @@ def read_log(run: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_curves(rows: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:
-    """Draw the :data:`PANELS` of ``rows`` into the PNG ``out``."""
+    """Draw the :data:`PANELS` of one run's ``rows`` into the PNG ``out``."""
+    return plot_runs({"": rows}, out, title)
+
+
+def plot_runs(
+    runs: Mapping[str, Sequence[dict[str, Any]]], out: str | Path, title: str = ""
+) -> Path:
+    """Draw the :data:`PANELS` of several runs (label → rows) into the PNG ``out``."""
     matplotlib = require("matplotlib", "bench", "training curves")
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot", "bench", "training curves")
-    steps = [int(r["step"]) for r in rows]
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), sharex=True)
     for ax, (name, fields) in zip(axes.flat, PANELS, strict=True):
-        for field in fields:
-            ys = [float(r.get(field, float("nan"))) for r in rows]
-            # a step that kept no group made no update: its kept-group values are empty
-            if field in ("mean_reward", "kl"):
-                ys = [y if r["groups"] else float("nan") for y, r in zip(ys, rows, strict=True)]
-            ax.plot(steps, ys, marker="o", markersize=3, label=_LABELS.get(field, field))
+        for run, rows in runs.items():
+            steps = [int(r["step"]) for r in rows]
+            for field in fields:
+                ys = [float(r.get(field, float("nan"))) for r in rows]
+                # a step that kept no group made no update: its kept-group values are empty
+                if field in ("mean_reward", "kl"):
+                    ys = [y if r["groups"] else float("nan") for y, r in zip(ys, rows, strict=True)]
+                label = _LABELS.get(field, field)
+                ax.plot(steps, ys, marker="o", markersize=3,
+                        label=f"{run}: {label}" if run else label)  # fmt: skip
         ax.set_title(name, fontsize=10)
         ax.grid(alpha=0.3)
-        if len(fields) > 1:
+        if len(fields) * len(runs) > 1:
             ax.legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("optimiser step")
@@ -72,14 +85,23 @@ def plot_curves(rows: Sequence[dict[str, Any]], out: str | Path, title: str = ""
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", help="a `train rl` output folder (or its log.jsonl)")
+    parser.add_argument("runs", nargs="+", help="`train rl` output folders (or log.jsonl)")
     parser.add_argument("--out", required=True, help="the PNG to write")
     parser.add_argument("--title", default="", help="the figure's title")
+    parser.add_argument("--label", action="append", default=[],
+                        help="a run's name in the legend, in the runs' order (default: its "
+                        "folder's name; none for a single run)")  # fmt: skip
     args = parser.parse_args(argv)
-    rows = read_log(args.run)
-    if not rows:
-        parser.error(f"{args.run}: no steps logged")
-    print(plot_curves(rows, args.out, args.title))
+    if args.label and len(args.label) != len(args.runs):
+        parser.error(f"{len(args.label)} labels for {len(args.runs)} runs")
+    names = args.label or ([""] if len(args.runs) == 1 else [Path(run).name for run in args.runs])
+    runs = {}
+    for name, run in zip(names, args.runs, strict=True):
+        rows = read_log(run)
+        if not rows:
+            parser.error(f"{run}: no steps logged")
+        runs[name] = rows
+    print(plot_runs(runs, args.out, args.title))
     return 0
 
 

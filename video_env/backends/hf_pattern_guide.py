@@ -2,11 +2,11 @@
 
 A :class:`~video_env.backends.base.ReplyGuide` with patterns keeps the whole reply to one
 regular expression (VideoScout's format-guided decoding). Trying every token of the
-vocabulary against the pattern at each step costs O(vocabulary × reply) — about 0.35 s
-a step with a 141k-token vocabulary (``benchmarks/perf/format_guide.py``). xgrammar, the
-engine vLLM and SGLang use for structured outputs, compiles the pattern once per
-tokenizer and keeps one matcher per row that advances token by token; a step's mask then
-costs well under a millisecond. It reads token ids as bytes, so it is exact for any
+vocabulary against the pattern at each step costs O(vocabulary × reply) — about half a
+second a step with a 141k-token vocabulary (``benchmarks/perf/format_guide.py``).
+xgrammar, the engine vLLM and SGLang use for structured outputs, compiles the pattern
+once per tokenizer and keeps one matcher per row that advances token by token; a step's
+mask then costs about a millisecond. It reads token ids as bytes, so it is exact for any
 byte-level tokenizer (the text-joining processor of ``hf_guide`` is exact on ASCII only).
 """
 
