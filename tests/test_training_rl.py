@@ -29,6 +29,15 @@ def first_token_probs(model: Any, processor: Any, conversation: list[dict[str, A
         return model(**batch, logits_to_keep=2).logits[0, 0].softmax(-1)
 
 
+def tiny_policy_chat(model_dir: str) -> tuple[Any, Any, Any]:
+    """The tiny model's processor, the model, and a :class:`PolicyChat` sampling from it."""
+    from policies.training.rollout import PolicyChat
+
+    processor = transformers.AutoProcessor.from_pretrained(model_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(model_dir)
+    return processor, model, PolicyChat(model, processor)
+
+
 def test_rollout_metrics_count_every_drawn_episode_and_turn() -> None:
     from policies.training.rl import rollout_metrics
     from policies.training.rollout import Trajectory
@@ -103,12 +112,9 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
 
 
 def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str) -> None:
-    from policies.training.rollout import PolicyChat
     from video_env.backends.base import ReplyGuide
 
-    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
-    chat = PolicyChat(model, processor)
+    processor, model, chat = tiny_policy_chat(tiny_qwen_dir)
     heads = ("<action>speed(2x)</action>", "<action>speed(4x)</action>")
     guide = ReplyGuide("", closed=heads)
     messages = [{"role": "user", "content": "Where next?"}]
@@ -147,12 +153,9 @@ def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
     tiny_qwen_dir: str,
 ) -> None:
     from policies.training.rl import reply_logprobs
-    from policies.training.rollout import PolicyChat
     from video_env.backends.base import ReplyGuide
 
-    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
-    chat = PolicyChat(model, processor)
+    processor, model, chat = tiny_policy_chat(tiny_qwen_dir)
     guide = ReplyGuide("", patterns=(r"<think>[a-z ]{0,6}</think><action>(?:go|stop)</action>",))
     messages = [{"role": "user", "content": "Where next?"}]
     whole = "<think>ab</think><action>go</action>"
@@ -243,13 +246,11 @@ def test_one_pass_dapo_takes_the_behaviour_log_probs_from_its_own_pass(
     """On-policy (one pass), the update equals the one with a separate behaviour pass."""
     from policies.training.dapo import DAPOSettings
     from policies.training.rl import dapo_step, reply_logprobs, reply_tokens
-    from policies.training.rollout import PolicyChat, Trajectory
+    from policies.training.rollout import Trajectory
     from policies.videoscout import VideoScoutPolicy
     from video_env.envs import PacingEnv
 
-    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
-    chat = PolicyChat(model, processor)
+    processor, model, chat = tiny_policy_chat(tiny_qwen_dir)
     policy = VideoScoutPolicy(chat, rules=SMOKE)
     env = PacingEnv(load_suite("synth-tiny", limit=1), **policy.env_kwargs["pacing"])
     obs, _ = env.reset(seed=0)
