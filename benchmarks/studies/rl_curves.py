@@ -55,26 +55,35 @@ def plot_runs(
     matplotlib = require("matplotlib", "bench", "training curves")
     matplotlib.use("Agg")
     plt = require("matplotlib.pyplot", "bench", "training curves")
-    fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), sharex=True)
+    several = len(runs) > 1
+    fig, axes = plt.subplots(2, 3, figsize=(11, 6.0 if several else 5.5), sharex=True)
     for ax, (name, fields) in zip(axes.flat, PANELS, strict=True):
-        for run, rows in runs.items():
+        for colour, (run, rows) in enumerate(runs.items()):
             steps = [int(r["step"]) for r in rows]
-            for field in fields:
+            for style, field in enumerate(fields):
                 ys = [float(r.get(field, float("nan"))) for r in rows]
                 # a step that kept no group made no update: its kept-group values are empty
                 if field in ("mean_reward", "kl"):
                     ys = [y if r["groups"] else float("nan") for y, r in zip(ys, rows, strict=True)]
                 label = _LABELS.get(field, field)
+                # several runs: a colour per run, a line style per field, one legend below
                 ax.plot(steps, ys, marker="o", markersize=3,
+                        color=f"C{colour}" if several else None,
+                        linestyle=("-", "--")[style % 2] if several else "-",
                         label=f"{run}: {label}" if run else label)  # fmt: skip
         ax.set_title(name, fontsize=10)
         ax.grid(alpha=0.3)
-        if len(fields) * len(runs) > 1:
+        if len(fields) > 1 and not several:
             ax.legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("optimiser step")
     fig.suptitle(title or "DAPO", fontsize=11)
-    fig.tight_layout()
+    if several:
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8)
+        fig.tight_layout(rect=(0, 0.1, 1, 1))
+    else:
+        fig.tight_layout()
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
