@@ -108,12 +108,12 @@ class VideoScoutPolicy(Policy):
         check_end_note(end_note)
         if format_chars < 1:
             raise ConfigError(f"format_chars must be at least 1, got {format_chars}")
-        if guided and not takes_guide(vlm, guide_patterns=False):
+        if guided and not takes_guide(vlm, patterns=False):
             raise ConfigError(
                 f"legal-action decoding needs a model whose chat takes a guide (a "
                 f"transformers backend); {vlm.name} does not"
             )
-        if format_guided and not takes_guide(vlm, guide_patterns=True):
+        if format_guided and not takes_guide(vlm, patterns=True):
             raise ConfigError(
                 f"format-guided decoding needs a model whose chat takes a reply pattern (a "
                 f"transformers backend, or a server with its regex_field set); {vlm.name} "

@@ -117,14 +117,51 @@ def test_pattern_masks_keep_one_matcher_per_row_and_refuse_what_they_cannot_foll
     assert after_a == {eos}, "a closed head ends the reply"
     assert eos not in after_b and all(tokenizer.decode([i]).strip() for i in after_b)
     assert not any(i >= len(tokenizer) for i in after_a | after_b), "no padding logits"
+    letter = tokenizer("x", add_special_tokens=False)["input_ids"]
+    assert len(letter) == 1 and set(letter) <= after_b
+    # the next step: row a ended (EOS, as generate pads), row b goes on: each keeps its place
+    ended, going = _masked(processor, [prompt + a + [eos], prompt + b + letter], width)
+    assert ended == {eos} and eos not in going and going < after_b
+    capped = _masked(processor, [prompt + a + [eos, eos], prompt + b + letter * 2], width)[1]
+    special = set(tokenizer.all_special_ids)
+    closing = {
+        i for i in range(len(tokenizer))
+        if i not in special and guide.allows("<b>xx" + tokenizer.decode([i]))
+    }  # fmt: skip
+    assert capped == closing and closing and not closing & set(letter), "the cap of 2 letters"
     off = tokenizer("<c>", add_special_tokens=False)["input_ids"]
     with pytest.raises(ValueError, match="leaves the pattern"):
         _masked(GuideLogitsProcessor(guide, tokenizer, 0, [eos]), [off], width)
-    with pytest.raises(ValueError, match="not by text"):
-        processor.allowed("<b>")
+    for by_text in (processor.allowed, processor.banned):
+        with pytest.raises(ValueError, match="not by text"):
+            by_text("<b>")
     lookahead = ReplyGuide("", patterns=(r"(?=a)a",))  # the regex package reads it
     with pytest.raises(ValueError, match="grammar engine"):
         _masked(GuideLogitsProcessor(lookahead, tokenizer, 0, [eos]), [[]], width)
+
+
+def test_scoring_masks_are_the_sampling_masks_at_every_position() -> None:
+    import torch
+
+    from video_env.backends.hf_pattern_guide import PatternMasks, pattern_masked_logits
+    from video_env.backends.testing import tiny_qwen_tokenizer
+
+    tokenizer = tiny_qwen_tokenizer()
+    eos, width = tokenizer.eos_token_id, len(tokenizer)
+    guide = ReplyGuide("", patterns=(think_act_pattern(SPEEDS, open_answer=True,
+                                                       max_chars=20),))  # fmt: skip
+    reply = '<think>red.</think><memory>Seen.</memory><action>answer("red")</action>'
+    ids = [*tokenizer(reply, add_special_tokens=False)["input_ids"], eos]
+    logits = torch.randn(len(ids), width, requires_grad=True)
+    scored = pattern_masked_logits(logits, tokenizer, guide.regex(), ids, [eos])
+    for j in range(len(ids)):
+        sampled = _masked(PatternMasks(guide, tokenizer, [eos]), [ids[:j]], width)[0]
+        assert set(torch.nonzero(scored[j] > float("-inf")).flatten().tolist()) == sampled
+    scored.log_softmax(-1).gather(-1, torch.tensor(ids)[:, None]).sum().backward()
+    assert logits.grad is not None and torch.isfinite(logits.grad).all()
+    cut = [*ids[:5], eos]  # cut by the token cap, then its end-of-turn token
+    free = pattern_masked_logits(logits[: len(cut)], tokenizer, guide.regex(), cut, [eos])
+    assert torch.equal(free[-1], logits[len(cut) - 1]) and free[0].isinf().any()
 
 
 def test_format_guided_videoscout_guides_the_whole_reply_with_the_turns_actions() -> None:

@@ -163,7 +163,7 @@ def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
     for reply in (whole, cut):
         turn = chat.example(messages, reply, guide)
         free = reply_logprobs(model, processor, turn, 1.0)
-        guided = reply_logprobs(model, processor, turn, 1.0, guided=True)
+        guided = reply_logprobs(model, processor, turn, 1.0, masked=True)
         assert torch.isfinite(guided).all() and guided.shape == free.shape
         assert (guided >= free - 1e-5).all(), "a subset's softmax gives each kept token more"
         assert (guided > free + 1e-3).any()
@@ -172,7 +172,7 @@ def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
             assert torch.allclose(guided[-1], free[-1]), "past the refusal the row is free"
     unguided = chat.example(messages, whole)
     assert unguided.pattern is None
-    assert torch.equal(reply_logprobs(model, processor, unguided, 1.0, guided=True),
+    assert torch.equal(reply_logprobs(model, processor, unguided, 1.0, masked=True),
                        reply_logprobs(model, processor, unguided, 1.0))  # fmt: skip
 
 
@@ -271,6 +271,34 @@ def test_one_pass_dapo_takes_the_behaviour_log_probs_from_its_own_pass(
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in pairs)
 
 
+def test_dapo_step_scores_policy_old_policy_and_reference_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import policies.training.rl as rl
+    from policies.training.dapo import DAPOSettings
+    from policies.training.rollout import Trajectory
+    from video_env.backends.hf_turns import TurnExample
+
+    model, reference = torch.nn.Linear(1, 1), torch.nn.Linear(1, 1)
+    calls: list[tuple[str, bool]] = []
+
+    def scored(m: Any, processor: Any, turn: Any, temperature: float, *, masked: bool) -> Any:
+        calls.append(("policy" if m is model else "reference", masked))
+        return m.weight.sum() + torch.full((3,), -1.0)
+
+    monkeypatch.setattr(rl, "reply_logprobs", scored)
+    turn = TurnExample([], "<think>t</think>", "<think>t</think>")
+    group = [Trajectory([turn], 1.0, {}), Trajectory([turn], 0.0, {})]
+    for score_guided in (False, True):
+        calls.clear()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        rl.dapo_step(model, reference, None, optimizer, [group], DAPOSettings(), ppo_epochs=2,
+                     score_guided=score_guided)  # fmt: skip
+        # per trajectory: the old policy and the reference, then two passes of the policy
+        assert sorted(calls) == sorted([("policy", score_guided)] * 6
+                                       + [("reference", score_guided)] * 2)  # fmt: skip
+
+
 def test_the_curves_of_a_run_are_drawn_from_its_log(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     from benchmarks.studies.rl_curves import main, read_log
@@ -290,6 +318,8 @@ def test_the_curves_of_a_run_are_drawn_from_its_log(tmp_path: Path) -> None:
     assert (tmp_path / "two.png").stat().st_size > (tmp_path / "curves.png").stat().st_size
     with pytest.raises(SystemExit):
         main([*two, "--label", "one label for two runs"])
+    with pytest.raises(SystemExit):  # both default to the folder's name: one would hide
+        main(two)
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "log.jsonl").write_text("")
     with pytest.raises(SystemExit):

@@ -91,6 +91,12 @@ def plot_runs(
     return path
 
 
+def _run_name(run: str) -> str:
+    """A run's default name in the legend: its folder's (the log's folder for a file)."""
+    path = Path(run)
+    return (path.parent if path.is_file() else path).name
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -103,7 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.label and len(args.label) != len(args.runs):
         parser.error(f"{len(args.label)} labels for {len(args.runs)} runs")
-    names = args.label or ([""] if len(args.runs) == 1 else [Path(run).name for run in args.runs])
+    names = args.label or ([""] if len(args.runs) == 1 else [_run_name(r) for r in args.runs])
+    if len(set(names)) != len(names):
+        parser.error(f"two runs share a name ({', '.join(names)}): give each a --label")
     runs = {}
     for name, run in zip(names, args.runs, strict=True):
         rows = read_log(run)

@@ -114,8 +114,8 @@ class DAPOConfig:
         score_guided: Score format-guided rollouts under the distribution they were
             sampled from: at each reply position, the tokens the turn's pattern forbade
             are masked before the softmax (for the policy, the old policy and the
-            reference), so the update is on-policy for the guided sampler and forced
-            tokens carry no gradient. Needs ``format_guided``.
+            reference), so the update follows the guided sampler (up to the reply's
+            re-tokenization) and forced tokens carry no gradient. Needs ``format_guided``.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -241,12 +241,12 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
 
 
 def reply_logprobs(
-    model: Any, processor: Any, turn: TurnExample, temperature: float, *, guided: bool = False
+    model: Any, processor: Any, turn: TurnExample, temperature: float, *, masked: bool = False
 ) -> Any:
     """Log-probabilities of the reply's tokens (``float[n]``) under ``model``.
 
     Only the last ``n + 1`` positions' logits are computed (the reply ends the sequence),
-    divided by the sampling temperature as when the reply was drawn. With ``guided`` and
+    divided by the sampling temperature as when the reply was drawn. With ``masked`` and
     a turn sampled under a pattern (``turn.pattern``), each position's distribution is
     the guided one the rollout sampled from: the tokens the pattern forbade there are
     masked before the softmax (:func:`~video_env.backends.hf_pattern_guide.pattern_masked_logits`).
@@ -259,7 +259,7 @@ def reply_logprobs(
     out = model(**batch, logits_to_keep=n + 1)
     logits = out.logits[:, :-1].float() / temperature
     targets = labels[:, -n:]
-    if guided and turn.pattern is not None:
+    if masked and turn.pattern is not None:
         from video_env.backends.hf_generation import eos_ids
         from video_env.backends.hf_pattern_guide import pattern_masked_logits
 
@@ -319,11 +319,11 @@ def dapo_step(
                         None
                         if on_policy
                         else reply_logprobs(
-                            model, processor, turn, temperature, guided=score_guided
+                            model, processor, turn, temperature, masked=score_guided
                         )
                     )
                     ref = (
-                        reply_logprobs(reference, processor, turn, temperature, guided=score_guided)
+                        reply_logprobs(reference, processor, turn, temperature, masked=score_guided)
                         if reference is not None and settings.beta > 0
                         else None
                     )
@@ -337,7 +337,7 @@ def dapo_step(
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         for advantages, turns, n_group in prepared:
             for turn, i, old, ref, _ in turns:
-                logp = reply_logprobs(model, processor, turn, temperature, guided=score_guided)
+                logp = reply_logprobs(model, processor, turn, temperature, masked=score_guided)
                 behaviour = logp.detach() if old is None else old
                 out = dapo_loss(
                     logp[None],

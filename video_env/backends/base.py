@@ -271,7 +271,7 @@ def literal_pattern(text: str) -> str:
     return _META.sub(r"\\\1", text)
 
 
-def takes_guide(model: object, guide_patterns: bool) -> bool:
+def takes_guide(model: object, *, patterns: bool) -> bool:
     """Whether ``model``'s ``chat`` takes a :class:`ReplyGuide` of this kind.
 
     ``accepts_guide``: any guide (the transformers backend masks tokens itself);
@@ -280,7 +280,7 @@ def takes_guide(model: object, guide_patterns: bool) -> bool:
     """
     if getattr(model, "accepts_guide", False):
         return True
-    return guide_patterns and bool(getattr(model, "accepts_pattern_guide", False))
+    return patterns and bool(getattr(model, "accepts_pattern_guide", False))
 
 
 @functools.lru_cache(maxsize=256)

@@ -116,7 +116,13 @@ class GuideLogitsProcessor:
         return allowed
 
     def banned(self, reply: str) -> list[int]:
-        """Before the marker: the tokens that would complete it and go on off the paths."""
+        """Before the marker: the tokens that would complete it and go on off the paths.
+
+        Raises:
+            ValueError: For a guide with patterns (masked token by token, in ``__call__``).
+        """
+        if self._patterns is not None:
+            raise ValueError("a guide with patterns is masked token by token, not by text")
         after = self.guide.after
         if not after or after in reply:
             return []

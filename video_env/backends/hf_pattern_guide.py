@@ -71,7 +71,8 @@ def pattern_masked_logits(
     the pattern allows after ``reply_ids[:j]`` — the distribution a format-guided rollout
     sampled from. Masking stops at the first token the pattern refuses (a reply cut by the
     token cap, then its end-of-turn token): from there the rows stay free, so no reply
-    token gets probability 0. Out of place, so gradients flow through the kept logits.
+    token gets probability 0. Out of place (the forbidden tokens get ``-inf`` added, on
+    the logits' device), so gradients flow through the kept logits.
 
     Args:
         logits: ``float[n, vocab]``.
@@ -99,9 +100,9 @@ def pattern_masked_logits(
         kept += 1
     if not kept:
         return logits
-    forbidden = torch.zeros(len(reply_ids), vocab_size)
-    xgr.apply_token_bitmask_inplace(forbidden, bitmask, indices=list(range(kept)))
-    return logits.masked_fill(forbidden.isinf().to(logits.device), float("-inf"))
+    forbidden = torch.zeros(kept, vocab_size, dtype=logits.dtype, device=logits.device)
+    xgr.apply_token_bitmask_inplace(forbidden, bitmask[:kept].to(logits.device))
+    return torch.cat((logits[:kept] + forbidden, logits[kept:]))
 
 
 class PatternMasks:
@@ -148,8 +149,8 @@ class PatternMasks:
             self._fed.append(0)
         bitmask = xgr.allocate_token_bitmask(rows, vocab_size)
         guided, ended = [], []
-        for row in range(rows):
-            matcher = self._advance(row, replies[row].tolist())
+        for row, tokens in enumerate(replies.tolist()):  # one device sync a step
+            matcher = self._advance(row, tokens)
             if matcher.is_terminated():
                 ended.append(row)
             else:

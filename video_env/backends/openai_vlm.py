@@ -93,7 +93,7 @@ class OpenAIVLM:
         regex_field: Where a reply pattern goes in the request, so that :meth:`chat` takes
             a :class:`~video_env.backends.base.ReplyGuide` with patterns (VideoScout's
             format-guided decoding; the server's grammar engine masks the tokens):
-            ``"structured_outputs"`` (vLLM 0.12 and later,
+            ``"structured_outputs"`` (current vLLM, the only field from 0.12 on:
             ``{"structured_outputs": {"regex": ...}}``), ``"guided_regex"`` (vLLM before
             0.12) or ``"regex"`` (SGLang). None: no guide is taken.
 
