@@ -35,7 +35,7 @@ from typing import Any
 from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env.backends.base import ReplyGuide
 from video_env.backends.hf_guide import token_texts
-from video_env.backends.hf_pattern_guide import PatternMasks, grammar_compiler
+from video_env.backends.hf_pattern_guide import PatternMasks, compile_pattern
 from video_env.backends.testing import tiny_qwen_tokenizer
 
 ACTIONS = [
@@ -124,13 +124,11 @@ def measure(name: str, tokenizer: Any, repeats: int) -> None:
     token_texts(tokenizer)
     base_once = time.process_time() - start
     start = time.process_time()
-    grammar_compiler(tokenizer, vocab_size, eos).compile_regex(
-        PatternMasks(guide, tokenizer, eos).regex
-    )
+    compile_pattern(tokenizer, guide.regex(), vocab_size, eos)
     engine_once = time.process_time() - start
     start = time.process_time()  # a turn with other legal actions: another pattern, same compiler
     other = think_act_pattern(ACTIONS[:2], open_answer=True, max_chars=DEFAULT_MAX_CHARS)
-    grammar_compiler(tokenizer, vocab_size, eos).compile_regex(other)
+    compile_pattern(tokenizer, other, vocab_size, eos)
     engine_next = time.process_time() - start
     base_s, engine_s = float("inf"), float("inf")
     for _ in range(repeats):

@@ -101,8 +101,7 @@ class GuideLogitsProcessor:
             ValueError: When no token continues a path (a tokenizer that cannot spell it),
                 or for a guide with patterns (masked token by token, in ``__call__``).
         """
-        if self._patterns is not None:
-            raise ValueError("a guide with patterns is masked token by token, not by text")
+        self._refuse_patterns()
         state, tail = self.guide.state(reply)
         if state == "free":
             return None
@@ -121,8 +120,7 @@ class GuideLogitsProcessor:
         Raises:
             ValueError: For a guide with patterns (masked token by token, in ``__call__``).
         """
-        if self._patterns is not None:
-            raise ValueError("a guide with patterns is masked token by token, not by text")
+        self._refuse_patterns()
         after = self.guide.after
         if not after or after in reply:
             return []
@@ -134,6 +132,15 @@ class GuideLogitsProcessor:
             if state == "guided" and tail is not None and not self.guide.allows(tail):
                 out.append(i)
         return out
+
+    def _refuse_patterns(self) -> None:
+        """Refuse the by-text masks for a guide with patterns.
+
+        Raises:
+            ValueError: For a guide with patterns (masked token by token, in ``__call__``).
+        """
+        if self._patterns is not None:
+            raise ValueError("a guide with patterns is masked token by token, not by text")
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         """The scores with every token outside the guide's paths at ``-inf``."""

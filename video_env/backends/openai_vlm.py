@@ -147,14 +147,17 @@ class OpenAIVLM:
         self.max_concurrent = max_concurrent
         self.prices = prices
         self.regex_field = regex_field
-        #: ``chat`` takes a guide with patterns (one regular expression per request).
-        self.accepts_pattern_guide = regex_field is not None
         self.name = f"openai:{model}"
         self.usage = Cost()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIVLM({self.model!r}, base_url={self._llm.describe()['base_url']!r})"
+
+    @property
+    def accepts_pattern_guide(self) -> bool:
+        """Whether ``chat`` takes a guide with patterns (one regex per request)."""
+        return self.regex_field is not None
 
     @property
     def config(self) -> dict[str, object]:
@@ -264,10 +267,7 @@ class OpenAIVLM:
         """
         if max_new_tokens < 1 or temperature < 0:
             raise ConfigError("max_new_tokens must be >= 1 and temperature >= 0")
-        if guide is not None and (self.regex_field is None or not guide.patterns):
-            raise ConfigError(
-                f"{self.name} takes only guides with patterns, and only with regex_field set"
-            )
+        guide_body = self._guide_body(guide)
         start = time.perf_counter()
         body = []
         texts: list[str] = []
@@ -278,8 +278,8 @@ class OpenAIVLM:
             frames += sum(len(p) for p in parts if isinstance(p, FrameBatch))
             body.append(self._user(parts, role=str(message.get("role", "user"))))
         params = self._params(body, max_new_tokens, temperature=temperature)
-        if guide is not None and self.regex_field is not None:
-            params["extra_body"] = regex_request(self.regex_field, guide.regex())
+        if guide_body is not None:
+            params["extra_body"] = guide_body
         response, prompt_tokens, completion_tokens = self._call(params, texts)
         visual = max(0, prompt_tokens - sum(estimate_tokens(t) for t in texts))
         self._add(Cost(vlm_calls=1, frames=frames, visual_tokens=visual), prompt_tokens,
@@ -297,6 +297,20 @@ class OpenAIVLM:
         )
 
     # -- internals ---------------------------------------------------------------------
+
+    def _guide_body(self, guide: ReplyGuide | None) -> dict[str, Any] | None:
+        """The request's extra body for ``guide`` (``None`` without one).
+
+        Raises:
+            ConfigError: For a guide this server cannot take.
+        """
+        if guide is None:
+            return None
+        if self.regex_field is None or not guide.patterns:
+            raise ConfigError(
+                f"{self.name} takes only guides with patterns, and only with regex_field set"
+            )
+        return regex_request(self.regex_field, guide.regex())
 
     def _caps(self) -> dict[str, int]:
         if self.answer_max_tokens is not None:

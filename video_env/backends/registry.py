@@ -319,9 +319,8 @@ def check_vlm_server(role: str, spec: str | None) -> None:
     parsed = parse_spec(role, spec)
     if parsed.kind != "openai":
         return
-    factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
     try:
-        factory(parsed.target, base_url=os.environ.get(VLM_BASE_URL_ENV)).check_server()
+        openai_vlm(parsed.target).check_server()
     except ConfigError as exc:
         raise ConfigError(f"--{role} {spec}: {exc} (the server is ${VLM_BASE_URL_ENV})") from None
 
