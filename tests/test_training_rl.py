@@ -176,6 +176,65 @@ def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
                        reply_logprobs(model, processor, unguided, 1.0))  # fmt: skip
 
 
+def test_the_loss_scores_the_ids_a_rollout_sampled_at_their_sampled_probabilities(
+    tiny_qwen_dir: str,
+) -> None:
+    from policies.training.episodes import EpisodeRun, RecordingChat
+    from policies.training.rl import reply_logprobs, reply_tokens
+    from policies.training.rollout import trajectory_from_run
+    from policies.training.turn_inputs import TurnExample, conversation_from_messages
+    from video_env.backends.hf_generation import generate
+
+    processor, model, chat = tiny_policy_chat(tiny_qwen_dir)
+    model.eval()
+    torch.manual_seed(0)
+    messages = [{"role": "user", "content": "Where next?"}]
+    conversation = conversation_from_messages(messages)
+    rows, _ = generate(model, processor, torch, [conversation] * 3, max_new_tokens=12,
+                       temperature=1.0, device="cpu")  # fmt: skip
+    for row in rows:  # a random model's noise: text that may not re-tokenize as sampled
+        turn = TurnExample(conversation, row.text, reply_ids=row.token_ids)
+        assert len(row.token_ids) == len(row.tokens) == reply_tokens(processor, turn)
+        with torch.no_grad():
+            scored = reply_logprobs(model, processor, turn, 1.0).exp()
+        sampled = torch.tensor([t.chosen for t in row.tokens])
+        assert torch.allclose(scored, sampled, atol=1e-4)
+    recording = RecordingChat(chat)
+    replies = [recording.chat(messages, max_new_tokens=6, temperature=1.0) for _ in range(2)]
+    turns = trajectory_from_run(chat, EpisodeRun({}, recording.turns)).turns
+    assert [t.reply_ids for t in turns] == [r.token_ids for r in replies]
+    assert all(r.token_ids and len(r.token_ids) == r.completion_tokens for r in replies)
+
+
+def test_sampled_ids_and_text_collate_alike_where_the_tokenizer_splits_the_text_so(
+    tiny_qwen_dir: str,
+) -> None:
+    from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
+
+    processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
+    tok = processor.tokenizer
+    long = [{"role": "user", "content": [{"type": "text", "text": "Where next, and why?"}]}]
+    short = [{"role": "user", "content": [{"type": "text", "text": "Go?"}]}]
+    reply = "<think>Park.</think><action>speed(2x)</action>"
+    ids = tuple(tok(reply + END_OF_TURN, add_special_tokens=False)["input_ids"])
+    as_text = collate_turns(processor, [TurnExample(long, reply), TurnExample(short, "ok")])
+    as_ids = collate_turns(processor, [TurnExample(long, reply, reply_ids=ids),
+                                       TurnExample(short, "ok")])  # fmt: skip
+    assert set(as_ids) == set(as_text)
+    for key, value in as_text.items():
+        assert torch.equal(as_ids[key], value), key
+    split = (*tok("<think>Pa", add_special_tokens=False)["input_ids"],
+             *tok("rk.</think>", add_special_tokens=False)["input_ids"])  # fmt: skip
+    assert list(split) != tok("<think>Park.</think>", add_special_tokens=False)["input_ids"]
+    odd = collate_turns(processor, [TurnExample(short, "<think>Park.</think>", reply_ids=split),
+                                    TurnExample(long, reply)])  # fmt: skip
+    first, second = odd["labels"]
+    assert first[first != -100].tolist() == list(split), "the sampled split, nothing appended"
+    assert second[second != -100].tolist() == list(ids)
+    length = int(odd["attention_mask"][0].sum())
+    assert odd["input_ids"][0, length - len(split) : length].tolist() == list(split)
+
+
 @pytest.mark.slow
 def test_the_rewarded_action_becomes_more_likely(tiny_qwen_dir: str) -> None:
     """One turn of the Pacing env; the reward is 1 when the reply is one chosen token."""

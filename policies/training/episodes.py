@@ -58,6 +58,7 @@ class Turn:
             ``M`` of the timing reward if this turn answers).
         tokens: Tokens the reply took (the completion's count).
         guide: The guide the reply was decoded under (``None``: free decoding).
+        token_ids: The reply's token ids as sampled, where the model gave them.
     """
 
     messages: list[VisionMessage]
@@ -66,6 +67,7 @@ class Turn:
     chunks_passed: int = 0
     tokens: int = 0
     guide: ReplyGuide | None = None
+    token_ids: tuple[int, ...] | None = None
 
 
 class RecordingChat:
@@ -102,6 +104,7 @@ class RecordingChat:
                 reply.finish_reason,
                 tokens=reply.completion_tokens,
                 guide=guide,
+                token_ids=reply.token_ids,
             )
         )
         self.usage = self.inner.usage

@@ -38,7 +38,7 @@ from policies.training.dapo import (
 from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
-from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
+from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
 from video_env.envs.rules_record import PromptLayout, check_end_note, save_trained_rules
@@ -271,9 +271,8 @@ def reply_logprobs(
 
 
 def reply_tokens(processor: Any, turn: TurnExample) -> int:
-    """How many tokens of ``turn``'s sequence carry loss: its reply and end-of-turn token."""
-    ids = processor.tokenizer(turn.reply + END_OF_TURN, add_special_tokens=False)["input_ids"]
-    return len(ids)
+    """How many tokens of ``turn``'s sequence carry loss (:meth:`TurnExample.loss_ids`)."""
+    return len(turn.loss_ids(processor.tokenizer))
 
 
 def dapo_step(

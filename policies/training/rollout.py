@@ -120,20 +120,26 @@ class PolicyChat:
             completion_tokens=len(gen.tokens),
             finish_reason=gen.finish_reason,
             latency_s=time.perf_counter() - start,
+            token_ids=gen.token_ids,
         )
 
     def example(
-        self, messages: Sequence[VisionMessage], reply: str, guide: ReplyGuide | None = None
+        self,
+        messages: Sequence[VisionMessage],
+        reply: str,
+        guide: ReplyGuide | None = None,
+        reply_ids: Sequence[int] | None = None,
     ) -> TurnExample:
-        """A turn to train on, with this chat's pixel budgets (and its guide's pattern)."""
+        """A turn to train on, with this chat's pixel budgets (its guide's pattern, its ids)."""
         conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
         pattern = guide.regex() if guide is not None and guide.patterns else None
-        return TurnExample(conversation, reply, pattern)
+        ids = tuple(reply_ids) if reply_ids is not None else None
+        return TurnExample(conversation, reply, pattern, ids)
 
 
 def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
-    """The turns of an episode as training examples, with the env's reward."""
-    turns = [chat.example(t.messages, t.reply, t.guide) for t in run.turns]
+    """The turns of an episode as training examples (the sampled ids), with the env's reward."""
+    turns = [chat.example(t.messages, t.reply, t.guide, t.token_ids) for t in run.turns]
     return Trajectory(
         turns,
         run.reward,

@@ -49,6 +49,7 @@ class Generated:
         prompt_tokens: Prompt tokens, visual placeholders included.
         n_visual_tokens: Visual tokens in the prompt.
         finish_reason: ``"stop"`` (end token) or ``"length"`` (token cap).
+        token_ids: The generated token ids (end token included), as sampled.
     """
 
     text: str
@@ -56,6 +57,7 @@ class Generated:
     prompt_tokens: int
     n_visual_tokens: int
     finish_reason: str
+    token_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -344,6 +346,5 @@ def _row(
         probs = torch.softmax(out.scores[i][b].float(), dim=-1)
         tokens.append(TokenProb(tok.decode([token_id]), float(probs.max()), float(probs[token_id])))
     text = tok.decode(kept, skip_special_tokens=True)
-    return Generated(
-        text, tuple(tokens), prompt_tokens, visual_tokens, "stop" if end is not None else "length"
-    )
+    finish = "stop" if end is not None else "length"
+    return Generated(text, tuple(tokens), prompt_tokens, visual_tokens, finish, tuple(kept))

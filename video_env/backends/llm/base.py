@@ -35,6 +35,8 @@ class Completion:
         usage_estimated: True when the server reported no token usage and the counts are
             the rough ``len(text) // 4`` estimate of :func:`estimate_tokens`.
         cost_usd: Price of the call from the backend's price table (0 for local models).
+        token_ids: The generated token ids (end token included), where the backend has
+            them (a model in memory); RL scores these rather than the text re-tokenized.
     """
 
     text: str
@@ -46,6 +48,7 @@ class Completion:
     latency_s: float = 0.0
     usage_estimated: bool = False
     cost_usd: float = 0.0
+    token_ids: tuple[int, ...] | None = None
 
     def cost(self) -> Cost:
         """This call as a :class:`Cost` (one LLM call, its tokens and its price)."""
