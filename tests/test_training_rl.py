@@ -176,29 +176,58 @@ def test_guided_scoring_renormalises_over_the_tokens_the_pattern_allowed(
                        reply_logprobs(model, processor, unguided, 1.0))  # fmt: skip
 
 
+def two_frames_and_a_question() -> list[dict[str, Any]]:
+    """A user message with a two-frame window of a synth video, then a question."""
+    import numpy as np
+
+    from video_env.backends.base import FrameBatch
+    from video_env.video.base import Size
+
+    (sample,) = load_suite("synth-tiny", limit=1)
+    frames = FrameBatch(sample.video, np.array([1.0, 2.0]), Size(56, 28))
+    return [{"role": "user", "content": [frames, "Where next?"]}]
+
+
 def test_the_loss_scores_the_ids_a_rollout_sampled_at_their_sampled_probabilities(
     tiny_qwen_dir: str,
 ) -> None:
     from policies.training.episodes import EpisodeRun, RecordingChat
     from policies.training.rl import reply_logprobs, reply_tokens
     from policies.training.rollout import trajectory_from_run
-    from policies.training.turn_inputs import TurnExample, conversation_from_messages
+    from policies.training.turn_inputs import END_OF_TURN, TurnExample, conversation_from_messages
+    from video_env.backends.base import ReplyGuide
     from video_env.backends.hf_generation import generate
 
     processor, model, chat = tiny_policy_chat(tiny_qwen_dir)
     model.eval()
     torch.manual_seed(0)
-    messages = [{"role": "user", "content": "Where next?"}]
-    conversation = conversation_from_messages(messages)
-    rows, _ = generate(model, processor, torch, [conversation] * 3, max_new_tokens=12,
-                       temperature=1.0, device="cpu")  # fmt: skip
-    for row in rows:  # a random model's noise: text that may not re-tokenize as sampled
-        turn = TurnExample(conversation, row.text, reply_ids=row.token_ids)
-        assert len(row.token_ids) == len(row.tokens) == reply_tokens(processor, turn)
+    conversation = conversation_from_messages(two_frames_and_a_question())
+    guide = ReplyGuide("", patterns=(r"<think>[a-z ]{0,4}</think><action>(?:go|stop)</action>",))
+    pattern = guide.regex()
+    rows = []
+    for cap, sampled_under in ((12, None), (40, guide), (6, guide)):  # free, ended, cut
+        batch, _ = generate(model, processor, torch, [conversation] * 2, max_new_tokens=cap,
+                            temperature=1.0, device="cpu", guide=sampled_under)  # fmt: skip
+        rows += [(row, sampled_under) for row in batch]
+    tok = processor.tokenizer
+    retokenized = [
+        tok(r.text + END_OF_TURN, add_special_tokens=False)["input_ids"] for r, _ in rows
+    ]
+    # rows the old text path would score differently (a cut reply: no end token appended)
+    assert any(ids != list(r.token_ids or ()) for (r, _), ids in zip(rows, retokenized,
+                                                                     strict=True))  # fmt: skip
+    assert {r.finish_reason for r, _ in rows} == {"stop", "length"}
+    for row, sampled_under in rows:  # scored as sampled: under the guide's mask if guided
+        masked = sampled_under is not None
+        turn = TurnExample(conversation, row.text, pattern if masked else None, row.token_ids)
+        assert row.token_ids and len(row.token_ids) == len(row.tokens) == reply_tokens(
+            processor, turn
+        )
         with torch.no_grad():
-            scored = reply_logprobs(model, processor, turn, 1.0).exp()
+            scored = reply_logprobs(model, processor, turn, 1.0, masked=masked).exp()
         sampled = torch.tensor([t.chosen for t in row.tokens])
-        assert torch.allclose(scored, sampled, atol=1e-4)
+        assert torch.allclose(scored, sampled, atol=1e-4), (row.text, row.finish_reason)
+    messages = [{"role": "user", "content": "Where next?"}]
     recording = RecordingChat(chat)
     replies = [recording.chat(messages, max_new_tokens=6, temperature=1.0) for _ in range(2)]
     turns = trajectory_from_run(chat, EpisodeRun({}, recording.turns)).turns
@@ -209,30 +238,40 @@ def test_the_loss_scores_the_ids_a_rollout_sampled_at_their_sampled_probabilitie
 def test_sampled_ids_and_text_collate_alike_where_the_tokenizer_splits_the_text_so(
     tiny_qwen_dir: str,
 ) -> None:
-    from policies.training.turn_inputs import END_OF_TURN, TurnExample, collate_turns
+    from policies.training.turn_inputs import (
+        END_OF_TURN,
+        TurnExample,
+        collate_turns,
+        conversation_from_messages,
+    )
+    from video_env.errors import ConfigError
 
     processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
     tok = processor.tokenizer
-    long = [{"role": "user", "content": [{"type": "text", "text": "Where next, and why?"}]}]
+    framed = conversation_from_messages(two_frames_and_a_question())
     short = [{"role": "user", "content": [{"type": "text", "text": "Go?"}]}]
     reply = "<think>Park.</think><action>speed(2x)</action>"
     ids = tuple(tok(reply + END_OF_TURN, add_special_tokens=False)["input_ids"])
-    as_text = collate_turns(processor, [TurnExample(long, reply), TurnExample(short, "ok")])
-    as_ids = collate_turns(processor, [TurnExample(long, reply, reply_ids=ids),
-                                       TurnExample(short, "ok")])  # fmt: skip
+    as_text = collate_turns(processor, [TurnExample(short, "ok"), TurnExample(framed, reply)])
+    as_ids = collate_turns(processor, [TurnExample(short, "ok"),
+                                       TurnExample(framed, reply, reply_ids=ids)])  # fmt: skip
+    assert "mm_token_type_ids" in as_text and int(as_text["mm_token_type_ids"].max()) > 0
     assert set(as_ids) == set(as_text)
     for key, value in as_text.items():
         assert torch.equal(as_ids[key], value), key
     split = (*tok("<think>Pa", add_special_tokens=False)["input_ids"],
              *tok("rk.</think>", add_special_tokens=False)["input_ids"])  # fmt: skip
     assert list(split) != tok("<think>Park.</think>", add_special_tokens=False)["input_ids"]
-    odd = collate_turns(processor, [TurnExample(short, "<think>Park.</think>", reply_ids=split),
-                                    TurnExample(long, reply)])  # fmt: skip
+    odd = collate_turns(processor, [TurnExample(framed, "<think>Park.</think>", reply_ids=split),
+                                    TurnExample(short, reply)])  # fmt: skip
     first, second = odd["labels"]
     assert first[first != -100].tolist() == list(split), "the sampled split, nothing appended"
     assert second[second != -100].tolist() == list(ids)
     length = int(odd["attention_mask"][0].sum())
     assert odd["input_ids"][0, length - len(split) : length].tolist() == list(split)
+    assert odd["mm_token_type_ids"][0, length - len(split) :].eq(0).all()
+    with pytest.raises(ConfigError, match="without tokens"):
+        collate_turns(processor, [TurnExample(short, "", reply_ids=())])
 
 
 @pytest.mark.slow

@@ -10,7 +10,8 @@ under the sampling policy (``old``) and the frozen reference, then for ``ppo_epo
 passes accumulate the gradient of each group's token-normalised loss (Eqs. (4)–(6)),
 averaged over the groups, and take one optimiser step. Turns are encoded one at a time
 (:func:`reply_logprobs`), so memory holds one turn's activations, whatever the trajectory
-length. A turn's reply is re-tokenised from its text (the same text the env parsed).
+length. A turn's reply is scored as the token ids the rollout sampled
+(:attr:`~policies.training.turn_inputs.TurnExample.reply_ids`), not its text re-tokenised.
 
 This is a single-process trainer for small models and for checking the recipe; multi-GPU
 scale is a distributed engine's job (see ``docs/training.md``).
@@ -103,7 +104,7 @@ class DAPOConfig:
         end_note: Where the rollouts' VideoScout prompt says a window ends the video
             (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the SFT start's, to match).
         guided: Sample rollouts with legal-action decoding (``VideoScoutPolicy(guided=True)``);
-            the loss still scores the free model's log-probabilities of the reply text (a
+            the loss still scores the free model's log-probabilities of the sampled reply (a
             biased, off-policy update: no correction for the guided sampling), so a forced
             legal action with a positive advantage becomes likelier unguided too.
         question_first: The rollouts' VideoScout prompt puts the question before the
@@ -114,8 +115,8 @@ class DAPOConfig:
         score_guided: Score format-guided rollouts under the distribution they were
             sampled from: at each reply position, the tokens the turn's pattern forbade
             are masked before the softmax (for the policy, the old policy and the
-            reference), so the update follows the guided sampler (up to the reply's
-            re-tokenization) and forced tokens carry no gradient. Needs ``format_guided``.
+            reference), so the update follows the guided sampler and forced tokens carry
+            no gradient. Needs ``format_guided``.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)

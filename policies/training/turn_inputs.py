@@ -5,8 +5,9 @@ reply's tokens. The prompt goes through the same preprocessing as
 :class:`~video_env.backends.transformers_vlm.TransformersVLM` at inference (its
 ``hf_generation`` module: the chat template, a multi-frame batch fed as one *video*, a
 single frame as an image, frames at their shown size, no resampling), so the policy is
-trained on exactly the inputs it is evaluated on. The reply is appended as text followed
-by the end-of-turn token; only those tokens carry loss.
+trained on exactly the inputs it is evaluated on. The reply follows the prompt (a text
+reply with the end-of-turn token appended, or a rollout's sampled token ids as they
+are); only its tokens carry loss.
 """
 
 from __future__ import annotations

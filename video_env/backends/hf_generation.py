@@ -49,7 +49,8 @@ class Generated:
         prompt_tokens: Prompt tokens, visual placeholders included.
         n_visual_tokens: Visual tokens in the prompt.
         finish_reason: ``"stop"`` (end token) or ``"length"`` (token cap).
-        token_ids: The generated token ids (end token included), as sampled.
+        token_ids: The generated token ids (end token included), as sampled; ``None``
+            where a row was built without them.
     """
 
     text: str
@@ -57,7 +58,7 @@ class Generated:
     prompt_tokens: int
     n_visual_tokens: int
     finish_reason: str
-    token_ids: tuple[int, ...] = ()
+    token_ids: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

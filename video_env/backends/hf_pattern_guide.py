@@ -69,16 +69,18 @@ def pattern_masked_logits(
 
     Row ``j`` holds the logits that predicted ``reply_ids[j]``; it is masked to the tokens
     the pattern allows after ``reply_ids[:j]`` — the distribution a format-guided rollout
-    sampled from. Masking stops at the first token the pattern refuses (a reply cut by the
-    token cap, then its end-of-turn token): from there the rows stay free, so no reply
-    token gets probability 0. Out of place (the forbidden tokens get ``-inf`` added, on
+    sampled from. A rollout's sampled ids are all allowed, so they are masked throughout
+    (a reply cut by the token cap included: it has no end token). Masking stops at the
+    first token the pattern refuses (a text reply, re-tokenized with an end-of-turn token
+    appended, can have one): from there the rows stay free, so no reply token gets
+    probability 0. Out of place (the forbidden tokens get ``-inf`` added, on
     the logits' device), so gradients flow through the kept logits.
 
     Args:
         logits: ``float[n, vocab]``.
         tokenizer: The model's tokenizer.
         regex: The pattern the reply was sampled under.
-        reply_ids: The ``n`` reply tokens (its end-of-turn token last).
+        reply_ids: The ``n`` reply tokens (the end token last if the reply ended).
         eos_ids: The tokens that end a reply.
 
     Raises:

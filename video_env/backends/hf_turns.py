@@ -3,8 +3,9 @@
 The prompt goes through the same preprocessing as
 :class:`~video_env.backends.transformers_vlm.TransformersVLM` at inference
 (:mod:`video_env.backends.hf_generation`: the chat template, a multi-frame batch fed as one
-*video*, a single frame as an image, frames at their fed size, no resampling); the reply
-is appended as text followed by the end-of-turn token, and only those tokens carry loss.
+*video*, a single frame as an image, frames at their fed size, no resampling). The reply
+follows it, and only its tokens carry loss: a text reply (SFT's data) tokenized with the
+end-of-turn token appended, or the token ids a rollout sampled, as they are (RL).
 Used by the VideoScout trainers (``policies.training``) and the pixel VLM's training.
 """
 
@@ -21,8 +22,10 @@ from video_env.errors import ConfigError
 __all__ = ["END_OF_TURN", "TurnExample", "collate_turns"]
 
 _PURPOSE = "training a chat VLM"
-#: Qwen's end-of-turn token, appended to every reply.
+#: Qwen's end-of-turn token, appended to every text reply.
 END_OF_TURN = "<|im_end|>"
+#: The processor outputs with one entry per token, widened when sampled ids are appended.
+_PER_TOKEN = frozenset({"input_ids", "attention_mask", "mm_token_type_ids", "token_type_ids"})
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any
     ]
     batch = encode(processor, full, images, videos, metas, padding_side="right")
     tok = processor.tokenizer
+    if any(t.reply_ids is not None and not t.reply_ids for t in turns):
+        raise ConfigError("a sampled reply without tokens has nothing to score")
     if any(t.reply_ids is not None for t in turns):
         appended = [list(t.reply_ids or ()) for t in turns]
         batch = _append_tokens(torch, batch, appended, tok.pad_token_id or 0)
@@ -97,8 +102,12 @@ def _append_tokens(
 ) -> dict[str, Any]:
     """``batch`` (right-padded) with ``appended[row]`` text tokens after each row's last.
 
-    Every per-token tensor (``input_ids``, ``attention_mask``, a processor's token-type
-    ids) is widened; the appended positions are attended text tokens (type 0).
+    The per-token tensors (:data:`_PER_TOKEN`) are widened; the appended positions are
+    attended text tokens (token type 0).
+
+    Raises:
+        ConfigError: If the processor gave a per-token tensor not known here (it could
+            not be widened correctly).
     """
     ids, mask = batch["input_ids"], batch["attention_mask"]
     lengths = [int(n) for n in mask.sum(1)]
@@ -107,6 +116,8 @@ def _append_tokens(
     for key, value in batch.items():
         if not hasattr(value, "shape") or tuple(value.shape) != tuple(ids.shape):
             continue
+        if key not in _PER_TOKEN:
+            raise ConfigError(f"cannot append sampled tokens beside the processor's {key!r}")
         fill = pad_id if key == "input_ids" else 0
         widened = torch.full((ids.shape[0], width), fill, dtype=value.dtype)
         for row, (n, extra) in enumerate(zip(lengths, appended, strict=True)):
