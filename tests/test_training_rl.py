@@ -437,3 +437,78 @@ def test_a_spent_time_budget_stops_the_run_which_is_still_saved_and_recorded(
     record = json.loads((tmp_path / "rl" / "rl.json").read_text())
     assert record["steps_done"] == 0 and record["max_seconds"] == 0.0
     assert transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / "rl") is not None
+
+
+def test_a_resumed_run_takes_the_steps_the_uninterrupted_run_took(
+    tiny_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    from dataclasses import replace
+
+    import policies.training.rl as rl
+    from policies.training.dapo import DAPOSettings
+    from policies.training.rl import DAPOConfig, train_rl
+    from policies.training.rl_state import STATE_FILE
+    from video_env.errors import ConfigError
+
+    def rollouts_with_rewards_that_differ(*args: Any, **kwargs: Any) -> list[Any]:
+        """The rollouts, rewarded by their first reply's token ids (a random model never
+        earns the env's reward, so its groups would all be dropped and nothing updated)."""
+        group = real_rollout_group(*args, **kwargs)
+        return [replace(t, reward=float(sum(t.turns[0].reply_ids or ()) % 3)) for t in group]
+
+    real_rollout_group = rl.rollout_group
+    monkeypatch.setattr(rl, "rollout_group", rollouts_with_rewards_that_differ)
+
+    samples = load_suite("synth-tiny", limit=3)
+    settings: dict[str, Any] = {
+        "steps": 3, "group_size": 4, "groups_per_step": 1, "max_draws_per_step": 4,
+        "max_turns": 2, "max_new_tokens": 8, "temperature": 1.0, "learning_rate": 1e-2,
+        "dynamic_filter": "equal-reward", "overlong": "none", "rules": SMOKE,
+        "loss": DAPOSettings(beta=0.01), "seed": 3,
+    }  # fmt: skip
+
+    def run(out: Path, **changes: Any) -> list[Any]:
+        config = DAPOConfig(**{**settings, **changes})
+        return train_rl(tiny_qwen_dir, samples, out, config, log=None)
+
+    whole = run(tmp_path / "whole")
+    parts = tmp_path / "parts"
+    assert len(run(parts, steps=2, save_every=1)) == 2
+    # killed during step 2's save: its state is gone, the log and checkpoint-1 are kept
+    (parts / STATE_FILE).unlink()
+    shutil.rmtree(parts / "checkpoint-2")
+    with pytest.raises(ConfigError, match=r"not .*resume with its base"):
+        train_rl(str(tmp_path / "whole"), samples, tmp_path / "parts",
+                 DAPOConfig(**{**settings, "resume": True}), log=None)  # fmt: skip
+    rest = run(tmp_path / "parts", resume=True)
+    assert [s.step for s in rest] == [2, 3], "from checkpoint-1, the log cut back to it"
+    keys = ("mean_reward", "drawn_reward", "tokens", "loss", "kl", "turns")
+    assert [[getattr(s, k) for k in keys] for s in whole] == [
+        [getattr(s, k) for k in keys] for s in run_log(tmp_path / "parts")
+    ]
+    assert all(s.groups for s in whole), "every step updates: the optimiser state matters"
+    trained = (transformers.AutoModelForImageTextToText.from_pretrained(tmp_path / name)
+               for name in ("whole", "parts"))  # fmt: skip
+    a, b = (dict(m.named_parameters()) for m in trained)
+    assert all(torch.equal(a[name], b[name]) for name in a)
+    record = json.loads((tmp_path / "parts" / "rl.json").read_text())
+    assert record["steps_done"] == 3 and record["resumed_after_step"] == 1
+    assert record["base"] == tiny_qwen_dir and len(record["earlier_commands"]) == 1
+
+
+def run_log(folder: Path) -> list[Any]:
+    """A run's ``log.jsonl`` as :class:`StepStats`."""
+    from policies.training.rl import StepStats
+
+    lines = (folder / "log.jsonl").read_text().splitlines()
+    return [StepStats(**json.loads(line)) for line in lines]
+
+
+def test_resuming_a_run_without_a_saved_state_says_so(tiny_qwen_dir: str, tmp_path: Path) -> None:
+    from policies.training.rl import DAPOConfig, train_rl
+    from video_env.errors import ConfigError
+
+    config = DAPOConfig(steps=1, group_size=2, rules=SMOKE, resume=True)
+    with pytest.raises(ConfigError, match=r"no trainer_state\.pt"):
+        train_rl(tiny_qwen_dir, load_suite("synth-tiny", limit=1), tmp_path / "rl", config)

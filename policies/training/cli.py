@@ -265,6 +265,7 @@ def _rl(args: argparse.Namespace) -> int:
         guided=args.guided,
         format_guided=args.format_guided,
         score_guided=args.score_guided,
+        resume=args.resume,
         **_layout(args).policy_kwargs(),
     )
     history = train_rl(args.model, samples, args.out, config)
@@ -594,6 +595,10 @@ def add_training_commands(kinds: Any) -> None:
     rl.add_argument("--score-guided", action="store_true",
                     help="with --format-guided: score each reply under the guided distribution "
                     "it was sampled from (forbidden tokens masked before the softmax)")  # fmt: skip
+    rl.add_argument("--resume", action="store_true",
+                    help="continue the run in --out from its latest saved state (policy, "
+                    "optimizer, steps, question order, random state); give the run's own "
+                    "settings, with --steps and --max-seconds counting the whole run")  # fmt: skip
     rl.set_defaults(func=_rl)
 
     trl = kinds.add_parser(

@@ -38,6 +38,7 @@ from policies.training.dapo import (
 )
 from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
+from policies.training.rl_state import latest_state, same_checkpoint, save_state
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -112,6 +113,10 @@ class DAPOConfig:
         format_guided: Sample rollouts with format-guided decoding (the whole reply,
             ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided`` unless
             ``score_guided``.
+        resume: Continue the run in ``out`` from its latest saved state
+            (:mod:`~policies.training.rl_state`): the policy, the optimiser, the steps
+            done, the question order and the random state; ``steps`` and ``max_seconds``
+            count the whole run, and the reference stays the base checkpoint.
         score_guided: Score format-guided rollouts under the distribution they were
             sampled from: at each reply position, the tokens the turn's pattern forbade
             are masked before the softmax (for the policy, the old policy and the
@@ -145,6 +150,7 @@ class DAPOConfig:
     question_first: bool = False
     format_guided: bool = False
     score_guided: bool = False
+    resume: bool = False
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
@@ -374,7 +380,15 @@ def train_rl(
     ``samples`` should carry the teacher's answer chunk in ``meta["reference_chunk"]``
     (:func:`~policies.training.distill.with_reference_chunks`). Writes ``log.jsonl`` (one
     :class:`StepStats` per step), ``checkpoint-N/`` every ``save_every`` steps, and the
-    final model + processor + ``rl.json`` in ``out``.
+    final model + processor + ``rl.json`` in ``out``; each saved model has its run's
+    state beside it (:mod:`~policies.training.rl_state`), which ``cfg.resume`` continues.
+
+    Returns:
+        The steps this call took.
+
+    Raises:
+        ConfigError: Without questions, or when resuming a run whose base is not
+            ``model_path``.
     """
     cfg = config or DAPOConfig()
     if not samples:
@@ -382,10 +396,17 @@ def train_rl(
     torch = require("torch", "models", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     torch.manual_seed(cfg.seed)
+    folder = Path(out)
+    resumed = latest_state(folder) if cfg.resume else None
+    if resumed is not None and not same_checkpoint(resumed.base, model_path):
+        raise ConfigError(
+            f"{folder} started from {resumed.base}, not {model_path}: resume with its base"
+        )
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     dtype = torch.bfloat16 if cfg.bf16 else torch.float32
     load = transformers.AutoModelForImageTextToText.from_pretrained
-    model = load(model_path, dtype=dtype, local_files_only=True)  # never a download
+    policy_path = str(resumed.folder) if resumed is not None else model_path
+    model = load(policy_path, dtype=dtype, local_files_only=True)  # never a download
     reference = None
     if cfg.loss.beta > 0:
         reference = load(model_path, dtype=dtype, local_files_only=True).eval()
@@ -398,10 +419,24 @@ def train_rl(
         freeze_vision_blocks(model)
     trained = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trained, lr=cfg.learning_rate)
-    start = time.monotonic()
     chat = PolicyChat(model, processor, device)
     order = random.Random(cfg.seed)
     queue: list[VideoQA] = []
+    done, spent = 0, 0.0
+    if resumed is not None:
+        by_id = {sample.id: sample for sample in samples}
+        missing = [i for i in resumed.queue if i not in by_id]
+        if missing:
+            raise ConfigError(f"resuming {folder}: questions not given: {missing[:3]}")
+        optimizer.load_state_dict(resumed.optimizer)
+        order = resumed.restore_order()
+        queue = [by_id[i] for i in resumed.queue]
+        torch.set_rng_state(resumed.torch_rng)
+        done, spent = resumed.step, resumed.seconds
+        _keep_log_to(folder / "log.jsonl", done)
+        if log is not None:
+            log(f"resuming {folder} after step {done} (from {resumed.folder})")
+    start = time.monotonic() - spent
 
     drawn: list[Trajectory] = []  # this step's rollouts, every group drawn
 
@@ -418,7 +453,6 @@ def train_rl(
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]
 
-    folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     # first: its checkpoint-N folders, and a run that is stopped, bench under these rules
     save_trained_rules(
@@ -426,8 +460,15 @@ def train_rl(
         question_first=cfg.question_first,
     )  # fmt: skip
     history: list[StepStats] = []
-    board = _tensorboard(folder / "tensorboard")
-    for step in range(1, cfg.steps + 1):
+    board = _tensorboard(folder / "tensorboard", purge_step=done + 1 if done else None)
+
+    def save(where: Path, step: int) -> None:
+        _save(model, processor, where)
+        save_state(where, step=step, optimizer=optimizer, order=order,
+                   queue=[q.id for q in queue], seconds=time.monotonic() - start,
+                   base=model_path)  # fmt: skip
+
+    for step in range(done + 1, cfg.steps + 1):
         if cfg.max_seconds is not None and time.monotonic() - start >= cfg.max_seconds:
             if log is not None:
                 log(f"time budget of {cfg.max_seconds:.0f} s spent: stopping before step {step}")
@@ -470,20 +511,24 @@ def train_rl(
         if log is not None:
             log(_describe(stats))
         if cfg.save_every and step % cfg.save_every == 0:
-            _save(model, processor, folder / f"checkpoint-{step}")
+            save(folder / f"checkpoint-{step}", step)
     if board is not None:
         board.close()
-    _save(model, processor, folder)
+    steps_done = done + len(history)
+    save(folder, steps_done)
     settings = {
         **asdict(cfg),
         "rules": repr(cfg.rules),
         "base": model_path,
         "questions": len(samples),
-        "steps_done": len(history),
+        "steps_done": steps_done,
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
         "command": command_line(),
     }
+    if resumed is not None:
+        earlier = _earlier_commands(folder / "rl.json")
+        settings.update(resumed_after_step=done, earlier_commands=earlier)
     (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
     keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
@@ -503,13 +548,33 @@ def _describe(s: StepStats) -> str:
     )
 
 
-def _tensorboard(folder: Path) -> Any:
-    """A TensorBoard writer into ``folder``, or ``None`` without the ``tensorboard`` package."""
+def _tensorboard(folder: Path, purge_step: int | None = None) -> Any:
+    """A TensorBoard writer into ``folder``, or ``None`` without the ``tensorboard`` package.
+
+    ``purge_step``: a resumed run's first step; events logged from it on are dropped.
+    """
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:  # the rl extra brings it
         return None
-    return SummaryWriter(str(folder))
+    return SummaryWriter(str(folder), purge_step=purge_step)
+
+
+def _earlier_commands(record: Path) -> list[str]:
+    """The commands of a resumed run's earlier calls, from its ``rl.json`` (if any)."""
+    if not record.is_file():
+        return []
+    saved = json.loads(record.read_text("utf-8"))
+    return [*saved.get("earlier_commands", []), str(saved.get("command", ""))]
+
+
+def _keep_log_to(path: Path, step: int) -> None:
+    """Drop the lines of ``log.jsonl`` after ``step`` (a run stopped past its last save)."""
+    if not path.is_file():
+        return
+    lines = path.read_text("utf-8").splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= step]
+    path.write_text("".join(f"{line}\n" for line in kept), "utf-8")
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:
