@@ -460,7 +460,7 @@ def test_a_resumed_run_takes_the_steps_the_uninterrupted_run_took(
     real_rollout_group = rl.rollout_group
     monkeypatch.setattr(rl, "rollout_group", rollouts_with_rewards_that_differ)
 
-    samples = load_suite("synth-tiny", limit=3)
+    samples = load_suite("synth-tiny", limit=2)  # the question queue refills after the resume
     settings: dict[str, Any] = {
         "steps": 3, "group_size": 4, "groups_per_step": 1, "max_draws_per_step": 4,
         "max_turns": 2, "max_new_tokens": 8, "temperature": 1.0, "learning_rate": 1e-2,
@@ -478,7 +478,9 @@ def test_a_resumed_run_takes_the_steps_the_uninterrupted_run_took(
     # killed during step 2's save: its state is gone, the log and checkpoint-1 are kept
     (parts / STATE_FILE).unlink()
     shutil.rmtree(parts / "checkpoint-2")
-    with pytest.raises(ConfigError, match=r"not .*resume with its base"):
+    with (parts / "log.jsonl").open("a") as f:
+        f.write('{"step": 3, "gro')  # a line cut short by the kill
+    with pytest.raises(ConfigError, match=r"not .*give its base"):
         train_rl(str(tmp_path / "whole"), samples, tmp_path / "parts",
                  DAPOConfig(**{**settings, "resume": True}), log=None)  # fmt: skip
     rest = run(tmp_path / "parts", resume=True)
@@ -492,9 +494,19 @@ def test_a_resumed_run_takes_the_steps_the_uninterrupted_run_took(
                for name in ("whole", "parts"))  # fmt: skip
     a, b = (dict(m.named_parameters()) for m in trained)
     assert all(torch.equal(a[name], b[name]) for name in a)
+    ends = [torch.load(tmp_path / n / STATE_FILE, weights_only=True) for n in ("whole", "parts")]
+    assert ends[0]["order"] == ends[1]["order"] and ends[0]["queue"] == ends[1]["queue"]
+    assert torch.equal(ends[0]["torch_rng"], ends[1]["torch_rng"])
     record = json.loads((tmp_path / "parts" / "rl.json").read_text())
     assert record["steps_done"] == 3 and record["resumed_after_step"] == 1
     assert record["base"] == tiny_qwen_dir and len(record["earlier_commands"]) == 1
+    assert run(parts, resume=True) == [], "a finished run has nothing to resume"
+    with pytest.raises(ConfigError, match=r"other settings .*learning_rate"):
+        run(parts, steps=4, resume=True, learning_rate=1e-3)
+    with pytest.raises(ConfigError, match=r"other settings .*questions"):
+        train_rl(tiny_qwen_dir, samples[:1], parts, DAPOConfig(**{**settings, "steps": 4,
+                 "resume": True}), log=None)  # fmt: skip
+    assert [s.step for s in run(tmp_path / "whole", steps=4, resume=True)] == [4]
 
 
 def run_log(folder: Path) -> list[Any]:

@@ -38,7 +38,13 @@ from policies.training.dapo import (
 )
 from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
-from policies.training.rl_state import latest_state, same_checkpoint, save_state
+from policies.training.rl_state import (
+    RunState,
+    forget_state,
+    latest_state,
+    same_checkpoint,
+    save_state,
+)
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -113,15 +119,16 @@ class DAPOConfig:
         format_guided: Sample rollouts with format-guided decoding (the whole reply,
             ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided`` unless
             ``score_guided``.
-        resume: Continue the run in ``out`` from its latest saved state
-            (:mod:`~policies.training.rl_state`): the policy, the optimiser, the steps
-            done, the question order and the random state; ``steps`` and ``max_seconds``
-            count the whole run, and the reference stays the base checkpoint.
         score_guided: Score format-guided rollouts under the distribution they were
             sampled from: at each reply position, the tokens the turn's pattern forbade
             are masked before the softmax (for the policy, the old policy and the
             reference), so the update follows the guided sampler and forced tokens carry
             no gradient. Needs ``format_guided``.
+        resume: Continue the run in ``out`` from its latest saved state
+            (:mod:`~policies.training.rl_state`): the policy, the optimizer, the steps
+            done, the question order and the random state. The other settings and the
+            questions must be the run's; ``steps`` and ``max_seconds`` count the whole
+            run, and the reference stays the base checkpoint.
     """
 
     loss: DAPOSettings = field(default_factory=DAPOSettings)
@@ -387,8 +394,8 @@ def train_rl(
         The steps this call took.
 
     Raises:
-        ConfigError: Without questions, or when resuming a run whose base is not
-            ``model_path``.
+        ConfigError: Without questions, or when resuming a run whose base, settings or
+            questions are not these.
     """
     cfg = config or DAPOConfig()
     if not samples:
@@ -397,11 +404,15 @@ def train_rl(
     transformers = require("transformers", "models", _PURPOSE)
     torch.manual_seed(cfg.seed)
     folder = Path(out)
+    fingerprint = _resumable_settings(cfg, samples)
     resumed = latest_state(folder) if cfg.resume else None
-    if resumed is not None and not same_checkpoint(resumed.base, model_path):
-        raise ConfigError(
-            f"{folder} started from {resumed.base}, not {model_path}: resume with its base"
-        )
+    if resumed is not None:
+        _check_resumable(resumed, folder, model_path, fingerprint)
+        if resumed.step >= cfg.steps:
+            if log is not None:
+                log(f"{folder} has done {resumed.step} of {cfg.steps} steps: nothing to resume")
+            return []
+    commands = [*(resumed.commands if resumed is not None else []), command_line()]
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     dtype = torch.bfloat16 if cfg.bf16 else torch.float32
     load = transformers.AutoModelForImageTextToText.from_pretrained
@@ -425,13 +436,10 @@ def train_rl(
     done, spent = 0, 0.0
     if resumed is not None:
         by_id = {sample.id: sample for sample in samples}
-        missing = [i for i in resumed.queue if i not in by_id]
-        if missing:
-            raise ConfigError(f"resuming {folder}: questions not given: {missing[:3]}")
         optimizer.load_state_dict(resumed.optimizer)
         order = resumed.restore_order()
         queue = [by_id[i] for i in resumed.queue]
-        torch.set_rng_state(resumed.torch_rng)
+        resumed.restore_rng()
         done, spent = resumed.step, resumed.seconds
         _keep_log_to(folder / "log.jsonl", done)
         if log is not None:
@@ -463,10 +471,11 @@ def train_rl(
     board = _tensorboard(folder / "tensorboard", purge_step=done + 1 if done else None)
 
     def save(where: Path, step: int) -> None:
+        forget_state(where)  # weights and state always match: a kill mid-save leaves neither
         _save(model, processor, where)
-        save_state(where, step=step, optimizer=optimizer, order=order,
+        save_state(where, step=step, optimizer=optimizer, order=order.getstate(),
                    queue=[q.id for q in queue], seconds=time.monotonic() - start,
-                   base=model_path)  # fmt: skip
+                   base=model_path, settings=fingerprint, commands=commands)  # fmt: skip
 
     for step in range(done + 1, cfg.steps + 1):
         if cfg.max_seconds is not None and time.monotonic() - start >= cfg.max_seconds:
@@ -524,11 +533,10 @@ def train_rl(
         "steps_done": steps_done,
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
-        "command": command_line(),
+        "command": commands[-1],
     }
     if resumed is not None:
-        earlier = _earlier_commands(folder / "rl.json")
-        settings.update(resumed_after_step=done, earlier_commands=earlier)
+        settings.update(resumed_after_step=done, earlier_commands=commands[:-1])
     (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
     keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
@@ -560,20 +568,44 @@ def _tensorboard(folder: Path, purge_step: int | None = None) -> Any:
     return SummaryWriter(str(folder), purge_step=purge_step)
 
 
-def _earlier_commands(record: Path) -> list[str]:
-    """The commands of a resumed run's earlier calls, from its ``rl.json`` (if any)."""
-    if not record.is_file():
-        return []
-    saved = json.loads(record.read_text("utf-8"))
-    return [*saved.get("earlier_commands", []), str(saved.get("command", ""))]
+def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:
+    """What a resumed call must repeat: the settings but its length, and the questions."""
+    settings = {k: v for k, v in asdict(cfg).items() if k not in _NOT_RESUMED}
+    settings.update(rules=repr(cfg.rules), questions=[s.id for s in samples])
+    normalised: dict[str, Any] = json.loads(json.dumps(settings, default=str))
+    return normalised
+
+
+#: Settings a resumed call may change: how long the run goes on, and when it saves.
+_NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
+
+
+def _check_resumable(
+    state: RunState, folder: Path, model_path: str, settings: dict[str, Any]
+) -> None:
+    """Refuse to resume ``state`` from another base, with other settings or questions."""
+    if not same_checkpoint(state.base, model_path):
+        raise ConfigError(f"{folder} started from {state.base}, not {model_path}: give its base")
+    changed = sorted(k for k in settings.keys() | state.settings.keys()
+                     if settings.get(k) != state.settings.get(k))  # fmt: skip
+    if state.settings and changed:
+        raise ConfigError(f"resuming {folder} with other settings than its run's: {changed}")
 
 
 def _keep_log_to(path: Path, step: int) -> None:
-    """Drop the lines of ``log.jsonl`` after ``step`` (a run stopped past its last save)."""
+    """Drop the lines of ``log.jsonl`` after ``step`` (a run stopped past its last save).
+
+    A line cut short by a kill is dropped too.
+    """
     if not path.is_file():
         return
-    lines = path.read_text("utf-8").splitlines()
-    kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= step]
+    kept = []
+    for line in path.read_text("utf-8").splitlines():
+        try:
+            if json.loads(line)["step"] <= step:
+                kept.append(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
     path.write_text("".join(f"{line}\n" for line in kept), "utf-8")
 
 

@@ -2,16 +2,20 @@
 
 Each time :func:`~policies.training.rl.train_rl` saves the policy (every ``save_every``
 steps and at the end, a spent time budget included) it writes ``trainer_state.pt`` beside
-it: the steps done, the optimiser's state, the question order (its random generator and
-the questions still queued), torch's random state (the rollouts' sampling), the seconds
-spent and the base checkpoint (the KL reference). A resumed run restores all of them, so
-its remaining steps are the steps the uninterrupted run would have taken.
+it: the steps done, the optimizer's state, the question order (its random generator and
+the questions still queued), torch's random states (the rollouts' sampling), the seconds
+spent, the base checkpoint (the KL reference), the run's settings and the commands that
+ran it. A resumed run restores them, so on the CPU its remaining steps are the steps the
+uninterrupted run would have taken (GPU kernels are not bitwise deterministic).
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import random
-from dataclasses import dataclass
+import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +36,29 @@ class RunState:
 
     Attributes:
         folder: The folder holding the policy's weights at that point.
-        step: Optimiser steps done.
-        optimizer: The optimiser's ``state_dict``.
+        step: Optimizer steps done.
+        optimizer: The optimizer's ``state_dict``.
         order: The question order's ``random.Random`` state.
         queue: Ids of the questions still queued, in order.
         torch_rng: torch's CPU random state.
         seconds: Wall-clock seconds the run had spent.
         base: The checkpoint the run started from (its KL reference).
+        cuda_rng: torch's CUDA random states (empty when saved without a GPU).
+        settings: The run's settings that a resumed call must repeat.
+        commands: The command lines of the calls so far.
     """
 
     folder: Path
     step: int
     optimizer: dict[str, Any]
-    order: Any
+    order: tuple[Any, ...]
     queue: list[str]
     torch_rng: Any
     seconds: float
     base: str
+    cuda_rng: list[Any] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    commands: list[str] = field(default_factory=list)
 
     def restore_order(self) -> random.Random:
         """The question order's generator, where it was."""
@@ -56,48 +66,60 @@ class RunState:
         order.setstate(self.order)
         return order
 
+    def restore_rng(self) -> None:
+        """Put torch's random states (CPU, and CUDA where saved and present) back."""
+        torch = require("torch", "models", _PURPOSE)
+        torch.set_rng_state(self.torch_rng)
+        if self.cuda_rng and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(self.cuda_rng)
 
-def save_state(
-    folder: Path,
-    *,
-    step: int,
-    optimizer: Any,
-    order: random.Random,
-    queue: list[str],
-    seconds: float,
-    base: str,
-) -> None:
-    """Write ``trainer_state.pt`` into ``folder`` (beside the weights saved there)."""
+
+def save_state(folder: Path, **state: Any) -> None:
+    """Write ``trainer_state.pt`` into ``folder``, atomically, with torch's random states.
+
+    Args:
+        folder: Where the policy's weights were just saved.
+        **state: The :class:`RunState` fields but ``folder``, ``torch_rng`` and
+            ``cuda_rng`` (taken here); ``optimizer`` is the optimizer itself.
+    """
     torch = require("torch", "models", _PURPOSE)
-    state = {
-        "step": step,
-        "optimizer": optimizer.state_dict(),
-        "order": order.getstate(),
-        "queue": list(queue),
-        "torch_rng": torch.get_rng_state(),
-        "seconds": seconds,
-        "base": base,
-    }
-    torch.save(state, folder / STATE_FILE)
+    state["optimizer"] = state["optimizer"].state_dict()
+    state["torch_rng"] = torch.get_rng_state()
+    state["cuda_rng"] = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
+    partial = folder / f"{STATE_FILE}.partial"
+    torch.save(state, partial)
+    os.replace(partial, folder / STATE_FILE)
+
+
+def forget_state(folder: Path) -> None:
+    """Remove ``folder``'s state before its weights are overwritten (a kill then leaves none)."""
+    (folder / STATE_FILE).unlink(missing_ok=True)
 
 
 def latest_state(run: Path) -> RunState:
-    """The run's latest saved state: its own folder's or its newest ``checkpoint-N``'s.
+    """The run's latest readable state: its own folder's or its newest ``checkpoint-N``'s.
+
+    A state file that cannot be read (cut short by a kill) is passed over.
 
     Raises:
-        ConfigError: If the run has no saved state (not a DAPO run, or one made before
+        ConfigError: If the run has no readable state (not a DAPO run, or one made before
             states were kept).
     """
     torch = require("torch", "models", _PURPOSE)
-    candidates = [run / STATE_FILE, *run.glob(f"checkpoint-*/{STATE_FILE}")]
-    found = []
-    for path in candidates:
-        if path.is_file():
-            saved = torch.load(path, map_location="cpu", weights_only=True)
-            found.append(RunState(folder=path.parent, **saved))
-    if not found:
+    best: tuple[int, Path] | None = None
+    for path in [run / STATE_FILE, *run.glob(f"checkpoint-*/{STATE_FILE}")]:
+        try:  # memory-mapped: only the step is read here
+            step = int(torch.load(path, map_location="cpu", weights_only=True, mmap=True)["step"])
+        except (OSError, RuntimeError, EOFError, KeyError, pickle.UnpicklingError,
+                zipfile.BadZipFile):  # fmt: skip
+            continue
+        if best is None or step > best[0]:
+            best = (step, path)
+    if best is None:
         raise ConfigError(f"{run}: no {STATE_FILE} to resume from (start it without --resume)")
-    return max(found, key=lambda s: s.step)
+    saved = torch.load(best[1], map_location="cpu", weights_only=True)
+    known = RunState.__dataclass_fields__.keys() - {"folder"}
+    return RunState(folder=best[1].parent, **{k: v for k, v in saved.items() if k in known})
 
 
 def same_checkpoint(a: str, b: str) -> bool:
