@@ -436,6 +436,8 @@ def train_rl(
     done, spent = 0, 0.0
     if resumed is not None:
         by_id = {sample.id: sample for sample in samples}
+        if missing := [i for i in resumed.queue if i not in by_id]:  # a state without settings
+            raise ConfigError(f"resuming {folder}: its queued questions {missing[:3]} not given")
         optimizer.load_state_dict(resumed.optimizer)
         order = resumed.restore_order()
         queue = [by_id[i] for i in resumed.queue]
