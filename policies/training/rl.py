@@ -38,13 +38,7 @@ from policies.training.dapo import (
 )
 from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
-from policies.training.rl_state import (
-    RunState,
-    forget_state,
-    latest_state,
-    same_checkpoint,
-    save_state,
-)
+from policies.training.rl_state import cut_log_to, forget_state, latest_state, save_state
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -407,7 +401,7 @@ def train_rl(
     fingerprint = _resumable_settings(cfg, samples)
     resumed = latest_state(folder) if cfg.resume else None
     if resumed is not None:
-        _check_resumable(resumed, folder, model_path, fingerprint)
+        resumed.refuse_other_run(folder, model_path, fingerprint)
         if resumed.step >= cfg.steps:
             if log is not None:
                 log(f"{folder} has done {resumed.step} of {cfg.steps} steps: nothing to resume")
@@ -436,14 +430,12 @@ def train_rl(
     done, spent = 0, 0.0
     if resumed is not None:
         by_id = {sample.id: sample for sample in samples}
-        if missing := [i for i in resumed.queue if i not in by_id]:  # a state without settings
-            raise ConfigError(f"resuming {folder}: its queued questions {missing[:3]} not given")
         optimizer.load_state_dict(resumed.optimizer)
         order = resumed.restore_order()
         queue = [by_id[i] for i in resumed.queue]
         resumed.restore_rng()
         done, spent = resumed.step, resumed.seconds
-        _keep_log_to(folder / "log.jsonl", done)
+        cut_log_to(folder / "log.jsonl", done)
         if log is not None:
             log(f"resuming {folder} after step {done} (from {resumed.folder})")
     start = time.monotonic() - spent
@@ -580,35 +572,6 @@ def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str
 
 #: Settings a resumed call may change: how long the run goes on, and when it saves.
 _NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
-
-
-def _check_resumable(
-    state: RunState, folder: Path, model_path: str, settings: dict[str, Any]
-) -> None:
-    """Refuse to resume ``state`` from another base, with other settings or questions."""
-    if not same_checkpoint(state.base, model_path):
-        raise ConfigError(f"{folder} started from {state.base}, not {model_path}: give its base")
-    changed = sorted(k for k in settings.keys() | state.settings.keys()
-                     if settings.get(k) != state.settings.get(k))  # fmt: skip
-    if state.settings and changed:
-        raise ConfigError(f"resuming {folder} with other settings than its run's: {changed}")
-
-
-def _keep_log_to(path: Path, step: int) -> None:
-    """Drop the lines of ``log.jsonl`` after ``step`` (a run stopped past its last save).
-
-    A line cut short by a kill is dropped too.
-    """
-    if not path.is_file():
-        return
-    kept = []
-    for line in path.read_text("utf-8").splitlines():
-        try:
-            if json.loads(line)["step"] <= step:
-                kept.append(line)
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
-    path.write_text("".join(f"{line}\n" for line in kept), "utf-8")
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:

@@ -11,6 +11,7 @@ uninterrupted run would have taken (GPU kernels are not bitwise deterministic).
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import random
@@ -22,7 +23,15 @@ from typing import Any
 from video_env._optional import require
 from video_env.errors import ConfigError
 
-__all__ = ["STATE_FILE", "RunState", "latest_state", "same_checkpoint", "save_state"]
+__all__ = [
+    "STATE_FILE",
+    "RunState",
+    "cut_log_to",
+    "forget_state",
+    "latest_state",
+    "same_checkpoint",
+    "save_state",
+]
 
 #: The state's file name, in the run's folder and in each ``checkpoint-N`` folder.
 STATE_FILE = "trainer_state.pt"
@@ -65,6 +74,29 @@ class RunState:
         order = random.Random()
         order.setstate(self.order)
         return order
+
+    def refuse_other_run(self, folder: Path, base: str, settings: dict[str, Any]) -> None:
+        """Refuse to resume this state from another base, with other settings or questions.
+
+        Args:
+            folder: The run's folder (for the message).
+            base: The checkpoint given as the run's start.
+            settings: The resumed call's settings (``settings["questions"]``: their ids).
+
+        Raises:
+            ConfigError: Naming what differs.
+        """
+        if not same_checkpoint(self.base, base):
+            raise ConfigError(f"{folder} started from {self.base}, not {base}: give its base")
+        if not self.settings:  # a state saved before settings were kept: its queue at least
+            given = set(settings.get("questions", ()))
+            if missing := [i for i in self.queue if i not in given]:
+                raise ConfigError(f"resuming {folder}: queued questions {missing[:3]} not given")
+            return
+        changed = sorted(k for k in settings.keys() | self.settings.keys()
+                         if settings.get(k) != self.settings.get(k))  # fmt: skip
+        if changed:
+            raise ConfigError(f"resuming {folder} with other settings than its run's: {changed}")
 
     def restore_rng(self) -> None:
         """Put torch's random states (CPU, and CUDA where saved and present) back."""
@@ -125,3 +157,20 @@ def latest_state(run: Path) -> RunState:
 def same_checkpoint(a: str, b: str) -> bool:
     """Whether two checkpoint names are the same (local folders compared resolved)."""
     return a == b or (Path(a).exists() and Path(a).resolve() == Path(b).resolve())
+
+
+def cut_log_to(path: Path, step: int) -> None:
+    """Drop the lines of a run's ``log.jsonl`` after ``step`` (it stopped past its last save).
+
+    A line cut short by a kill is dropped too.
+    """
+    if not path.is_file():
+        return
+    kept = []
+    for line in path.read_text("utf-8").splitlines():
+        try:
+            if json.loads(line)["step"] <= step:
+                kept.append(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    path.write_text("".join(f"{line}\n" for line in kept), "utf-8")

@@ -70,6 +70,8 @@ def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any
             template or tokenizer that merges across the prompt/reply boundary).
     """
     torch = require("torch", "models", _PURPOSE)
+    if any(t.reply_ids is not None and not t.reply_ids for t in turns):
+        raise ConfigError("a sampled reply without tokens has nothing to score")
     conversations = [t.conversation for t in turns]
     texts, images, videos, metas, _ = prepare_conversations(processor, conversations)
     full = [
@@ -78,8 +80,6 @@ def collate_turns(processor: Any, turns: Sequence[TurnExample]) -> dict[str, Any
     ]
     batch = encode(processor, full, images, videos, metas, padding_side="right")
     tok = processor.tokenizer
-    if any(t.reply_ids is not None and not t.reply_ids for t in turns):
-        raise ConfigError("a sampled reply without tokens has nothing to score")
     if any(t.reply_ids is not None for t in turns):
         appended = [list(t.reply_ids or ()) for t in turns]
         batch = _append_tokens(torch, batch, appended, tok.pad_token_id or 0)
