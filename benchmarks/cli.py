@@ -236,7 +236,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--policies", nargs="+", default=["all"],
         help="names, or all (every offline policy); trained and model-driven policies take "
         "an argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH, "
-        "videoscout:qwen2.5-vl:PATH_OR_ID, videoscout:pixel (shipped); your own class: "
+        "videoscout:qwen2.5-vl:PATH_OR_ID, videoscout:pixel and videoscout:pixel-dapo "
+        "(shipped); your own class: "
         "my_module:MyPolicy or path/to/file.py:MyPolicy; settings after ?: "
         "videoscout:pixel?guided=true, ...:MyPolicy?k=v&k2=v2",
     )  # fmt: skip

@@ -357,8 +357,9 @@ register_parameterised(
         False,
         ("pacing",),
         "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH, "
-        "videoscout:pixel (shipped; ?guided=true for legal-action decoding, "
-        "?format_guided=true for format-guided decoding of the whole reply)",
+        "videoscout:pixel (shipped SFT), videoscout:pixel-dapo (shipped SFT + DAPO); "
+        "?guided=true for legal-action decoding, "
+        "?format_guided=true for format-guided decoding of the whole reply",
     ),
 )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -32,6 +33,7 @@ from video_env.envs.rules_record import (
 )
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
+from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR
 from video_env.wrappers.text_actions import parse_text_action
 
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
@@ -327,8 +329,12 @@ def resolve_vision_chat(spec: str) -> VisionChat:
     )
 
 
-#: ``videoscout:pixel``: the VideoScout policy learned on the pixel world, shipped.
-SHIPPED = "pixel"
+#: The VideoScout checkpoints shipped in the package, by their ``videoscout:NAME``:
+#: ``pixel`` is the pixel VLM after SFT on teacher turns, ``pixel-dapo`` that SFT after
+#: free-rollout DAPO in the Pacing env (both: ``docs/training.md``).
+SHIPPED: Mapping[str, Path] = MappingProxyType(
+    {"pixel": VIDEOSCOUT_DIR, "pixel-dapo": VIDEOSCOUT_DAPO_DIR}
+)
 
 
 def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
@@ -338,18 +344,16 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
     unless ``rules`` is given, and with the end-of-video note and the question's place as it
     was trained with them unless ``end_note`` / ``question_first`` are given.
-    ``videoscout:pixel`` is the checkpoint shipped in the package
-    (:data:`video_env.pixel.VIDEOSCOUT_DIR`, SFT of the pixel VLM: ``docs/training.md``).
+    ``videoscout:pixel`` and ``videoscout:pixel-dapo`` are the checkpoints shipped in the
+    package (:data:`SHIPPED`: the SFT of the pixel VLM, and that SFT after DAPO).
     """
     name = f"videoscout:{spec}"
     try:
         inspect.signature(VideoScoutPolicy).bind(None, **settings)
     except TypeError as exc:
         raise ConfigError(f"policy {name!r}: {exc}") from None
-    if spec == SHIPPED:
-        from video_env.pixel import VIDEOSCOUT_DIR
-
-        spec = f"qwen2.5-vl:{VIDEOSCOUT_DIR}"
+    if (shipped := SHIPPED.get(spec)) is not None:
+        spec = f"qwen2.5-vl:{shipped}"
     kind, _, model = spec.partition(":")
     if kind in ("qwen2.5-vl", "transformers") and model:
         # before loading: a bad record fails fast

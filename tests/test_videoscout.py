@@ -340,6 +340,41 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
         policies.make("videoscout:pixel?name=mine")
 
 
+def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    from policies import videoscout
+    from video_env.envs import rules_record
+    from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR, is_pixel_vlm
+
+    asked: list[str] = []
+    monkeypatch.setattr(
+        videoscout, "resolve_vision_chat", lambda spec: asked.append(spec) or ScriptedChat([])
+    )
+    dapo = policies.make("videoscout:pixel-dapo?max_new_tokens=128")
+    assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DAPO_DIR}"]
+    assert dapo.name.startswith("videoscout:pixel-dapo") and dapo.name.endswith(
+        "?max_new_tokens=128"
+    )
+    assert is_pixel_vlm(VIDEOSCOUT_DAPO_DIR)
+    # trained from the shipped SFT, under its rules and prompt layout, and recorded
+    record = json.loads((VIDEOSCOUT_DAPO_DIR / "rl.json").read_text())
+    assert Path(record["base"]).resolve() == VIDEOSCOUT_DIR.resolve()
+    assert record["seed"] == 0 and record["steps_done"] > 0 and record["machine"]["cpus"]
+    assert record["command"].startswith("video-env train rl ")
+    assert rules_record.trained_rules(VIDEOSCOUT_DAPO_DIR) == rules_record.trained_rules(
+        VIDEOSCOUT_DIR
+    )
+    assert dapo.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_DIR)
+    assert dapo.question_first == policies.make("videoscout:pixel").question_first
+    # its own weights, not the SFT's
+    weights = "model.safetensors"
+    sft, learned = ((d / weights).read_bytes() for d in (VIDEOSCOUT_DIR, VIDEOSCOUT_DAPO_DIR))
+    assert len(sft) == len(learned) and sft != learned
+
+
 def test_the_policys_model_labels_the_episode() -> None:
     """The env runs without sensors: what perceives is the policy's model, and its label."""
     record, _ = episode([])

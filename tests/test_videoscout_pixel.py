@@ -71,6 +71,22 @@ def test_fixed_schedules_read_the_pixel_vlms_sensor_and_have_no_format_column() 
     assert not math.isnan(summary["pacing-4x"]["accuracy"][0])
 
 
+@pytest.mark.slow
+def test_the_shipped_dapo_checkpoint_answers_validation_mcqs_in_one_valid_turn() -> None:
+    """Free and greedy, as measured in docs/training.md (the SFT start breaks on both)."""
+    from benchmarks.studies.videoscout_pixel import run_model
+    from video_env.envs.rules_record import trained_layout
+    from video_env.pixel import VIDEOSCOUT_DAPO_DIR
+
+    mcqs = [s for s in split_samples("calib", 1, limit=4) if s.id.endswith("/mcq")]
+    layout = trained_layout(str(VIDEOSCOUT_DAPO_DIR))
+    rows = run_model(str(VIDEOSCOUT_DAPO_DIR), mcqs, layout=layout, log=lambda _: None)
+    assert len(rows) == 2
+    for row in rows:
+        assert row["error"] is None and row["ended_by"] == "answer"
+        assert row["turns"] == 1 and row["format_valid"] == 1.0 and row["frames"] > 0
+
+
 def test_paired_differences_pair_questions_and_skip_undefined_columns() -> None:
     from benchmarks.studies.videoscout_pixel import format_paired, paired_differences
 

@@ -26,6 +26,10 @@ PIXEL_VLM_DIR = Path(__file__).parent / "vlm_weights"
 #: Folder of the shipped VideoScout policy: the pixel VLM after SFT on teacher turns
 #: (``docs/training.md``); ``videoscout:pixel`` runs it.
 VIDEOSCOUT_DIR = Path(__file__).parent / "videoscout_weights"
+#: Folder of the shipped VideoScout policy after DAPO: :data:`VIDEOSCOUT_DIR` trained on by
+#: free-rollout DAPO in the Pacing env (``docs/training.md``); ``videoscout:pixel-dapo``
+#: runs it.
+VIDEOSCOUT_DAPO_DIR = Path(__file__).parent / "videoscout_dapo_weights"
 
 #: The provenance file ``video-env train vlm`` writes: it marks a folder as the pixel VLM.
 PIXEL_VLM_MARKER = "pixel_vlm.json"
@@ -33,6 +37,7 @@ PIXEL_VLM_MARKER = "pixel_vlm.json"
 __all__ = [
     "PIXEL_VLM_DIR",
     "PIXEL_VLM_MARKER",
+    "VIDEOSCOUT_DAPO_DIR",
     "VIDEOSCOUT_DIR",
     "WEIGHTS_DIR",
     "is_pixel_vlm",
