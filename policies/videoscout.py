@@ -296,6 +296,14 @@ def _frames(spec: SpeedSpec) -> str:
     return f"{spec.frames} frames at {spec.size.width}x{spec.size.height}"
 
 
+#: The VideoScout checkpoints shipped in the package, by their ``videoscout:NAME``:
+#: ``pixel`` is the pixel VLM after SFT on teacher turns, ``pixel-dapo`` that SFT after
+#: free-rollout DAPO in the Pacing env (both: ``docs/training.md``).
+SHIPPED: Mapping[str, Path] = MappingProxyType(
+    {"pixel": VIDEOSCOUT_DIR, "pixel-dapo": VIDEOSCOUT_DAPO_DIR}
+)
+
+
 def resolve_vision_chat(spec: str) -> VisionChat:
     """A :class:`VisionChat` from a backend spec string (the minimal lazy hook).
 
@@ -312,7 +320,8 @@ def resolve_vision_chat(spec: str) -> VisionChat:
     kind, _, arg = spec.partition(":")
     if not arg:
         raise ConfigError(
-            f"videoscout needs a model spec, e.g. videoscout:qwen2.5-vl:PATH; got {spec!r}"
+            f"videoscout needs a model spec, e.g. videoscout:qwen2.5-vl:PATH, or a shipped "
+            f"checkpoint's name ({', '.join(f'videoscout:{n}' for n in SHIPPED)}); got {spec!r}"
         )
     if kind in ("qwen2.5-vl", "transformers"):
         module = require("video_env.backends.transformers_vlm", "models", "the videoscout VLM")
@@ -327,14 +336,6 @@ def resolve_vision_chat(spec: str) -> VisionChat:
     raise ConfigError(
         f"unknown VLM spec {spec!r}; use qwen2.5-vl:PATH, transformers:ID or openai:M"
     )
-
-
-#: The VideoScout checkpoints shipped in the package, by their ``videoscout:NAME``:
-#: ``pixel`` is the pixel VLM after SFT on teacher turns, ``pixel-dapo`` that SFT after
-#: free-rollout DAPO in the Pacing env (both: ``docs/training.md``).
-SHIPPED: Mapping[str, Path] = MappingProxyType(
-    {"pixel": VIDEOSCOUT_DIR, "pixel-dapo": VIDEOSCOUT_DAPO_DIR}
-)
 
 
 def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
@@ -353,6 +354,8 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     except TypeError as exc:
         raise ConfigError(f"policy {name!r}: {exc}") from None
     if (shipped := SHIPPED.get(spec)) is not None:
+        if not (shipped / "config.json").is_file():
+            raise ConfigError(f"{name}: the shipped checkpoint is missing from {shipped}")
         spec = f"qwen2.5-vl:{shipped}"
     kind, _, model = spec.partition(":")
     if kind in ("qwen2.5-vl", "transformers") and model:

@@ -4,6 +4,7 @@
 replies and keeps the messages it was given. It is not a model.
 """
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -343,8 +344,6 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
 def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import json
-
     from policies import videoscout
     from video_env.envs import rules_record
     from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR, is_pixel_vlm
@@ -355,15 +354,16 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     )
     dapo = policies.make("videoscout:pixel-dapo?max_new_tokens=128")
     assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DAPO_DIR}"]
-    assert dapo.name.startswith("videoscout:pixel-dapo") and dapo.name.endswith(
-        "?max_new_tokens=128"
-    )
+    assert dapo.name.startswith("videoscout:pixel-dapo")
+    assert dapo.name.endswith("?max_new_tokens=128")
     assert is_pixel_vlm(VIDEOSCOUT_DAPO_DIR)
     # trained from the shipped SFT, under its rules and prompt layout, and recorded
     record = json.loads((VIDEOSCOUT_DAPO_DIR / "rl.json").read_text())
-    assert Path(record["base"]).resolve() == VIDEOSCOUT_DIR.resolve()
-    assert record["seed"] == 0 and record["steps_done"] > 0 and record["machine"]["cpus"]
+    assert Path(record["base"]).parts[-3:] == VIDEOSCOUT_DIR.parts[-3:]
+    assert record["seed"] == 0 and record["machine"]["cpus"]
     assert record["command"].startswith("video-env train rl ")
+    steps = (VIDEOSCOUT_DAPO_DIR / "log.jsonl").read_text().splitlines()
+    assert record["steps_done"] == len(steps) == 35
     assert rules_record.trained_rules(VIDEOSCOUT_DAPO_DIR) == rules_record.trained_rules(
         VIDEOSCOUT_DIR
     )
@@ -373,6 +373,27 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     weights = "model.safetensors"
     sft, learned = ((d / weights).read_bytes() for d in (VIDEOSCOUT_DIR, VIDEOSCOUT_DAPO_DIR))
     assert len(sft) == len(learned) and sft != learned
+
+
+def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    from policies import videoscout
+    from video_env.envs import rules_record
+    from video_env.pixel import is_pixel_vlm
+
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    package_data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]
+    for folder in videoscout.SHIPPED.values():
+        assert is_pixel_vlm(folder) and rules_record.trained_rules(folder) is not None
+        assert f"pixel/{folder.name}/*" in package_data["video_env"]
+    with pytest.raises(ConfigError, match="videoscout:pixel-dapo"):
+        policies.make("videoscout:pixel_dapo")  # a typo: the shipped names are listed
+    monkeypatch.setattr(videoscout, "SHIPPED", {"pixel": tmp_path / "gone"})
+    with pytest.raises(ConfigError, match="shipped checkpoint is missing"):
+        policies.make("videoscout:pixel")
 
 
 def test_the_policys_model_labels_the_episode() -> None:

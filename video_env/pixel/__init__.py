@@ -23,7 +23,7 @@ WEIGHTS_DIR = Path(__file__).parent / "weights"
 #: Folder of the shipped pixel VLM, a transformers checkpoint (``video-env train vlm``):
 #: ``TransformersVLM(str(PIXEL_VLM_DIR))`` or ``--vlm qwen2.5-vl:FOLDER`` loads it.
 PIXEL_VLM_DIR = Path(__file__).parent / "vlm_weights"
-#: Folder of the shipped VideoScout policy: the pixel VLM after SFT on teacher turns
+#: Folder of the shipped VideoScout SFT policy: the pixel VLM after SFT on teacher turns
 #: (``docs/training.md``); ``videoscout:pixel`` runs it.
 VIDEOSCOUT_DIR = Path(__file__).parent / "videoscout_weights"
 #: Folder of the shipped VideoScout policy after DAPO: :data:`VIDEOSCOUT_DIR` trained on by
