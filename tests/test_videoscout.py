@@ -378,17 +378,15 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
 def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tomllib
-
     from policies import videoscout
     from video_env.envs import rules_record
     from video_env.pixel import is_pixel_vlm
 
-    pyproject = Path(__file__).parents[1] / "pyproject.toml"
-    package_data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    (package_data,) = [line for line in pyproject.splitlines() if line.startswith("video_env = [")]
     for folder in videoscout.SHIPPED.values():
         assert is_pixel_vlm(folder) and rules_record.trained_rules(folder) is not None
-        assert f"pixel/{folder.name}/*" in package_data["video_env"]
+        assert f'"pixel/{folder.name}/*"' in package_data
     with pytest.raises(ConfigError, match="videoscout:pixel-dapo"):
         policies.make("videoscout:pixel_dapo")  # a typo: the shipped names are listed
     monkeypatch.setattr(videoscout, "SHIPPED", {"pixel": tmp_path / "gone"})
