@@ -310,17 +310,24 @@ def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
         rules_record.trained_question_first(tmp_path)
 
 
-def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def asked_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The model specs VideoScout's registry entry resolves, each answered by a scripted chat."""
     from policies import videoscout
-    from video_env.envs import rules_record
-    from video_env.pixel import VIDEOSCOUT_DIR, is_pixel_vlm
 
     asked: list[str] = []
     monkeypatch.setattr(
         videoscout, "resolve_vision_chat", lambda spec: asked.append(spec) or ScriptedChat([])
     )
+    return asked
+
+
+def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from video_env.envs import rules_record
+    from video_env.pixel import VIDEOSCOUT_DIR, is_pixel_vlm
+
+    asked = asked_models(monkeypatch)
     shipped = policies.make("videoscout:pixel?max_new_tokens=96&temperature=0.5")
     assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DIR}"]
     assert (shipped.max_new_tokens, shipped.temperature) == (96, 0.5)
@@ -344,14 +351,10 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
 def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from policies import videoscout
     from video_env.envs import rules_record
     from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR, is_pixel_vlm
 
-    asked: list[str] = []
-    monkeypatch.setattr(
-        videoscout, "resolve_vision_chat", lambda spec: asked.append(spec) or ScriptedChat([])
-    )
+    asked = asked_models(monkeypatch)
     dapo = policies.make("videoscout:pixel-dapo?max_new_tokens=128")
     assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DAPO_DIR}"]
     assert dapo.name.startswith("videoscout:pixel-dapo")
