@@ -14,14 +14,20 @@ import pytest
 
 import policies
 from benchmarks.records import EpisodeLog
-from policies import run_episode
+from policies import run_episode, videoscout
 from policies.videoscout import VideoScoutPolicy
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.cli import main
-from video_env.envs import PacingEnv
+from video_env.envs import PacingEnv, rules_record
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
+from video_env.pixel import (
+    PIXEL_VLM_DIR,
+    VIDEOSCOUT_DAPO_DIR,
+    VIDEOSCOUT_DIR,
+    is_pixel_vlm,
+)
 from video_env.video.resize import Resize
 
 WELL_FORMED = "<think>Nothing yet.</think><memory>{memory}</memory><action>{action}</action>"
@@ -233,10 +239,7 @@ def test_registry_resolves_a_vlm_spec_lazily() -> None:
 def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policies import videoscout
     from policies.training.cli import RULES
-    from video_env.envs import rules_record
-    from video_env.pixel import PIXEL_VLM_DIR
 
     # the shipped pixel VLM records the 16:9 frames it was trained on (train vlm writes it)
     assert rules_record.trained_rules(PIXEL_VLM_DIR) == RULES["pixel-vlm"]()
@@ -267,9 +270,7 @@ def test_a_checkpoint_runs_under_the_pacing_rules_it_was_trained_under(
 def test_a_checkpoint_runs_with_the_end_note_it_was_trained_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policies import videoscout
     from policies.training.cli import RULES
-    from video_env.envs import rules_record
 
     monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
     rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"]())
@@ -292,9 +293,7 @@ def test_a_checkpoint_runs_with_the_end_note_it_was_trained_with(
 def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policies import videoscout
     from policies.training.cli import RULES
-    from video_env.envs import rules_record
 
     monkeypatch.setattr(videoscout, "resolve_vision_chat", lambda spec: ScriptedChat([]))
     rules_record.save_trained_rules(tmp_path, RULES["pixel-vlm"](), end_note="last")
@@ -312,7 +311,6 @@ def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
 
 def asked_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The model specs VideoScout's registry entry resolves, each answered by a scripted chat."""
-    from policies import videoscout
 
     asked: list[str] = []
     monkeypatch.setattr(
@@ -324,8 +322,6 @@ def asked_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from video_env.envs import rules_record
-    from video_env.pixel import VIDEOSCOUT_DIR, is_pixel_vlm
 
     asked = asked_models(monkeypatch)
     shipped = policies.make("videoscout:pixel?max_new_tokens=96&temperature=0.5")
@@ -351,8 +347,6 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
 def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from video_env.envs import rules_record
-    from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR, is_pixel_vlm
 
     asked = asked_models(monkeypatch)
     dapo = policies.make("videoscout:pixel-dapo?max_new_tokens=128")
@@ -381,9 +375,6 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
 def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policies import videoscout
-    from video_env.envs import rules_record
-    from video_env.pixel import is_pixel_vlm
 
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     (package_data,) = [line for line in pyproject.splitlines() if line.startswith("video_env = [")]

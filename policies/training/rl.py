@@ -562,16 +562,16 @@ def _tensorboard(folder: Path, purge_step: int | None = None) -> Any:
     return SummaryWriter(str(folder), purge_step=purge_step)
 
 
+#: Settings a resumed call may change: how long the run goes on, and when it saves.
+_NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
+
+
 def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:
     """What a resumed call must repeat: the settings but its length, and the questions."""
     settings = {k: v for k, v in asdict(cfg).items() if k not in _NOT_RESUMED}
     settings.update(rules=repr(cfg.rules), questions=[s.id for s in samples])
     normalised: dict[str, Any] = json.loads(json.dumps(settings, default=str))
     return normalised
-
-
-#: Settings a resumed call may change: how long the run goes on, and when it saves.
-_NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:
