@@ -16,7 +16,7 @@ import os
 import pickle
 import random
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "cut_log_to",
     "forget_state",
     "latest_state",
+    "recorded_commands",
     "same_checkpoint",
     "save_state",
 ]
@@ -131,7 +132,8 @@ def forget_state(folder: Path) -> None:
 def latest_state(run: Path) -> RunState:
     """The run's latest readable state: its own folder's or its newest ``checkpoint-N``'s.
 
-    A state file that cannot be read (cut short by a kill) is passed over.
+    A state file that cannot be read (cut short by a kill) is passed over. A state saved
+    before states kept their commands takes them from the run's ``rl.json``.
 
     Raises:
         ConfigError: If the run has no readable state (not a DAPO run, or one made before
@@ -151,7 +153,27 @@ def latest_state(run: Path) -> RunState:
         raise ConfigError(f"{run}: no {STATE_FILE} to resume from (start it without --resume)")
     saved = torch.load(best[1], map_location="cpu", weights_only=True)
     known = RunState.__dataclass_fields__.keys() - {"folder"}
-    return RunState(folder=best[1].parent, **{k: v for k, v in saved.items() if k in known})
+    state = RunState(folder=best[1].parent, **{k: v for k, v in saved.items() if k in known})
+    if not state.commands:  # a first-format state: the run's record names its commands
+        state = replace(state, commands=recorded_commands(run))
+    return state
+
+
+def recorded_commands(run: Path) -> list[str]:
+    """The command lines a run's ``rl.json`` records, earliest first.
+
+    Returns:
+        Its ``earlier_commands`` and its ``command``; empty without a readable record.
+    """
+    try:
+        record = json.loads((run / "rl.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(record, dict) or not isinstance(record.get("command"), str):
+        return []
+    earlier = record.get("earlier_commands")
+    earlier = earlier if isinstance(earlier, list) else []
+    return [*(c for c in earlier if isinstance(c, str)), record["command"]]
 
 
 def same_checkpoint(a: str, b: str) -> bool:
