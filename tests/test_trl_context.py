@@ -34,3 +34,21 @@ def test_the_tool_chat_grows_by_each_window_while_the_think_act_prompt_does_not(
     table = format_table([capped])
     assert table[2].startswith("| 1x | ") and table[2].endswith(" | 2 |")
     assert "limit" in table[0]
+
+
+def test_the_long_context_benchmark_times_each_length_past_the_models_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transformers = pytest.importorskip("transformers")
+    from benchmarks.perf import long_context_step
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    model = str(tiny_qwen2_5_vl(tmp_path / "m"))
+    built_for = transformers.AutoConfig.from_pretrained(model).get_text_config()
+    longest = built_for.max_position_embeddings + 16
+    assert long_context_step.main(["--model", model, "--lengths", "8", str(longest),
+                                   "--repeats", "1"]) == 0  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert f"run at up to {longest:,}" in out[0]
+    assert out[1].split()[0] == "8" and out[1].endswith("1.0x the 8-position step")
+    assert out[2].split()[0] == f"{longest:,}" and len(out) == 3
