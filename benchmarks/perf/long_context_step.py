@@ -56,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = load(args.model, config=config, local_files_only=True)
     model.train()
     step_seconds(model, args.lengths[0], 1)  # warm-up
-    print(f"{args.model}: built for {built_for:,} positions, run at up to "
-          f"{text.max_position_embeddings:,}; one sequence of text tokens, forward + backward")  # fmt: skip
+    longest = text.max_position_embeddings
+    print(f"{args.model}: built for {built_for:,} positions, run at up to {longest:,}; "
+          "one sequence of text tokens, forward + backward")  # fmt: skip
     first = None
     for length in args.lengths:
         seconds = step_seconds(model, length, args.repeats)
