@@ -44,8 +44,8 @@ def test_the_long_context_benchmark_times_each_length_past_the_models_own(
     from video_env.backends.testing import tiny_qwen2_5_vl
 
     model = str(tiny_qwen2_5_vl(tmp_path / "m"))
-    built_for = transformers.AutoConfig.from_pretrained(model).get_text_config()
-    longest = built_for.max_position_embeddings + 16
+    text_config = transformers.AutoConfig.from_pretrained(model).get_text_config()
+    longest = text_config.max_position_embeddings + 16
     assert long_context_step.main(["--model", model, "--lengths", "8", str(longest),
                                    "--repeats", "1"]) == 0  # fmt: skip
     out = capsys.readouterr().out.splitlines()

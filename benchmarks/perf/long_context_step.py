@@ -59,10 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     longest = text.max_position_embeddings
     print(f"{args.model}: built for {built_for:,} positions, run at up to {longest:,}; "
           "one sequence of text tokens, forward + backward")  # fmt: skip
-    first = None
+    first: float | None = None
     for length in args.lengths:
         seconds = step_seconds(model, length, args.repeats)
-        first = first or seconds
+        if first is None:
+            first = seconds
         print(f"{length:>7,} positions: {seconds:7.2f} s a step, {seconds / first:5.1f}x "
               f"the {args.lengths[0]:,}-position step")  # fmt: skip
     return 0

@@ -162,6 +162,12 @@ def latest_state(run: Path) -> RunState:
 def recorded_commands(run: Path) -> list[str]:
     """The command lines a run's ``rl.json`` records, earliest first.
 
+    ``rl.json`` is written when a call ends, so a call killed before its end (whose
+    state sits in a ``checkpoint-N``) is not among them.
+
+    Args:
+        run: The run's folder.
+
     Returns:
         Its ``earlier_commands`` and its ``command``; empty without a readable record.
     """
