@@ -12,10 +12,10 @@ from video_env.errors import ConfigError
 torch = pytest.importorskip("torch")
 
 
-def first_format_state(run: Path, step: int = 35) -> None:
+def first_format_state(run: Path) -> None:
     """Write a state as runs saved it before settings and commands were kept."""
     run.mkdir(parents=True, exist_ok=True)
-    state = {"step": step, "optimizer": {}, "order": random.Random(0).getstate(),
+    state = {"step": 35, "optimizer": {}, "order": random.Random(0).getstate(),
              "queue": ["q1", "q2"], "torch_rng": torch.get_rng_state(), "seconds": 3600.0,
              "base": "video_env/pixel/videoscout_weights"}  # fmt: skip
     torch.save(state, run / STATE_FILE)

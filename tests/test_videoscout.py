@@ -311,7 +311,6 @@ def test_a_checkpoint_runs_with_the_question_where_it_was_trained_with_it(
 
 def asked_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The model specs VideoScout's registry entry resolves, each answered by a scripted chat."""
-
     asked: list[str] = []
     monkeypatch.setattr(
         videoscout, "resolve_vision_chat", lambda spec: asked.append(spec) or ScriptedChat([])
@@ -322,7 +321,6 @@ def asked_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-
     asked = asked_models(monkeypatch)
     shipped = policies.make("videoscout:pixel?max_new_tokens=96&temperature=0.5")
     assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DIR}"]
@@ -347,7 +345,6 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
 def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-
     asked = asked_models(monkeypatch)
     dapo = policies.make("videoscout:pixel-dapo?max_new_tokens=128")
     assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DAPO_DIR}"]
@@ -375,7 +372,6 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
 def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     (package_data,) = [line for line in pyproject.splitlines() if line.startswith("video_env = [")]
     for folder in videoscout.SHIPPED.values():
