@@ -59,6 +59,7 @@ from video_env.types import Interval, VideoQA
 __all__ = [
     "COLUMNS",
     "baseline_row",
+    "build_parser",
     "episode_row",
     "evidence_sighting",
     "format_paired",
@@ -68,6 +69,7 @@ __all__ = [
     "format_valid",
     "main",
     "paired_differences",
+    "play",
     "policy_rows",
     "record_values",
     "run_baseline",
@@ -487,8 +489,8 @@ def format_table(summary: dict[str, dict[str, Any]], names: dict[str, str]) -> l
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The study's command line (other studies parse their per-split runs with it)."""
     from video_env.pixel import PIXEL_VLM_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -563,11 +565,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--block",
         help="the docs block's name (default: videoscout-pixel, -test for the test split)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def play(
+    args: argparse.Namespace, log: Any = print
+) -> tuple[list[VideoQA], list[dict[str, Any]], int]:
+    """The episodes of every policy ``args`` names, each kept in ``args.out`` and reused.
+
+    Returns:
+        The questions, every policy's rows, and how many policies' rows were reused.
+    """
     samples = split_samples(args.split, args.videos, args.limit)
     if args.trajectories:
         samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
-    start = time.monotonic()
     out = Path(args.out)
     keys = ("split", "videos", "limit", "rules", "max_turns", "max_new_tokens", "trajectories")
     settings = {k: getattr(args, k) for k in keys}
@@ -584,9 +595,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs.append((name, partial(run_baseline, name, rules_name=args.rules), settings))
     rows, kept = [], 0
     for policy, run, keyed in runs:
-        played, was_kept = policy_rows(out, policy, samples, run, keyed)
+        played, was_kept = policy_rows(out, policy, samples, run, keyed, log=log)
         rows += played
         kept += was_kept
+    return samples, rows, kept
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    args = build_parser().parse_args(argv)
+    start = time.monotonic()
+    out = Path(args.out)
+    samples, rows, kept = play(args)
     policies_kept = f"{kept} {'policy' if kept == 1 else 'policies'}"
     reused = (
         f"; the episodes of {policies_kept} kept from earlier runs with the same settings"

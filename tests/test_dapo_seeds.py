@@ -1,0 +1,40 @@
+"""The recipe-over-seeds study: the selection rule, the steps record and the table."""
+
+import json
+from pathlib import Path
+
+from benchmarks.studies.dapo_seeds import format_seed_table, passes_rule, run_steps
+from benchmarks.studies.videoscout_pixel import COLUMNS
+
+
+def _row(model: str, sample: str, reward: float, accuracy: float) -> dict[str, object]:
+    cells: dict[str, object] = dict.fromkeys(COLUMNS, 0.5)
+    cells.update(reward=reward, accuracy=accuracy, frames=10.0)
+    return {"model": model, "sample_id": sample, "video": sample[0], **cells}
+
+
+def test_the_rule_wants_the_reward_interval_above_zero_and_accuracy_not_lower() -> None:
+    assert passes_rule({"reward": [0.13, 0.02, 0.27], "accuracy": [0.0, -0.06, 0.08]})
+    assert not passes_rule({"reward": [0.14, 0.04, 0.27], "accuracy": [-0.02, -0.06, 0.03]})
+    assert not passes_rule({"reward": [0.06, -0.14, 0.23], "accuracy": [0.1, 0.0, 0.2]})
+
+
+def test_a_runs_steps_come_from_its_record(tmp_path: Path) -> None:
+    (tmp_path / "rl.json").write_text(json.dumps({"steps_done": 34}), "utf-8")
+    assert run_steps(str(tmp_path)) == "34"
+    assert run_steps(str(tmp_path / "missing")) == "—"
+
+
+def test_each_run_is_paired_with_the_start_on_both_splits() -> None:
+    samples = ("a1", "a2", "b1", "b2")
+    calib = [_row("sft", s, 0.0, 0.0) for s in samples]
+    calib += [_row("seed0", s, 0.5, 0.0) for s in samples]
+    calib += [_row("seed1", s, 0.5, -1.0 if s == "a1" else 0.0) for s in samples]
+    test = [_row(m, s, r, 0.0) for m, r in (("sft", 0.0), ("seed0", 0.2), ("seed1", -0.1))
+            for s in samples]  # fmt: skip
+    lines = format_seed_table("sft", ["seed0", "seed1"], calib, test, {"seed0": "seed 0"})
+    assert lines[2].startswith("| seed 0 | — | +0.50 (+0.50 to +0.50) | +0.00")
+    assert "| yes | +0.20 (+0.20 to +0.20) |" in lines[2]
+    assert "| no | -0.10 (-0.10 to -0.10) |" in lines[3], "seed 1 lost accuracy on validation"
+    assert lines[4].startswith("| sft | — |") and lines[4].endswith("| 0.50 | 10.0 |")
+    assert len(lines) == 5
