@@ -1,10 +1,13 @@
 """The recipe-over-seeds study: the selection rule, the steps record and the table."""
 
+import argparse
 import json
 from pathlib import Path
 
-from benchmarks.studies.dapo_seeds import format_seed_table, passes_rule, run_steps
-from benchmarks.studies.videoscout_pixel import COLUMNS
+import pytest
+
+from benchmarks.studies.dapo_seeds import format_seed_table, passes_rule, run_steps, split_rows
+from benchmarks.studies.videoscout_pixel import COLUMNS, build_parser
 
 
 def _row(model: str, sample: str, reward: float, accuracy: float) -> dict[str, object]:
@@ -38,3 +41,30 @@ def test_each_run_is_paired_with_the_start_on_both_splits() -> None:
     assert "| no | -0.10 (-0.10 to -0.10) |" in lines[3], "seed 1 lost accuracy on validation"
     assert lines[4].startswith("| sft | — |") and lines[4].endswith("| 0.50 | 10.0 |")
     assert len(lines) == 5
+
+
+def test_the_rule_is_strict_at_zero() -> None:
+    assert not passes_rule({"reward": [0.1, 0.0, 0.2], "accuracy": [0.0, 0.0, 0.0]})
+
+
+def test_each_split_plays_with_the_per_split_studies_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.studies import dapo_seeds
+
+    seen: list[argparse.Namespace] = []
+
+    def fake_play(args: argparse.Namespace, log: object = print) -> tuple[list, list, int]:
+        seen.append(args)
+        return [], [], 2
+
+    monkeypatch.setattr(dapo_seeds, "play", fake_play)
+    rows, kept, settings = split_rows("test", (6, "t.jsonl", "out"), ["sft", "seed1"])
+    assert (rows, kept) == ([], 2) and settings is seen[0]
+    defaults = build_parser().parse_args([])
+    for key in ("rules", "max_turns", "max_new_tokens", "limit", "end_note", "question_first"):
+        assert getattr(settings, key) == getattr(defaults, key), key
+    assert not (settings.guided or settings.format_guided or settings.plain_prompt)
+    assert (settings.split, settings.videos, settings.trajectories) == ("test", 6, "t.jsonl")
+    assert settings.models == ["sft", "seed1"] and settings.out == "out"
+    assert settings.rules == "pixel-vlm" and settings.max_turns == 16

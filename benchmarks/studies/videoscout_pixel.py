@@ -573,6 +573,10 @@ def play(
 ) -> tuple[list[VideoQA], list[dict[str, Any]], int]:
     """The episodes of every policy ``args`` names, each kept in ``args.out`` and reused.
 
+    Args:
+        args: The study's parsed command line (:func:`build_parser`).
+        log: Where progress lines go.
+
     Returns:
         The questions, every policy's rows, and how many policies' rows were reused.
     """
