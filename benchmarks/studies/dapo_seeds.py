@@ -22,7 +22,6 @@ in the spread of the rows, which few seeds only sketch.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -34,10 +33,12 @@ from benchmarks.doc_blocks import replace_block
 from benchmarks.studies.videoscout_pixel import (
     DOCS,
     build_parser,
+    format_interval,
     paired_differences,
     play,
     summarise,
 )
+from policies.training.rl_state import run_record
 
 __all__ = ["SplitRun", "format_seed_table", "main", "passes_rule", "run_steps", "split_rows"]
 
@@ -80,16 +81,8 @@ def passes_rule(diffs: dict[str, list[float]]) -> bool:
 
 def run_steps(run: str) -> str:
     """The optimiser steps a run's ``rl.json`` records (``—`` where it has none)."""
-    path = Path(run) / "rl.json"
-    if not path.is_file():
-        return "—"
-    steps = json.loads(path.read_text("utf-8")).get("steps_done")
+    steps = run_record(Path(run)).get("steps_done")
     return "—" if steps is None else str(steps)
-
-
-def _cell(values: list[float]) -> str:
-    mean, low, high = values
-    return f"{mean:+.2f} ({low:+.2f} to {high:+.2f})"
 
 
 def format_seed_table(
@@ -120,9 +113,9 @@ def format_seed_table(
     for run in runs:
         val, held = paired_differences(calib, start, run), paired_differences(test, start, run)
         lines.append(
-            f"| {names.get(run, run)} | {run_steps(run)} | {_cell(val['reward'])} "
-            f"| {_cell(val['accuracy'])} | {'yes' if passes_rule(val) else 'no'} "
-            f"| {_cell(held['reward'])} | {_cell(held['accuracy'])} "
+            f"| {names.get(run, run)} | {run_steps(run)} | {format_interval(val['reward'])} "
+            f"| {format_interval(val['accuracy'])} | {'yes' if passes_rule(val) else 'no'} "
+            f"| {format_interval(held['reward'])} | {format_interval(held['accuracy'])} "
             f"| {summary[run]['format_valid'][0]:.2f} | {summary[run]['frames'][0]:.1f} |"
         )
     start_cells = summary[start]

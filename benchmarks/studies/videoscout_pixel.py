@@ -62,6 +62,7 @@ __all__ = [
     "build_parser",
     "episode_row",
     "evidence_sighting",
+    "format_interval",
     "format_paired",
     "format_profile",
     "format_sighting",
@@ -344,11 +345,20 @@ def paired_differences(
     return out
 
 
+def format_interval(values: Sequence[float]) -> str:
+    """A signed difference with its interval: ``+0.13 (+0.02 to +0.27)``.
+
+    Args:
+        values: The mean, the interval's low and its high end.
+    """
+    mean, low, high = values
+    return f"{mean:+.2f} ({low:+.2f} to {high:+.2f})"
+
+
 def format_paired(diffs: dict[str, list[float]], first: str, second: str) -> str:
     """One Markdown line of :func:`paired_differences`."""
     cells = ", ".join(
-        f"{column.replace('_', ' ')} {m:+.2f} ({lo:+.2f} to {hi:+.2f})"
-        for column, (m, lo, hi) in diffs.items()
+        f"{column.replace('_', ' ')} {format_interval(values)}" for column, values in diffs.items()
     )
     return f"Paired, {second} − {first} (95 % interval clustered by video): {cells}."
 

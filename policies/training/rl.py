@@ -38,7 +38,13 @@ from policies.training.dapo import (
 )
 from policies.training.episodes import format_valid, rewatch_rate
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
-from policies.training.rl_state import cut_log_to, forget_state, latest_state, save_state
+from policies.training.rl_state import (
+    RECORD_FILE,
+    cut_log_to,
+    forget_state,
+    latest_state,
+    save_state,
+)
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
 from video_env._optional import require
@@ -531,7 +537,7 @@ def train_rl(
     }
     if resumed is not None:
         settings.update(resumed_after_step=done, earlier_commands=commands[:-1])
-    (folder / "rl.json").write_text(json.dumps(settings, indent=2, default=str), "utf-8")
+    (folder / RECORD_FILE).write_text(json.dumps(settings, indent=2, default=str), "utf-8")
     keep_pixel_vlm_marker(model_path, folder, "rl", json.loads(json.dumps(settings, default=str)))
     return history
 

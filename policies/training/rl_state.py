@@ -24,18 +24,22 @@ from video_env._optional import require
 from video_env.errors import ConfigError
 
 __all__ = [
+    "RECORD_FILE",
     "STATE_FILE",
     "RunState",
     "cut_log_to",
     "forget_state",
     "latest_state",
     "recorded_commands",
+    "run_record",
     "same_checkpoint",
     "save_state",
 ]
 
 #: The state's file name, in the run's folder and in each ``checkpoint-N`` folder.
 STATE_FILE = "trainer_state.pt"
+#: A finished call's record in the run's folder: its settings, command, seed, wall time.
+RECORD_FILE = "rl.json"
 
 _PURPOSE = "resuming a DAPO run"
 
@@ -171,15 +175,25 @@ def recorded_commands(run: Path) -> list[str]:
     Returns:
         Its ``earlier_commands`` and its ``command``; empty without a readable record.
     """
-    try:
-        record = json.loads((run / "rl.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(record, dict) or not isinstance(record.get("command"), str):
+    record = run_record(run)
+    if not isinstance(record.get("command"), str):
         return []
     earlier = record.get("earlier_commands")
     earlier = earlier if isinstance(earlier, list) else []
     return [*(c for c in earlier if isinstance(c, str)), record["command"]]
+
+
+def run_record(run: Path) -> dict[str, Any]:
+    """A run's ``rl.json``: its last finished call's settings; empty if missing or unreadable.
+
+    Args:
+        run: The run's folder.
+    """
+    try:
+        record = json.loads((run / RECORD_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def same_checkpoint(a: str, b: str) -> bool:
