@@ -138,6 +138,20 @@ def test_sft_refuses_think_act_settings_for_tool_chats(chats: Path, tmp_path: Pa
         train_sft("unused", chats, tmp_path / "sft", SFTSettings(option_orders=2))
 
 
+def test_sft_context_is_raised_never_lowered() -> None:
+    transformers = pytest.importorskip("transformers")
+    from policies.training.sft import SFTSettings, with_context
+
+    config = transformers.Qwen2_5_VLConfig(text_config={"max_position_embeddings": 8192})
+    assert with_context(config, 0) == 8192 and config.text_config.max_position_embeddings == 8192
+    assert with_context(config, 20000) == 8192
+    assert config.get_text_config().max_position_embeddings == 20000
+    with pytest.raises(ConfigError, match="raised, not lowered"):
+        with_context(config, 4096)
+    with pytest.raises(ConfigError, match="context"):
+        SFTSettings(context=-1)
+
+
 @pytest.mark.slow
 def test_train_tool_chats_then_sft_learns_the_calls(
     distilled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -155,13 +169,15 @@ def test_train_tool_chats_then_sft_learns_the_calls(
     assert trained_rules(out) == SMOKE  # the distill run's rules, read from its folder
     found = re.search(r"largest ([\d,]+); (\d) of 3 chats fit its 4,096", capsys.readouterr().out)
     assert found is not None and int(found[1].replace(",", "")) > 4096 and int(found[2]) < 3
-    config = json.loads((base / "config.json").read_text())
-    config["text_config"]["max_position_embeddings"] = 16384  # a longer context: they fit
-    (base / "config.json").write_text(json.dumps(config))
     settings = SFTSettings(learning_rate=3e-3, batch_size=1, per_device_batch=1, max_steps=6,
-                           warmup_ratio=0.0, scheduler="constant", progress_bar=False)  # fmt: skip
+                           warmup_ratio=0.0, scheduler="constant", progress_bar=False,
+                           context=16384)  # a longer context: they fit  # fmt: skip
     result = train_sft(str(base), out / "tool_chats.jsonl", tmp_path / "sft", settings)
     assert result.steps == 6 and result.losses[-1] < result.losses[0] - 0.5
+    saved_config = json.loads((tmp_path / "sft" / "config.json").read_text())
+    assert saved_config["text_config"]["max_position_embeddings"] == 16384  # kept for TRL
+    record = json.loads((tmp_path / "sft" / "sft.json").read_text())
+    assert record["context"] == {"base": 4096, "trained": 16384}
     saved = transformers.AutoProcessor.from_pretrained(tmp_path / "sft")
     assert "<tool_call>" in saved.chat_template  # what `train trl` renders and parses
     assert trained_rules(tmp_path / "sft") == SMOKE

@@ -225,6 +225,7 @@ def _sft(args: argparse.Namespace) -> int:
         freeze_layers=args.freeze_layers,
         recovery_turns=args.recovery_turns,
         recovery_failures=tuple(f.strip() for f in args.recovery_failures.split(",") if f.strip()),
+        context=args.context,
     )
     result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
@@ -526,6 +527,14 @@ def add_training_commands(kinds: Any) -> None:
         default=0,
         metavar="N",
         help="keep the first N decoder layers of the language model as they are",
+    )
+    sft.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        metavar="POSITIONS",
+        help="raise the model's context (max_position_embeddings) to this many positions, "
+        "for tool chats longer than it was built for; the checkpoint keeps it (0: as is)",
     )
     sft.set_defaults(func=_sft)
 

@@ -55,7 +55,7 @@ from video_env.errors import ConfigError
 from video_env.pixel import is_pixel_vlm
 from video_env.run_record import command_line, machine
 
-__all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft"]
+__all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft", "with_context"]
 
 _PURPOSE = "SFT of the VideoScout policy"
 
@@ -105,6 +105,12 @@ class SFTSettings:
             same reply (:mod:`~policies.training.recovery_turns`; 0: none).
         recovery_failures: The failures those turns follow (a subset of
             :data:`~policies.training.recovery_turns.FAILURES`).
+        context: Raise the model's context, its text config's
+            ``max_position_embeddings``, to this many positions (0: the checkpoint's).
+            Qwen2.5-VL's positions are M-RoPE, computed from the position and not
+            learned per position, so this is a config change that the saved checkpoint
+            keeps; tool chats longer than the checkpoint was built for need it, and
+            ``train trl`` then lets its rollouts grow as long.
     """
 
     learning_rate: float = 1.5e-5
@@ -131,9 +137,12 @@ class SFTSettings:
     freeze_layers: int = 0
     recovery_turns: float = 0.0
     recovery_failures: tuple[str, ...] = FAILURES
+    context: int = 0
 
     def __post_init__(self) -> None:
         check_failures(self.recovery_failures)
+        if self.context < 0:
+            raise ConfigError(f"context must be at least 0, got {self.context}")
         if not 0.0 <= self.recovery_turns <= 1.0:
             raise ConfigError(f"recovery_turns must be in [0, 1], got {self.recovery_turns}")
         if self.option_orders < 1:
@@ -279,10 +288,15 @@ def train_sft(
             f"({bound_rows} such turns)"
         )
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
+    config = transformers.AutoConfig.from_pretrained(model_path, local_files_only=True)
+    built_for = with_context(config, cfg.context)
     # bf16 mixed precision keeps float32 master weights; frozen LoRA bases need no master
     frozen_bf16 = cfg.bf16 and cfg.lora_rank > 0
     model = transformers.AutoModelForImageTextToText.from_pretrained(
-        model_path, dtype="bfloat16" if frozen_bf16 else "float32", local_files_only=True
+        model_path,
+        config=config,
+        dtype="bfloat16" if frozen_bf16 else "float32",
+        local_files_only=True,
     )
     if cfg.freeze_vision:
         freeze_vision_blocks(model)
@@ -344,6 +358,7 @@ def train_sft(
         "rows": len(dataset),
         "steps": int(trainer.state.global_step),
         "gradient_checkpointing": bool(args.gradient_checkpointing),  # as the trainer ran
+        "context": {"base": built_for, "trained": max_positions(model.config)},
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
         "command": command_line(),
@@ -366,6 +381,32 @@ def train_sft(
         {k: v for k, v in record.items() if k not in ("losses", "grad_norms")},
     )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
+
+
+def with_context(config: Any, positions: int) -> int | None:
+    """Raise ``config``'s context to ``positions`` (0: leave it); return what it was.
+
+    Args:
+        config: A transformers model config (a VLM's text config is the one changed).
+        positions: The ``max_position_embeddings`` wanted.
+
+    Raises:
+        ConfigError: ``positions`` is below the checkpoint's own context (lowering it
+            would cut what the model was built for), or the config has no context.
+    """
+    text = config.get_text_config()
+    built_for: int | None = getattr(text, "max_position_embeddings", None)
+    if not positions:
+        return built_for
+    if built_for is None:
+        raise ConfigError(f"{type(config).__name__} has no max_position_embeddings to raise")
+    if positions < built_for:
+        raise ConfigError(
+            f"context {positions:,} is below the checkpoint's {built_for:,} positions: "
+            "it can be raised, not lowered"
+        )
+    text.max_position_embeddings = positions
+    return built_for
 
 
 def _lora(cfg: SFTSettings) -> Any:
