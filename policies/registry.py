@@ -36,6 +36,7 @@ from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
 from policies.videoagent import VideoAgentPolicy
 from policies.videoscout import make_videoscout
+from policies.videoscout_tools import make_videoscout_tools
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
 from video_env.errors import ConfigError, UnknownNameError
@@ -360,6 +361,17 @@ register_parameterised(
         "videoscout:pixel (shipped SFT), videoscout:pixel-dapo (shipped SFT + DAPO); "
         "?guided=true for legal-action decoding, "
         "?format_guided=true for format-guided decoding of the whole reply",
+    ),
+)
+register_parameterised(
+    "videoscout-tools",
+    PolicySpec(
+        make_videoscout_tools,
+        False,
+        False,
+        ("pacing",),
+        "VideoScout in TRL's tool-calling chat (a train trl checkpoint, or train sft on "
+        "tool chats): videoscout-tools:PATH",
     ),
 )
 

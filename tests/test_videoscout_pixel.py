@@ -197,3 +197,54 @@ def test_the_study_tells_answers_given_with_the_evidence_on_screen_from_the_rest
     assert profile.endswith("reversed 0; answers with the evidence on screen 1 (right 1), "
                             "elsewhere 0 (right 0); episodes that showed the evidence at all "
                             "1 of 1.")  # fmt: skip
+
+
+def test_a_tool_calling_checkpoints_profile_counts_its_calls() -> None:
+    from benchmarks.studies.videoscout_pixel import format_tool_profile, tool_episode_row
+
+    def call(name: str, **arguments: object) -> dict[str, object]:
+        return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+    sample = split_samples("calib", 1, limit=1)[0]
+    answer = call("answer", answer="B", start=1, end=5)
+    record = {"correct": True, "reward": 1.1, "ended_by": "answer", "turns": 3, "frames_shown": 9}
+    replies = [
+        {"role": "assistant", "content": "Far.", "tool_calls": [call("speed", factor=4)]},
+        {"role": "assistant", "content": "Hm."},  # no call
+        {"role": "assistant", "content": "", "tool_calls": [answer]},
+    ]
+    row = tool_episode_row("t", sample, record, replies)
+    assert row["format_valid"] == pytest.approx(2 / 3) and row["accuracy"] == 1.0
+    assert row["tool_replies"][1] == {"content": "Hm.", "tool_calls": None}
+    line = format_tool_profile([row], "t", "+ SFT (tool chats)")
+    assert line.startswith("+ SFT (tool chats): episodes ended by answer 1;")
+    assert "well-formed tool calls by turn (1: 1.00, 2: 0.00, 3: 1.00)" in line
+    assert "tools called (answer 1, none 1, speed(4x) 1)" in line
+
+
+def test_the_study_plays_a_tool_calling_checkpoint_in_trls_chat(tmp_path: Path) -> None:
+    """A tiny random checkpoint with TRL's tool template goes through the tool policy."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from benchmarks.studies.videoscout_pixel import build_parser, play
+    from policies.training.sft import with_context
+    from policies.training.trl_env import tool_chat_processor
+    from video_env.backends.testing import tiny_qwen2_5_vl
+    from video_env.errors import ConfigError
+
+    folder = tiny_qwen2_5_vl(tmp_path / "tiny", init_range=0.02)
+    tool_chat_processor(transformers.AutoProcessor.from_pretrained(folder)).save_pretrained(folder)
+    config = transformers.AutoConfig.from_pretrained(folder)
+    with_context(config, 16384)  # a first window as images takes about 6,700 positions
+    config.save_pretrained(folder)
+    one = ["--split", "calib", "--videos", "1", "--limit", "1"]
+    budget = ["--max-turns", "2", "--max-new-tokens", "4", "--out", str(tmp_path)]
+    args = build_parser().parse_args(["--models", str(folder), *one, *budget])
+    _, rows, kept = play(args, log=lambda _: None)
+    (row,) = rows
+    assert kept == 0 and "tool_replies" in row and "replies" not in row
+    assert row["error"] is None and len(row["tool_replies"]) == 2  # --max-turns
+    assert 0.0 <= row["format_valid"] <= 1.0
+    guided = ["--models", str(folder), "--guided", *one, "--out", str(tmp_path / "guided")]
+    with pytest.raises(ConfigError, match="tool calls"):
+        play(build_parser().parse_args(guided), log=lambda _: None)

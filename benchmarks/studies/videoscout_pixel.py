@@ -45,6 +45,7 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
+from policies.videoscout_tools import well_formed, writes_tool_calls
 from video_env._seeding import stable_seed
 from video_env.actions.parsing import find_calls, window_bounds
 from video_env.envs.rules_record import (
@@ -53,6 +54,7 @@ from video_env.envs.rules_record import (
     PromptLayout,
     trained_layout,
 )
+from video_env.errors import ConfigError
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import Interval, VideoQA
 
@@ -67,6 +69,7 @@ __all__ = [
     "format_profile",
     "format_sighting",
     "format_table",
+    "format_tool_profile",
     "format_valid",
     "main",
     "paired_differences",
@@ -75,7 +78,9 @@ __all__ = [
     "record_values",
     "run_baseline",
     "run_model",
+    "run_tool_model",
     "summarise",
+    "tool_episode_row",
 ]
 
 #: The marked block of docs/training.md each split's table replaces.
@@ -269,6 +274,68 @@ def run_model(
     return rows
 
 
+def tool_episode_row(
+    model: str, sample: VideoQA, record: dict[str, Any], replies: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """One tool-calling episode's values; a turn is format-valid when its call applies."""
+    valid = [well_formed(r) for r in replies]
+    return {
+        **record_values(model, sample, record),
+        "format_valid": sum(valid) / len(valid) if valid else 0.0,
+        "tool_replies": [
+            {"content": r.get("content"), "tool_calls": r.get("tool_calls")} for r in replies
+        ],
+    }
+
+
+def run_tool_model(
+    model: str,
+    samples: Sequence[VideoQA],
+    rules_name: str = "pixel-vlm",
+    max_turns: int = 16,
+    max_new_tokens: int = 256,
+    log: Any = print,
+    layout: PromptLayout = DEFAULT_LAYOUT,
+    name: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every sample's episode with ``model``, a tool-calling checkpoint, in TRL's chat.
+
+    ``model`` was trained by ``train trl`` or by ``train sft`` on tool chats
+    (:func:`~policies.videoscout_tools.writes_tool_calls`); it plays
+    :class:`~policies.videoscout_tools.VideoScoutToolPolicy`, greedy, under the same
+    rules, videos and seeds as the Think-Act checkpoints.
+    """
+    from policies.runner import run_episode
+    from policies.videoscout_tools import VideoScoutToolPolicy
+    from video_env.backends.transformers_tool_chat import TransformersToolChat
+    from video_env.envs.pacing import PacingEnv
+
+    policy = VideoScoutToolPolicy(
+        TransformersToolChat(model, device="cpu"),
+        rules=RULES[rules_name](),
+        layout=layout,
+        max_new_tokens=max_new_tokens,
+        name=name,
+    )
+    rows = []
+    for i, sample in enumerate(samples, start=1):
+        env = PacingEnv([sample], **policy.env_kwargs["pacing"])
+        try:
+            record = run_episode(
+                env,
+                policy,
+                seed=stable_seed("videoscout-pixel", sample.id) % 2**31,
+                options={"sample": sample},
+                max_steps=max_turns,
+            )
+        finally:
+            env.close()
+        rows.append(tool_episode_row(name or model, sample, record, policy.replies))
+        if i % 10 == 0 or i == len(samples):
+            log(f"{name or model}: {i}/{len(samples)} episodes")
+    return rows
+
+
 def policy_rows(
     out: Path,
     policy: str,
@@ -423,6 +490,60 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
         f"{sum(after_slip)}; answer windows in order {len(windows) - reversed_}, reversed "
         f"{reversed_}{extra}."
     )
+
+
+def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
+    """:func:`format_profile` for a tool-calling checkpoint's episodes.
+
+    How its episodes ended, its well-formed turns (a first tool call that applies) by
+    turn index and by question form, its right answers by question form, the tools its
+    turns called (``speed`` with its factor; ``none``: no call), and where the rows
+    record it, the answers given with the evidence on screen and elsewhere.
+    """
+    mine = [r for r in rows if r["model"] == model]
+    ended = Counter(str(r["ended_by"]) for r in mine)
+    by_turn: dict[int, list[bool]] = {}
+    valid: dict[str, list[bool]] = {}
+    forms: dict[str, list[float]] = {}
+    called: Counter[str] = Counter()
+    for row in mine:
+        form = _question_form(row)
+        forms.setdefault(form, []).append(row["accuracy"])
+        for i, reply in enumerate(row.get("tool_replies") or []):
+            ok = well_formed(reply)
+            by_turn.setdefault(i + 1, []).append(ok)
+            valid.setdefault(form, []).append(ok)
+            called[_tool_name(reply)] += 1
+    turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
+    by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
+    right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
+    endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
+    tools = ", ".join(f"{tool} {n}" for tool, n in sorted(called.items()))
+    sighting = format_sighting(mine)
+    return (
+        f"{name}: episodes ended by {endings}; well-formed tool calls by turn ({turns}) and "
+        f"by question form ({by_form}); right answers by question form ({right}); tools "
+        f"called ({tools}){f'; {sighting}' if sighting else ''}."
+    )
+
+
+def _tool_name(reply: dict[str, Any]) -> str:
+    """``speed(2x)``, ``rewatch``, ``answer``, another name as called, or ``none``."""
+    calls = reply.get("tool_calls") or []
+    if not calls:
+        return "none"
+    function = calls[0].get("function") or {}
+    name = str(function.get("name", ""))
+    arguments = function.get("arguments")
+    if name == "speed" and isinstance(arguments, dict) and "factor" in arguments:
+        return f"speed({arguments['factor']}x)"
+    return name
+
+
+def profile_line(rows: Sequence[dict[str, Any]], spec: str, name: str) -> str:
+    """The profile line of a ``--models`` entry: tool-calling or Think-Act."""
+    tools = writes_tool_calls(decoding(spec, False, False)[0])
+    return (format_tool_profile if tools else format_profile)(rows, spec, name)
 
 
 def format_sighting(rows: Sequence[dict[str, Any]]) -> str:
@@ -601,6 +722,14 @@ def play(
         model, guided, format_guided = decoding(spec, args.guided, args.format_guided)
         note = "off" if args.plain_prompt else args.end_note
         layout = trained_layout(model, end_note=note, question_first=args.question_first)
+        if writes_tool_calls(model):
+            if guided or format_guided:
+                raise ConfigError(f"{model} writes tool calls: guided decoding is Think-Act's")
+            run = partial(run_tool_model, model, rules_name=args.rules, max_turns=args.max_turns,
+                          max_new_tokens=args.max_new_tokens, layout=layout, name=spec)  # fmt: skip
+            keyed = {**model_settings(settings, layout, False), "tool_calls": True}
+            runs.append((spec, run, keyed))
+            continue
         run = partial(run_model, model, rules_name=args.rules, max_turns=args.max_turns,
                       max_new_tokens=args.max_new_tokens, layout=layout, guided=guided,
                       format_guided=format_guided, name=spec)  # fmt: skip
@@ -629,7 +758,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     summary = summarise(rows)
     names = dict(x.split("=", 1) for x in args.label)
-    profiles = [format_profile(rows, m, names.get(m, m)) for m in args.models]
+    profiles = [profile_line(rows, m, names.get(m, m)) for m in args.models]
     for name in args.baselines:
         sighting = format_sighting([r for r in rows if r["model"] == name])
         profiles += [f"{names.get(name, name)}: {sighting}."] if sighting else []

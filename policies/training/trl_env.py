@@ -25,6 +25,7 @@ paper-faithful trainer; this module is the path to TRL's multi-GPU machinery.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from policies import prompts
@@ -39,8 +40,14 @@ from video_env.errors import ConfigError
 from video_env.types import Interval, VideoQA
 
 __all__ = [
+    "TASK",
+    "TOOL_ACTIONS",
     "PacingToolEnv",
+    "answer_action",
     "pacing_env_factory",
+    "rewatch_action",
+    "speed_action",
+    "tool_action",
     "tool_chat_processor",
     "tool_content",
     "tool_dataset_rows",
@@ -48,7 +55,8 @@ __all__ = [
 ]
 
 _PURPOSE = "TRL's GRPO trainer with the Pacing env"
-_TASK = "Watch the video and answer the question."
+#: The user turn that opens every episode, before its first window.
+TASK = "Watch the video and answer the question."
 
 
 def tool_system_prompt(rules: PacingRules | None = None) -> str:
@@ -70,7 +78,7 @@ def tool_dataset_rows(
         {
             "prompt": [
                 {"role": "system", "content": system},
-                {"role": "user", "content": _TASK},
+                {"role": "user", "content": TASK},
             ],
             "sample_id": sample.id,
         }
@@ -156,10 +164,7 @@ class PacingToolEnv:
                 smaller frames per chunk).
             notes: Your updated notes, replacing the previous ones.
         """
-        try:
-            return self._step(SpeedAction(int(factor), notes or None))
-        except (TypeError, ValueError):
-            return self._step(InvalidAction(f"speed factor must be 1, 2 or 4, got {factor!r}"))
+        return self._step(speed_action(factor, notes))
 
     def rewatch(self, chunk: int, notes: str = "") -> list[dict[str, Any]] | str:
         """Watch one chunk of the current multi-chunk window again, alone, at 1x.
@@ -168,10 +173,7 @@ class PacingToolEnv:
             chunk: The chunk's number as shown; it must be in the current window.
             notes: Your updated notes, replacing the previous ones.
         """
-        try:
-            return self._step(RewatchAction(int(chunk), notes or None))
-        except (TypeError, ValueError):
-            return self._step(InvalidAction(f"rewatch needs a chunk number, got {chunk!r}"))
+        return self._step(rewatch_action(chunk, notes))
 
     def answer(
         self, answer: str, start: float, end: float, notes: str = ""
@@ -184,11 +186,7 @@ class PacingToolEnv:
             end: End of the evidence window, in seconds.
             notes: Your final notes.
         """
-        try:
-            window = Interval(float(start), float(end))
-        except (TypeError, ValueError) as exc:
-            return self._step(InvalidAction(f"answer needs a window [start, end]: {exc}"))
-        return self._step(AnswerAction(str(answer).strip(), window, notes or None))
+        return self._step(answer_action(answer, start, end, notes))
 
     def get_reward(self) -> float:
         """The episode's composite reward (ends an unanswered episode: reward 0)."""
@@ -206,6 +204,55 @@ class PacingToolEnv:
             record = self.episode.record or {}
             return f"The episode is over ({record.get('ended_by', 'ended')})."
         return tool_content(result.messages)
+
+
+def speed_action(factor: Any, notes: str = "") -> SpeedAction | InvalidAction:
+    """The ``speed`` tool's call as a Pacing action (invalid for a factor that is no number)."""
+    try:
+        return SpeedAction(int(factor), notes or None)
+    except (TypeError, ValueError):
+        return InvalidAction(f"speed factor must be 1, 2 or 4, got {factor!r}")
+
+
+def rewatch_action(chunk: Any, notes: str = "") -> RewatchAction | InvalidAction:
+    """The ``rewatch`` tool's call as a Pacing action."""
+    try:
+        return RewatchAction(int(chunk), notes or None)
+    except (TypeError, ValueError):
+        return InvalidAction(f"rewatch needs a chunk number, got {chunk!r}")
+
+
+def answer_action(
+    answer: Any, start: Any, end: Any, notes: str = ""
+) -> AnswerAction | InvalidAction:
+    """The ``answer`` tool's call as a Pacing action (invalid without a window)."""
+    try:
+        window = Interval(float(start), float(end))
+    except (TypeError, ValueError) as exc:
+        return InvalidAction(f"answer needs a window [start, end]: {exc}")
+    return AnswerAction(str(answer).strip(), window, notes or None)
+
+
+#: The tools by name, as Pacing actions (what :class:`PacingToolEnv`'s methods apply).
+TOOL_ACTIONS: Mapping[str, Callable[..., Any]] = MappingProxyType(
+    {"speed": speed_action, "rewatch": rewatch_action, "answer": answer_action}
+)
+
+
+def tool_action(name: str, arguments: Mapping[str, Any]) -> Any:
+    """A parsed tool call as the Pacing action it applies (``InvalidAction`` if it can't).
+
+    Where TRL reports a call it cannot make (an unknown tool, arguments that do not fit
+    the tool's signature) back to the model as an error and takes no env step, an agent
+    outside TRL (:mod:`policies.videoscout_tools`) has the env judge it as an invalid action.
+    """
+    build = TOOL_ACTIONS.get(name)
+    if build is None:
+        return InvalidAction(f"unknown tool {name!r}: call one of {', '.join(TOOL_ACTIONS)}")
+    try:
+        return build(**arguments)
+    except TypeError as exc:
+        return InvalidAction(f"bad arguments for {name}: {exc}")
 
 
 def pacing_env_factory(
