@@ -74,6 +74,7 @@ __all__ = [
     "main",
     "paired_differences",
     "play",
+    "play_episodes",
     "policy_rows",
     "record_values",
     "run_baseline",
@@ -172,16 +173,37 @@ def run_baseline(
     the VideoScout policy's perception, rules and videos.
     """
     from policies.registry import make
-    from policies.runner import run_episode
-    from video_env.envs.pacing import PacingEnv
     from video_env.envs.perception import Perception
 
-    perception = perception or Perception.pixel_vlm()
     policy = make(name)
-    kwargs = dict(policy.env_kwargs.get("pacing", {}))
+    env_kwargs = {
+        "rules": RULES[rules_name](),
+        "perception": perception or Perception.pixel_vlm(),
+        **policy.env_kwargs.get("pacing", {}),
+    }
+    row = partial(baseline_row, name)
+    return play_episodes(policy, samples, env_kwargs, row, max_turns=max_turns, log=log)
+
+
+def play_episodes(
+    policy: Any,
+    samples: Sequence[VideoQA],
+    env_kwargs: dict[str, Any],
+    row: Any,
+    *,
+    max_turns: int,
+    log: Any = print,
+) -> list[dict[str, Any]]:
+    """``row(sample, record)`` of ``policy``'s episode on each sample, in a fresh Pacing env.
+
+    Every policy of the study plays each question under the same seed.
+    """
+    from policies.runner import run_episode
+    from video_env.envs.pacing import PacingEnv
+
     rows = []
     for i, sample in enumerate(samples, start=1):
-        env = PacingEnv([sample], rules=RULES[rules_name](), perception=perception, **kwargs)
+        env = PacingEnv([sample], **env_kwargs)
         try:
             record = run_episode(
                 env,
@@ -192,9 +214,9 @@ def run_baseline(
             )
         finally:
             env.close()
-        rows.append(baseline_row(name, sample, record))
+        rows.append(row(sample, record))
         if i % 10 == 0 or i == len(samples):
-            log(f"{name}: {i}/{len(samples)} episodes")
+            log(f"{policy.name}: {i}/{len(samples)} episodes")
     return rows
 
 
@@ -305,35 +327,23 @@ def run_tool_model(
     :class:`~policies.videoscout_tools.VideoScoutToolPolicy`, greedy, under the same
     rules, videos and seeds as the Think-Act checkpoints.
     """
-    from policies.runner import run_episode
     from policies.videoscout_tools import VideoScoutToolPolicy
     from video_env.backends.transformers_tool_chat import TransformersToolChat
-    from video_env.envs.pacing import PacingEnv
 
+    label = name or model
     policy = VideoScoutToolPolicy(
         TransformersToolChat(model, device="cpu"),
         rules=RULES[rules_name](),
         layout=layout,
         max_new_tokens=max_new_tokens,
-        name=name,
+        name=label,
     )
-    rows = []
-    for i, sample in enumerate(samples, start=1):
-        env = PacingEnv([sample], **policy.env_kwargs["pacing"])
-        try:
-            record = run_episode(
-                env,
-                policy,
-                seed=stable_seed("videoscout-pixel", sample.id) % 2**31,
-                options={"sample": sample},
-                max_steps=max_turns,
-            )
-        finally:
-            env.close()
-        rows.append(tool_episode_row(name or model, sample, record, policy.replies))
-        if i % 10 == 0 or i == len(samples):
-            log(f"{name or model}: {i}/{len(samples)} episodes")
-    return rows
+
+    def row(sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
+        return tool_episode_row(label, sample, record, policy.replies)
+
+    env_kwargs = dict(policy.env_kwargs["pacing"])
+    return play_episodes(policy, samples, env_kwargs, row, max_turns=max_turns, log=log)
 
 
 def policy_rows(

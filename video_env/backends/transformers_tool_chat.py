@@ -160,10 +160,7 @@ class TransformersToolChat:
                 pad_token_id=self._tokenizer.pad_token_id,
                 **sampling,
             )
-        ids = [int(t) for t in out[0, width:]]
-        pad = self._tokenizer.pad_token_id
-        while ids and pad is not None and ids[-1] == pad and pad != self._tokenizer.eos_token_id:
-            ids.pop()
+        ids = [int(t) for t in out[0, width:]]  # one chat: no padding after its end
         message = dict(
             self._parse(self._tokenizer, ids, prefix=prompt_ids[0].tolist(), tools=list(tools))
         )
