@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from policies.base import Policy, env_kind
+from video_env.errors import ContextExceeded
 
 #: Steps after which an episode is abandoned (a policy that never answers).
 DEFAULT_MAX_STEPS = 200
@@ -34,7 +35,9 @@ def run_episode(
     ``random_weights``) and frames of the models the policy perceives with itself
     (:attr:`~policies.base.Policy.perceivers`) join the env's. An exception raised by the
     policy or a backend does not propagate: the episode is abandoned and the record
-    carries the error and its traceback, so a benchmark goes on.
+    carries the error and its traceback, so a benchmark goes on. A policy whose chat no
+    longer fits its model (:class:`~video_env.errors.ContextExceeded`) ends the episode
+    unanswered, ``ended_by`` ``context_full``, without an error.
 
     Args:
         env: A video-env environment (possibly wrapped).
@@ -54,6 +57,7 @@ def run_episode(
     base: Any = env.unwrapped
     record: dict[str, Any] | None = None
     error = tb = None
+    ended: str | None = None
     steps = 0
     step_costs: list[dict[str, Any]] = []  # the policy's own (LLM) cost of each step
     try:
@@ -69,11 +73,13 @@ def run_episode(
                 # a TimeLimit truncation carries no record: close the episode ourselves
                 record = dict(info["episode"]) if "episode" in info else base.abandon("truncated")
                 break
+    except ContextExceeded:  # the policy's chat is full: unanswered, not a failure
+        ended = "context_full"
     except Exception as exc:
         error, tb = f"{type(exc).__name__}: {exc}", traceback.format_exc()
     if record is None:
         try:
-            record = base.abandon("error" if error else "max_steps")
+            record = base.abandon(ended or ("error" if error else "max_steps"))
         except RuntimeError:  # the reset itself failed: no episode to close
             record = {
                 "sample_id": _sample_id(base, options),

@@ -10,14 +10,18 @@ sft`` on ``train tool-chats`` data) writes tool calls, not Think-Act tags, so
 plays it in a benchmark by keeping the same chat over an episode: each observation is
 rendered as ``PacingToolEnv`` renders it, each reply parsed as TRL parses it, and its
 first tool call becomes the action (:func:`~policies.training.trl_env.tool_action`).
+The chat is rendered anew from its messages each turn, as the tool-call SFT data is
+(:func:`~policies.training.tool_chats.tool_chat`); TRL's rollouts instead join the
+generated token ids as they came, which is the same text where a reply is in the
+template's form (one call, the template's JSON layout) and differs where it is not.
 
 Where a rollout in TRL and an episode here differ (``docs/fidelity.md``): a reply
 without a tool call ends a TRL rollout, here it is an invalid action under the env's
 rules (penalty, error allowance), as a malformed Think-Act reply is; a call TRL cannot
 make (an unknown tool, arguments that do not fit) is reported back to the model by TRL
 without an env step, here it is an invalid action too; of several calls in one reply
-only the first is applied. A chat that outgrows the model's context ends the episode
-unanswered in both (here the record's ``error`` says so).
+only the first is applied. A chat that fills the model's context ends the episode
+unanswered in both (here ``ended_by`` ``context_full``).
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ from video_env.metrics.cost import Cost
 
 __all__ = [
     "VideoScoutToolPolicy",
+    "first_call",
+    "format_valid_call",
     "make_videoscout_tools",
     "reply_action",
-    "well_formed",
     "writes_tool_calls",
 ]
 
@@ -106,18 +111,22 @@ class VideoScoutToolPolicy(Policy):
         """Start the episode's chat: the tools' system prompt, the task and the first window."""
         from policies.training.trl_env import TASK, tool_system_prompt
 
+        self.chat, self._last_call = [], None  # nothing of an earlier episode stays
         task = [{"type": "text", "text": TASK}, *self._window(observation)]
         self.chat = [
             {"role": "system", "content": tool_system_prompt(self.rules)},
             {"role": "user", "content": task},
         ]
-        self._last_call = None
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
-        """The model's next tool call, as the Pacing action it applies."""
+        """The model's next tool call, as the Pacing action it applies.
+
+        Raises:
+            ConfigError: Before :meth:`reset` (the episode's chat has not started).
+        """
         if not self.chat:
-            self.reset(observation, info)
-        elif self.chat[-1]["role"] == "assistant":  # the last action's result
+            raise ConfigError("reset the policy with the episode's first observation first")
+        if self.chat[-1]["role"] == "assistant":  # the last action's result
             content = self._window(observation)
             if self._last_call is not None:
                 self.chat.append({"role": "tool", "name": self._last_call, "content": content})
@@ -136,8 +145,8 @@ class VideoScoutToolPolicy(Policy):
         )
         self.last_reply = reply.text
         self.chat.append(reply.message)
-        calls = reply.message.get("tool_calls") or []
-        self._last_call = str((calls[0].get("function") or {}).get("name", "")) if calls else None
+        call = first_call(reply.message)
+        self._last_call = call[0] if call is not None else None
         return reply_action(reply.message)
 
     @property
@@ -151,26 +160,48 @@ class VideoScoutToolPolicy(Policy):
         return tool_content(self._renderer.messages(observation))
 
 
+def first_call(message: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """An assistant turn's first tool call as ``(name, arguments)``; ``None`` without one.
+
+    Reads TRL's parsed form (``{"type": "function", "function": {"name", "arguments"}}``)
+    and the flat one its validator also takes (``{"name", "arguments"}``); anything else
+    in ``tool_calls`` is a call without a name.
+    """
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls:
+        return None
+    call = calls[0] if isinstance(calls[0], Mapping) else {}
+    function = call.get("function", call)
+    if not isinstance(function, Mapping):
+        function = {}
+    return str(function.get("name", "")), function.get("arguments")
+
+
 def reply_action(message: Mapping[str, Any]) -> Any:
     """An assistant turn's first tool call as the Pacing action it applies.
 
-    ``InvalidAction`` for a turn without a call, a call TRL's parser gave no name or
-    arguments object, an unknown tool or arguments that do not fit it.
+    ``InvalidAction`` for a turn without a call, a call whose arguments are not an
+    object, an unknown tool or arguments that do not fit it
+    (:func:`~policies.training.trl_env.tool_action`).
     """
     from policies.training.trl_env import tool_action
 
-    calls = message.get("tool_calls") or []
-    if not calls:
+    call = first_call(message)
+    if call is None:
         return InvalidAction("no tool call: call speed, rewatch or answer")
-    function = calls[0].get("function") or {}
-    name, arguments = str(function.get("name", "")), function.get("arguments")
+    name, arguments = call
     if not isinstance(arguments, Mapping):
-        return InvalidAction(f"the {name} call's arguments are not an object")
+        return InvalidAction(f"the {name or 'tool'} call's arguments are not an object")
     return tool_action(name, arguments)
 
 
-def well_formed(message: Mapping[str, Any]) -> bool:
-    """Whether an assistant turn's first tool call applies (a format-valid turn)."""
+def format_valid_call(message: Mapping[str, Any]) -> bool:
+    """Whether an assistant turn's first tool call parses into a Pacing action.
+
+    The tool form of a format-valid Think-Act turn (a complete reply whose action
+    parses): the env may still refuse the action under its rules (a speed it lacks, a
+    chunk outside the window), as it may a Think-Act reply's.
+    """
     return not isinstance(reply_action(message), InvalidAction)
 
 
@@ -205,5 +236,6 @@ def make_videoscout_tools(spec: str, **settings: Any) -> VideoScoutToolPolicy:
         raise ConfigError("videoscout-tools needs a checkpoint: videoscout-tools:PATH")
     if "rules" not in settings and (recorded := trained_rules(folder)) is not None:
         settings["rules"] = recorded
-    settings.setdefault("layout", trained_layout(folder))
+    if "layout" not in settings:
+        settings["layout"] = trained_layout(folder)
     return VideoScoutToolPolicy(TransformersToolChat(folder), name=name, **settings)

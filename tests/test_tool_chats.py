@@ -150,6 +150,8 @@ def test_sft_context_is_raised_never_lowered() -> None:
         with_context(config, 4096)
     with pytest.raises(ConfigError, match="context"):
         SFTSettings(context=-1)
+    with pytest.raises(ConfigError, match="no max_position_embeddings"):
+        with_context(transformers.PretrainedConfig(), 4096)
 
 
 @pytest.mark.slow

@@ -13,7 +13,13 @@ from policies.training.distill import DistillConfig, distill
 from policies.training.teachers import GroundTruthScriptedTeacher
 from policies.training.tool_chats import tool_chat
 from policies.training.trl_env import tool_action
-from policies.videoscout_tools import VideoScoutToolPolicy, writes_tool_calls
+from policies.videoscout_tools import (
+    VideoScoutToolPolicy,
+    first_call,
+    format_valid_call,
+    reply_action,
+    writes_tool_calls,
+)
 from video_env.actions.types import AnswerAction, InvalidAction, RewatchAction, SpeedAction
 from video_env.backends.transformers_tool_chat import ToolReply
 from video_env.envs.pacing import PacingEnv
@@ -81,18 +87,57 @@ def test_tool_calls_become_the_actions_trl_applies() -> None:
     assert tool_action("rewatch", {"chunk": "3"}) == RewatchAction(3, None)
     answer = tool_action("answer", {"answer": " B", "start": 1, "end": 4})
     assert isinstance(answer, AnswerAction) and answer.text == "B" and answer.window.end == 4
+    assert tool_action("speed", {"factor": 4.0}) == SpeedAction(4, None)
     for name, arguments, says in [
         ("jump", {}, "unknown tool"),
         ("speed", {"speed": 2}, "bad arguments"),
         ("speed", {"factor": "fast"}, "speed factor"),
+        ("speed", {"factor": float("inf")}, "speed factor"),  # JSON's Infinity parses
+        ("speed", {"factor": 2.5}, "speed factor"),
+        ("speed", {"factor": True}, "speed factor"),
+        ("rewatch", {"chunk": "two"}, "chunk number"),
+        ("speed", {"factor": 2, "notes": ["a"]}, "notes must be text"),
         ("answer", {"answer": "B", "start": "x", "end": 4}, "window"),
+        ("answer", {"answer": "B", "start": 1e999, "end": 4}, "window"),
+        ("answer", {"answer": "B", "start": 1, "end": 10**400}, "window"),
+        ("answer", {"answer": "B", "start": 9, "end": 4}, "window"),
+        ("answer", {"answer": "B", "start": 1, "end": 4, "notes": 7}, "notes"),
     ]:
         action = tool_action(name, arguments)
-        assert isinstance(action, InvalidAction) and says in action.reason
+        assert isinstance(action, InvalidAction) and says in action.reason, (name, arguments)
 
 
-def test_an_episode_replays_the_chat_trl_trains_on(tmp_path: Path) -> None:
-    """The policy's chat is the tool chat `train tool-chats` writes for the same replies."""
+def test_a_replys_first_call_is_read_in_either_form_and_anything_else_is_invalid() -> None:
+    speed = _call("speed", factor=2)
+    flat = {"name": "speed", "arguments": {"factor": 2}}  # TRL's validator takes it too
+    assert reply_action({"tool_calls": [speed, _call("answer", answer="A")]}) == SpeedAction(2)
+    assert reply_action({"tool_calls": [flat]}) == SpeedAction(2)
+    assert first_call({"content": "no call"}) is None
+    for broken, says in [
+        ({"tool_calls": []}, "no tool call"),
+        ({"tool_calls": {"name": "speed"}}, "no tool call"),
+        ({"tool_calls": ["speed(2)"]}, "not an object"),
+        ({"tool_calls": [{"function": "speed"}]}, "not an object"),
+        ({"tool_calls": [{"function": {"name": "speed", "arguments": "2"}}]}, "not an object"),
+    ]:
+        action = reply_action(broken)
+        assert isinstance(action, InvalidAction) and says in action.reason, broken
+        assert not format_valid_call(broken)
+    assert format_valid_call({"tool_calls": [speed]})
+
+
+def test_the_policy_needs_its_episode_started() -> None:
+    policy = VideoScoutToolPolicy(ScriptedToolModel([]), rules=SMOKE)
+    with pytest.raises(ConfigError, match="reset"):
+        policy.act({}, {})
+
+
+def test_an_episode_replays_the_chat_of_the_tool_call_sft_data(tmp_path: Path) -> None:
+    """The policy's chat is the tool chat `train tool-chats` writes for the same replies.
+
+    The assistant turns are the scripted model's own; what is compared is every system,
+    user and tool turn the policy renders from the env's observations (frames by pixels).
+    """
     sample = load_suite("synth-tiny", limit=1)[0]
     replies = _teacher_replies(sample, tmp_path)
     messages, reward = tool_chat(sample, replies, rules=SMOKE)
@@ -169,12 +214,12 @@ def test_a_tool_checkpoint_plays_an_episode_by_name(
     assert policy.chat[2]["role"] == "assistant" and record["prompt_tokens"] > 0
 
 
-def test_a_chat_past_the_context_ends_the_episode(tool_checkpoint: Path) -> None:
+def test_a_chat_past_the_context_ends_the_episode_unanswered(tool_checkpoint: Path) -> None:
     from video_env.backends.transformers_tool_chat import TransformersToolChat
 
     model = TransformersToolChat(str(tool_checkpoint))
     model.max_positions = 64
     policy = VideoScoutToolPolicy(model, rules=SMOKE)
     record = _episode(policy, load_suite("synth-tiny", limit=1)[0])
-    assert record["ended_by"] == "error" and "ContextExceeded" in record["error"]
-    assert not record["correct"]
+    assert record["ended_by"] == "context_full" and record["error"] is None
+    assert not record["correct"] and record["llm_calls"] == 0

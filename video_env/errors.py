@@ -117,3 +117,12 @@ class BackendNotInstalled(VideoEnvError, ImportError):
 
 class BackendError(VideoEnvError):
     """A perception or language backend failed (server error, bad reply, timeout)."""
+
+
+class ContextExceeded(VideoEnvError):
+    """A policy's chat no longer fits its model's context.
+
+    The episode runner ends the episode there without an answer (``ended_by``
+    ``context_full``), not as a failure: TRL ends a rollout whose next tool result would
+    not fit the same way.
+    """

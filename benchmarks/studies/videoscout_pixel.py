@@ -28,7 +28,7 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
-from policies.videoscout_tools import well_formed, writes_tool_calls
+from policies.videoscout_tools import first_call, format_valid_call, writes_tool_calls
 from video_env._seeding import stable_seed
 from video_env.actions.parsing import find_calls, window_bounds
 from video_env.envs.rules_record import (
@@ -76,6 +76,7 @@ __all__ = [
     "play",
     "play_episodes",
     "policy_rows",
+    "profile_line",
     "record_values",
     "run_baseline",
     "run_model",
@@ -176,10 +177,10 @@ def run_baseline(
     from video_env.envs.perception import Perception
 
     policy = make(name)
-    env_kwargs = {
+    env_kwargs = {  # the study's rules and perception for every baseline
+        **policy.env_kwargs.get("pacing", {}),
         "rules": RULES[rules_name](),
         "perception": perception or Perception.pixel_vlm(),
-        **policy.env_kwargs.get("pacing", {}),
     }
     row = partial(baseline_row, name)
     return play_episodes(policy, samples, env_kwargs, row, max_turns=max_turns, log=log)
@@ -189,7 +190,7 @@ def play_episodes(
     policy: Any,
     samples: Sequence[VideoQA],
     env_kwargs: dict[str, Any],
-    row: Any,
+    row: Callable[[VideoQA, dict[str, Any]], dict[str, Any]],
     *,
     max_turns: int,
     log: Any = print,
@@ -300,7 +301,7 @@ def tool_episode_row(
     model: str, sample: VideoQA, record: dict[str, Any], replies: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
     """One tool-calling episode's values; a turn is format-valid when its call applies."""
-    valid = [well_formed(r) for r in replies]
+    valid = [format_valid_call(r) for r in replies]
     return {
         **record_values(model, sample, record),
         "format_valid": sum(valid) / len(valid) if valid else 0.0,
@@ -340,7 +341,8 @@ def run_tool_model(
     )
 
     def row(sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
-        return tool_episode_row(label, sample, record, policy.replies)
+        replies = policy.replies if record.get("llm_calls") else []  # none: reset failed
+        return tool_episode_row(label, sample, record, replies)
 
     env_kwargs = dict(policy.env_kwargs["pacing"])
     return play_episodes(policy, samples, env_kwargs, row, max_turns=max_turns, log=log)
@@ -465,21 +467,7 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     question's evidence on screen and elsewhere, with the right ones of each.
     """
     mine = [r for r in rows if r["model"] == model]
-    ended = Counter(str(r["ended_by"]) for r in mine)
-    by_turn: dict[int, list[bool]] = {}
-    for row in mine:
-        for i, reply in enumerate(row.get("replies") or []):
-            by_turn.setdefault(i + 1, []).append(format_valid(reply))
-    turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
-    endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
-    forms: dict[str, list[float]] = {}
-    valid: dict[str, list[bool]] = {}
-    for row in mine:
-        form = _question_form(row)
-        forms.setdefault(form, []).append(row["accuracy"])
-        valid.setdefault(form, []).extend(format_valid(r) for r in row.get("replies") or [])
-    right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
-    by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
+    endings, turns, by_form, right = _profile_counts(mine, "replies", format_valid)
     actions = Counter(_action_name(reply) for row in mine for reply in row.get("replies") or [])
     acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
     spans = [_answer_window(reply) for row in mine for reply in row.get("replies") or []]
@@ -502,6 +490,34 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     )
 
 
+def _profile_counts(
+    mine: Sequence[dict[str, Any]], key: str, valid: Callable[[Any], bool]
+) -> tuple[str, str, str, str]:
+    """A profile's common parts over ``mine``'s replies under ``key``, judged by ``valid``.
+
+    Returns:
+        How the episodes ended, the valid replies by turn index and by question form, and
+        the right answers by question form, each as the profile line writes it.
+    """
+    ended = Counter(str(r["ended_by"]) for r in mine)
+    by_turn: dict[int, list[bool]] = {}
+    by_form: dict[str, list[bool]] = {}
+    right: dict[str, list[float]] = {}
+    for row in mine:
+        form = _question_form(row)
+        right.setdefault(form, []).append(row["accuracy"])
+        for i, reply in enumerate(row.get(key) or []):
+            ok = valid(reply)
+            by_turn.setdefault(i + 1, []).append(ok)
+            by_form.setdefault(form, []).append(ok)
+    return (
+        ", ".join(f"{why} {n}" for why, n in ended.most_common()),
+        ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items())),
+        ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(by_form.items()) if v),
+        ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(right.items())),
+    )
+
+
 def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
     """:func:`format_profile` for a tool-calling checkpoint's episodes.
 
@@ -511,23 +527,8 @@ def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -
     record it, the answers given with the evidence on screen and elsewhere.
     """
     mine = [r for r in rows if r["model"] == model]
-    ended = Counter(str(r["ended_by"]) for r in mine)
-    by_turn: dict[int, list[bool]] = {}
-    valid: dict[str, list[bool]] = {}
-    forms: dict[str, list[float]] = {}
-    called: Counter[str] = Counter()
-    for row in mine:
-        form = _question_form(row)
-        forms.setdefault(form, []).append(row["accuracy"])
-        for i, reply in enumerate(row.get("tool_replies") or []):
-            ok = well_formed(reply)
-            by_turn.setdefault(i + 1, []).append(ok)
-            valid.setdefault(form, []).append(ok)
-            called[_tool_name(reply)] += 1
-    turns = ", ".join(f"{i}: {sum(v) / len(v):.2f}" for i, v in sorted(by_turn.items()))
-    by_form = ", ".join(f"{form} {sum(v) / len(v):.2f}" for form, v in sorted(valid.items()) if v)
-    right = ", ".join(f"{form} {sum(v):.0f}/{len(v)}" for form, v in sorted(forms.items()))
-    endings = ", ".join(f"{why} {n}" for why, n in ended.most_common())
+    endings, turns, by_form, right = _profile_counts(mine, "tool_replies", format_valid_call)
+    called = Counter(_tool_name(reply) for row in mine for reply in row.get("tool_replies") or [])
     tools = ", ".join(f"{tool} {n}" for tool, n in sorted(called.items()))
     sighting = format_sighting(mine)
     return (
@@ -539,12 +540,10 @@ def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -
 
 def _tool_name(reply: dict[str, Any]) -> str:
     """``speed(2x)``, ``rewatch``, ``answer``, another name as called, or ``none``."""
-    calls = reply.get("tool_calls") or []
-    if not calls:
+    call = first_call(reply)
+    if call is None:
         return "none"
-    function = calls[0].get("function") or {}
-    name = str(function.get("name", ""))
-    arguments = function.get("arguments")
+    name, arguments = call
     if name == "speed" and isinstance(arguments, dict) and "factor" in arguments:
         return f"speed({arguments['factor']}x)"
     return name

@@ -206,31 +206,62 @@ class PacingToolEnv:
         return tool_content(result.messages)
 
 
-def speed_action(factor: Any, notes: str = "") -> SpeedAction | InvalidAction:
+def _whole(value: Any) -> int:
+    """``value`` as a whole number: an int, an integral float, or digits in a string.
+
+    Raises:
+        ValueError: For a bool, a fraction, an infinity or text that is no number.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    if isinstance(value, float):
+        if not value.is_integer():  # also inf and nan
+            raise ValueError(f"{value!r} is not a whole number")
+        return int(value)
+    return int(value)  # TypeError for other kinds
+
+
+def _notes(notes: Any) -> str | None:
+    """The call's ``notes`` as the env's memory (``None``: none written)."""
+    if notes is None or isinstance(notes, str):
+        return notes or None
+    raise ValueError(f"notes must be text, got {type(notes).__name__}")
+
+
+def speed_action(factor: Any, notes: Any = "") -> SpeedAction | InvalidAction:
     """The ``speed`` tool's call as a Pacing action (invalid for a factor that is no number)."""
     try:
-        return SpeedAction(int(factor), notes or None)
-    except (TypeError, ValueError):
+        memory = _notes(notes)
+    except ValueError as exc:
+        return InvalidAction(str(exc))
+    try:
+        return SpeedAction(_whole(factor), memory)
+    except (TypeError, ValueError, OverflowError):
         return InvalidAction(f"speed factor must be 1, 2 or 4, got {factor!r}")
 
 
-def rewatch_action(chunk: Any, notes: str = "") -> RewatchAction | InvalidAction:
+def rewatch_action(chunk: Any, notes: Any = "") -> RewatchAction | InvalidAction:
     """The ``rewatch`` tool's call as a Pacing action."""
     try:
-        return RewatchAction(int(chunk), notes or None)
-    except (TypeError, ValueError):
+        memory = _notes(notes)
+    except ValueError as exc:
+        return InvalidAction(str(exc))
+    try:
+        return RewatchAction(_whole(chunk), memory)
+    except (TypeError, ValueError, OverflowError):
         return InvalidAction(f"rewatch needs a chunk number, got {chunk!r}")
 
 
 def answer_action(
-    answer: Any, start: Any, end: Any, notes: str = ""
+    answer: Any, start: Any, end: Any, notes: Any = ""
 ) -> AnswerAction | InvalidAction:
-    """The ``answer`` tool's call as a Pacing action (invalid without a window)."""
+    """The ``answer`` tool's call as a Pacing action (invalid without a finite window)."""
     try:
+        memory = _notes(notes)
         window = Interval(float(start), float(end))
-    except (TypeError, ValueError) as exc:
-        return InvalidAction(f"answer needs a window [start, end]: {exc}")
-    return AnswerAction(str(answer).strip(), window, notes or None)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return InvalidAction(f"answer needs a window [start, end] and text notes: {exc}")
+    return AnswerAction(str(answer).strip(), window, memory)
 
 
 #: The tools by name, as Pacing actions (what :class:`PacingToolEnv`'s methods apply).
@@ -251,7 +282,7 @@ def tool_action(name: str, arguments: Mapping[str, Any]) -> Any:
         return InvalidAction(f"unknown tool {name!r}: call one of {', '.join(TOOL_ACTIONS)}")
     try:
         return build(**arguments)
-    except TypeError as exc:
+    except TypeError as exc:  # missing or unknown arguments
         return InvalidAction(f"bad arguments for {name}: {exc}")
 
 

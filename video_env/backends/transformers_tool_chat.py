@@ -23,17 +23,13 @@ from typing import Any
 from video_env._optional import require
 from video_env.backends.hf_generation import load_vlm
 from video_env.backends.random_weights import has_random_weights
-from video_env.errors import ConfigError, VideoEnvError
+from video_env.errors import ConfigError, ContextExceeded
 from video_env.metrics.cost import Cost
 from video_env.pixel import is_pixel_vlm
 
-__all__ = ["ContextExceeded", "ToolReply", "TransformersToolChat"]
+__all__ = ["ToolReply", "TransformersToolChat"]
 
 _PURPOSE = "a tool-calling VLM"
-
-
-class ContextExceeded(VideoEnvError):
-    """The chat no longer fits the model's context (TRL ends such a rollout there)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +66,7 @@ class TransformersToolChat:
         BackendNotInstalled: Without torch, transformers or TRL.
         BackendError: If the checkpoint cannot be loaded.
         ConfigError: If its chat template does not render tool calls (a Think-Act
-            checkpoint: play it with ``videoscout:`` instead).
+            checkpoint: play it with ``videoscout:`` instead), or TRL has no parser for it.
     """
 
     simulated = False
@@ -90,7 +86,18 @@ class TransformersToolChat:
                 f"{self.model_id}'s chat template does not render tool calls: it was not "
                 "trained on tool chats (train sft on tool_chats.jsonl, or train trl)"
             )
-        self._tokenizer = templates.add_response_schema(self._processor).tokenizer
+        tokenizer = self._processor.tokenizer
+        has_parser = any(
+            getattr(tokenizer, attr, None) is not None
+            for attr in ("response_template", "response_schema")
+        )
+        if not has_parser:  # as GRPOTrainer sets it up: its parser for a template it knows
+            try:
+                templates.add_response_schema(self._processor)
+            except ValueError as exc:
+                msg = f"{self.model_id}: no tool-call parser for its template: {exc}"
+                raise ConfigError(msg) from None
+        self._tokenizer = tokenizer
         self._parse = templates.parse_response
         self.dtype = loaded.dtype
         self.name = f"transformers-tools:{self.model_id}"
@@ -127,7 +134,8 @@ class TransformersToolChat:
             temperature: Sampling temperature (0: greedy).
 
         Raises:
-            ContextExceeded: If the chat and the reply's budget pass the model's context.
+            ContextExceeded: If the chat already fills the model's context (the reply's
+                budget is cut to what is left otherwise).
             ConfigError: On a bad budget or temperature.
         """
         if max_new_tokens < 1 or temperature < 0:
@@ -143,20 +151,17 @@ class TransformersToolChat:
         )
         prompt_ids = inputs["input_ids"]
         width = int(prompt_ids.shape[1])
-        if width + max_new_tokens > self.max_positions:
+        if width >= self.max_positions:  # TRL's test for a tool result it drops
             raise ContextExceeded(
-                f"the chat takes {width:,} positions and its reply up to {max_new_tokens}: "
-                f"past {self.model_id}'s {self.max_positions:,}"
+                f"the chat takes {width:,} positions: {self.model_id} holds {self.max_positions:,}"
             )
-        sampling = (
-            {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
-            if temperature > 0
-            else {"do_sample": False}
-        )
+        # greedy leaves the checkpoint's sampling settings unused (as hf_generation does)
+        sampling = {"temperature": temperature or None, "top_p": None, "top_k": None}
         with self._lock, self._torch.inference_mode():
             out = self._model.generate(
                 **inputs.to(self.device),
-                max_new_tokens=max_new_tokens,
+                max_new_tokens=min(max_new_tokens, self.max_positions - width),
+                do_sample=temperature > 0,
                 pad_token_id=self._tokenizer.pad_token_id,
                 **sampling,
             )
