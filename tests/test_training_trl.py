@@ -1,5 +1,6 @@
 """The Pacing env as TRL's multi-turn environment: tools, rewards, and GRPOTrainer on a CPU."""
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,33 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     assert all(a > b + 0.05 for a, b in zip(after_fast, before_fast, strict=True))
 
 
+def test_train_trl_freezes_the_vision_towers_blocks_where_asked(
+    flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("trl")
+    from policies.training import trl_grpo
+    from video_env.cli import main
+
+    given: list[Any] = []
+
+    def stop(model: Any, *_: Any, **__: Any) -> None:
+        given.append(model)
+        raise RuntimeError("stopped before training")
+
+    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
+    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
+               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1"]  # fmt: skip
+    for extra in ([], ["--freeze-vision"]):
+        with pytest.raises(RuntimeError, match="stopped"):
+            main([*command, *extra])
+    path, model = given
+    assert path == flat_qwen_dir  # TRL loads it itself
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert any(n.startswith("model.visual.blocks.") for n in frozen)
+    assert all(n.startswith("model.visual.") and "merger" not in n for n in frozen)
+    assert any(p.requires_grad for n, p in model.named_parameters() if "merger" in n)
+
+
 @pytest.mark.slow
 def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     """``video-env train trl`` runs one GRPO step and saves a loadable checkpoint."""
@@ -231,8 +259,15 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     assert main(["train", "trl", "--model", flat_qwen_dir, "--out", out, "--suite",
                  "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1",
                  "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
-                 "--no-gradient-checkpointing"]) == 0  # fmt: skip
+                 "--no-gradient-checkpointing", "--seed", "3"]) == 0  # fmt: skip
     assert transformers.AutoModelForImageTextToText.from_pretrained(out) is not None
+    record = json.loads((Path(out) / "trl.json").read_text())  # the run's record
+    assert record["steps"] == 1 and record["seed"] == 3 and not record["freeze_vision"]
+    assert record["machine"]["cpus"] >= 1 and record["seconds"] > 0 and record["log"]
+    assert isinstance(record["command"], str)
+    from policies.videoscout_tools import writes_tool_calls
+
+    assert writes_tool_calls(out)  # it plays as videoscout-tools:OUT
     saved = transformers.AutoProcessor.from_pretrained(out)
     assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
     from policies.training.cli import RULES

@@ -277,8 +277,10 @@ def _rl(args: argparse.Namespace) -> int:
 
 def _trl(args: argparse.Namespace) -> int:
     from policies.training.distill import load_reference_chunks, with_reference_chunks
+    from policies.training.provenance import TOOL_FORM, freeze_vision_blocks, keep_pixel_vlm_marker
     from policies.training.trl_grpo import build_trl_trainer, trl_dapo_config
     from video_env._optional import require
+    from video_env.run_record import machine
 
     transformers = require("transformers", "train", "video-env train trl")
     samples = _samples(args)
@@ -306,6 +308,12 @@ def _trl(args: argparse.Namespace) -> int:
         settings["model_init_kwargs"] = {"dtype": "bfloat16"}
     if args.use_vllm:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
+    model: Any = args.model
+    if args.freeze_vision:  # loaded here to freeze; TRL loads a path itself
+        model = transformers.AutoModelForImageTextToText.from_pretrained(
+            args.model, local_files_only=True, **settings.pop("model_init_kwargs", {})
+        )
+        freeze_vision_blocks(model)
     config = trl_dapo_config(args.out, **settings)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     rules = _rules(args)
@@ -323,16 +331,40 @@ def _trl(args: argparse.Namespace) -> int:
             layout=layout,
         )
     trainer = build_trl_trainer(
-        args.model, processor, samples, config, rules=rules, max_turns=args.max_turns,
+        model, processor, samples, config, rules=rules, max_turns=args.max_turns,
         seed=args.seed, environment_factory=factory, layout=layout,
     )  # fmt: skip
-    Path(args.out).mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     # first: a stopped run's checkpoint-N folders bench under these rules too
     save_trained_rules(args.out, rules, **layout.policy_kwargs())
+    start = time.monotonic()
     result = trainer.train()
     trainer.save_model(args.out)
+    record = {
+        "settings": settings,
+        "freeze_vision": args.freeze_vision,
+        "base": args.model,
+        "questions": len(samples),
+        "steps": int(result.global_step),
+        "seed": args.seed,
+        "seconds": round(time.monotonic() - start, 1),
+        "machine": machine(),
+        "command": command_line(),
+    }
+    (out / TRL_RECORD_FILE).write_text(
+        json.dumps({**record, "log": trainer.state.log_history}, indent=2, default=str), "utf-8"
+    )
+    keep_pixel_vlm_marker(
+        args.model, out, "trl", json.loads(json.dumps(record, default=str)), form=TOOL_FORM
+    )
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
+
+
+#: A ``train trl`` run's record in its folder: settings, seed, wall time, machine,
+#: command and TRL's log of every step.
+TRL_RECORD_FILE = "trl.json"
 
 
 def _rl_run_args(parser: argparse.ArgumentParser) -> None:
@@ -627,6 +659,11 @@ def add_training_commands(kinds: Any) -> None:
                      help="tokens of a rollout: replies and tool results with frames")  # fmt: skip
     trl.add_argument("--save-steps", type=int, default=0)
     trl.add_argument("--bf16", action="store_true")
+    trl.add_argument(
+        "--freeze-vision",
+        action="store_true",
+        help="keep the vision tower's blocks fixed (its merger still trains)",
+    )
     trl.add_argument("--no-gradient-checkpointing", action="store_true")
     trl.add_argument("--use-vllm", action="store_true", help="generate with vLLM (GPU only)")
     trl.add_argument("--vllm-mode", choices=("server", "colocate"), default="colocate")

@@ -12,7 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["freeze_vision_blocks", "keep_pixel_vlm_marker"]
+__all__ = [
+    "THINK_ACT_FORM",
+    "TOOL_FORM",
+    "freeze_vision_blocks",
+    "keep_pixel_vlm_marker",
+]
 
 
 def freeze_vision_blocks(model: Any) -> int:
@@ -35,14 +40,26 @@ def freeze_language_layers(model: Any, layers: int) -> int:
     return frozen
 
 
-def keep_pixel_vlm_marker(base: str, out: Path, stage: str, record: dict[str, Any]) -> bool:
+#: The reply formats a run trains into, as the pixel VLM marker names them.
+THINK_ACT_FORM = "VideoScout's Think-Act format"
+TOOL_FORM = "TRL's tool-calling chat"
+
+
+def keep_pixel_vlm_marker(
+    base: str,
+    out: Path,
+    stage: str,
+    record: dict[str, Any],
+    form: str = THINK_ACT_FORM,
+) -> bool:
     """Write ``out``'s pixel VLM marker when ``base`` is a pixel VLM; returns whether it was.
 
     Args:
         base: The checkpoint the run started from.
         out: The run's output folder.
-        stage: What the run was (``"sft"``, ``"rl"``): the key of ``record``.
+        stage: What the run was (``"sft"``, ``"rl"``, ``"trl"``): the key of ``record``.
         record: The run's settings, wall time, machine and command.
+        form: The reply format the run trained into.
     """
     from video_env.pixel import PIXEL_VLM_MARKER, is_pixel_vlm
 
@@ -50,7 +67,7 @@ def keep_pixel_vlm_marker(base: str, out: Path, stage: str, record: dict[str, An
         return False
     previous = json.loads((Path(base) / PIXEL_VLM_MARKER).read_text(encoding="utf-8"))
     meta = {
-        "model": f"the pixel VLM trained into VideoScout's Think-Act format ({stage})",
+        "model": f"the pixel VLM trained into {form} ({stage})",
         stage: record,
         "continued_from": previous,
     }

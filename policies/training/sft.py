@@ -29,6 +29,8 @@ from policies.training.answer_binding import AnswerEvidence, binding_trainer
 from policies.training.open_answer_repeats import with_open_answer_repeats
 from policies.training.option_orders import with_option_orders
 from policies.training.provenance import (
+    THINK_ACT_FORM,
+    TOOL_FORM,
     freeze_language_layers,
     freeze_vision_blocks,
     keep_pixel_vlm_marker,
@@ -379,6 +381,7 @@ def train_sft(
         Path(out),
         "sft",
         {k: v for k, v in record.items() if k not in ("losses", "grad_norms")},
+        form=TOOL_FORM if chats else THINK_ACT_FORM,
     )
     return SFTResult(str(out), losses, int(trainer.state.global_step))
 
