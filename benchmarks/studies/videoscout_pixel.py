@@ -300,7 +300,7 @@ def run_model(
 def tool_episode_row(
     model: str, sample: VideoQA, record: dict[str, Any], replies: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
-    """One tool-calling episode's values; a turn is format-valid when its call applies."""
+    """One tool-calling episode's values; a turn is format-valid when its first call parses."""
     valid = [format_valid_call(r) for r in replies]
     return {
         **record_values(model, sample, record),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from policies import prompts
 from policies.training.adapter import EngineModelSlot, PacingChatEnv
@@ -230,26 +230,31 @@ def _notes(notes: Any) -> str | None:
 
 def speed_action(factor: Any, notes: Any = "") -> SpeedAction | InvalidAction:
     """The ``speed`` tool's call as a Pacing action (invalid for a factor that is no number)."""
-    try:
-        memory = _notes(notes)
-    except ValueError as exc:
-        return InvalidAction(str(exc))
-    try:
-        return SpeedAction(_whole(factor), memory)
-    except (TypeError, ValueError, OverflowError):
-        return InvalidAction(f"speed factor must be 1, 2 or 4, got {factor!r}")
+    refusal = f"speed factor must be 1, 2 or 4, got {factor!r}"
+    return _numbered_action(SpeedAction, factor, notes, refusal)
 
 
 def rewatch_action(chunk: Any, notes: Any = "") -> RewatchAction | InvalidAction:
     """The ``rewatch`` tool's call as a Pacing action."""
+    refusal = f"rewatch needs a chunk number, got {chunk!r}"
+    return _numbered_action(RewatchAction, chunk, notes, refusal)
+
+
+_Numbered = TypeVar("_Numbered", SpeedAction, RewatchAction)
+
+
+def _numbered_action(
+    kind: type[_Numbered], number: Any, notes: Any, refusal: str
+) -> _Numbered | InvalidAction:
+    """``kind(number, notes)`` with a whole number and text notes, else ``InvalidAction``."""
     try:
         memory = _notes(notes)
     except ValueError as exc:
         return InvalidAction(str(exc))
     try:
-        return RewatchAction(_whole(chunk), memory)
+        return kind(_whole(number), memory)
     except (TypeError, ValueError, OverflowError):
-        return InvalidAction(f"rewatch needs a chunk number, got {chunk!r}")
+        return InvalidAction(refusal)
 
 
 def answer_action(
