@@ -521,10 +521,11 @@ def _profile_counts(
 def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str:
     """:func:`format_profile` for a tool-calling checkpoint's episodes.
 
-    How its episodes ended, its well-formed turns (a first tool call that applies) by
-    turn index and by question form, its right answers by question form, the tools its
-    turns called (``speed`` with its factor; ``none``: no call), and where the rows
-    record it, the answers given with the evidence on screen and elsewhere.
+    How its episodes ended, its well-formed turns (a first tool call that parses into a
+    Pacing action) by turn index and by question form, its right answers by question
+    form, the tools its turns called (``speed`` with its factor; ``none``: no call), and
+    where the rows record it, the answers given with the evidence on screen and
+    elsewhere.
     """
     mine = [r for r in rows if r["model"] == model]
     endings, turns, by_form, right = _profile_counts(mine, "tool_replies", format_valid_call)
@@ -550,8 +551,8 @@ def _tool_name(reply: dict[str, Any]) -> str:
 
 
 def profile_line(rows: Sequence[dict[str, Any]], spec: str, name: str) -> str:
-    """The profile line of a ``--models`` entry: tool-calling or Think-Act."""
-    tools = writes_tool_calls(decoding(spec, False, False)[0])
+    """The profile line of a ``--models`` entry, by the form its rows' replies took."""
+    tools = any("tool_replies" in r for r in rows if r["model"] == spec)
     return (format_tool_profile if tools else format_profile)(rows, spec, name)
 
 

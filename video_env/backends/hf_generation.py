@@ -24,7 +24,7 @@ from video_env.backends.vlm_frames import FedFrames
 from video_env.errors import BackendError, ConfigError
 from video_env.video.base import Size
 
-__all__ = ["Generated", "LoadedVLM", "VisionCall", "generate", "load_vlm"]
+__all__ = ["Generated", "LoadedVLM", "VisionCall", "generate", "load_vlm", "resolve_device"]
 
 _PURPOSE = "the transformers VLM backend (Qwen2.5-VL)"
 
@@ -77,6 +77,13 @@ class VisionCall:
     rows: int
     visual_tokens: tuple[int, ...]
     prompt_tokens: tuple[int, ...]
+
+
+def resolve_device(torch: Any, device: str) -> str:
+    """``"auto"`` as CUDA when available, else the CPU; any other device as given."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
 
 
 def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> LoadedVLM:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from video_env._optional import require
-from video_env.backends.hf_generation import load_vlm
+from video_env.backends.hf_generation import load_vlm, resolve_device
 from video_env.backends.random_weights import has_random_weights
 from video_env.errors import ConfigError, ContextExceeded
 from video_env.metrics.cost import Cost
@@ -76,9 +76,7 @@ class TransformersToolChat:
         templates = require("trl.chat_template_utils", "train", _PURPOSE)
         self._torch = torch
         self.model_id = str(model)
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = device
+        self.device = resolve_device(torch, device)
         loaded = load_vlm(self.model_id, self.device, dtype, None)
         self._model, self._processor = loaded.model, loaded.processor
         if not templates.supports_tool_calling(self._processor):

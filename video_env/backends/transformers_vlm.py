@@ -38,7 +38,13 @@ from video_env.backends.confidence import (
     parse_verbal_confidence,
     verbal_instruction,
 )
-from video_env.backends.hf_generation import Generated, VisionCall, generate, load_vlm
+from video_env.backends.hf_generation import (
+    Generated,
+    VisionCall,
+    generate,
+    load_vlm,
+    resolve_device,
+)
 from video_env.backends.llm.base import Completion
 from video_env.backends.random_weights import has_random_weights
 from video_env.backends.vlm_frames import (
@@ -109,7 +115,7 @@ class TransformersVLM:
         self.max_batch = max_batch
         self.answer_max_tokens = answer_max_tokens
         self.attn_implementation = attn_implementation
-        self.device = _resolve_device(self._torch, device)
+        self.device = resolve_device(self._torch, device)
         loaded = load_vlm(self.model_id, self.device, dtype, attn_implementation)
         self._model, self._processor = loaded.model, loaded.processor
         self.min_pixels, self.max_pixels = processor_budgets(
@@ -313,9 +319,3 @@ class TransformersVLM:
         frames = sum(len(b) for b in batches)
         with self._usage_lock:
             self.usage = self.usage + cost + Cost(frames=frames, visual_tokens=visual)
-
-
-def _resolve_device(torch: Any, device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
