@@ -248,6 +248,45 @@ def test_train_trl_freezes_the_vision_towers_blocks_where_asked(
     assert any(p.requires_grad for n, p in model.named_parameters() if "merger" in n)
 
 
+def test_train_trl_caps_each_reply_not_only_the_rollout(
+    flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TRL gives each turn the rollout's whole budget; ``--max-new-tokens`` caps a turn."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("trl")
+    from policies.training import trl_grpo
+    from video_env.cli import main
+
+    configs: list[Any] = []
+
+    def stop(_model: Any, _processor: Any, _samples: Any, config: Any, **__: Any) -> None:
+        configs.append(config)
+        raise RuntimeError("stopped before training")
+
+    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
+    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
+               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1",
+               "--max-completion-length", "900"]  # fmt: skip
+    for extra in ([], ["--max-new-tokens", "7"]):
+        with pytest.raises(RuntimeError, match="stopped"):
+            main([*command, *extra])
+    default, capped = configs
+    assert default.generation_kwargs == {"max_new_tokens": 4096}  # the paper's
+    assert capped.generation_kwargs == {"max_new_tokens": 7}
+    assert capped.max_completion_length == 900  # the rollout's budget is its own
+    # TRL's generator takes the cap over its per-turn default of the rollout's budget.
+    processor = transformers.AutoProcessor.from_pretrained(flat_qwen_dir)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(flat_qwen_dir)
+    monkeypatch.undo()
+    trainer = trl_grpo.build_trl_trainer(
+        model, processor, load_suite("synth-tiny", limit=1), capped, rules=SMOKE
+    )
+    assert trainer.generation_config.max_new_tokens == 7
+    assert trl_grpo.reply_token_cap(5, vllm=True) == {"generation_kwargs": {"max_tokens": 5}}
+    with pytest.raises(ConfigError, match="positive"):
+        trl_grpo.reply_token_cap(0)
+
+
 @pytest.mark.slow
 def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     """``video-env train trl`` runs one GRPO step and saves a loadable checkpoint."""

@@ -278,7 +278,7 @@ def _rl(args: argparse.Namespace) -> int:
 def _trl(args: argparse.Namespace) -> int:
     from policies.training.distill import load_reference_chunks, with_reference_chunks
     from policies.training.provenance import TOOL_FORM, freeze_vision_blocks, keep_pixel_vlm_marker
-    from policies.training.trl_grpo import build_trl_trainer, trl_dapo_config
+    from policies.training.trl_grpo import build_trl_trainer, reply_token_cap, trl_dapo_config
     from video_env._optional import require
     from video_env.run_record import machine
 
@@ -298,6 +298,7 @@ def _trl(args: argparse.Namespace) -> int:
         "temperature": args.temperature,
         "max_completion_length": args.max_completion_length,
         "max_tool_calling_iterations": args.max_turns,
+        **reply_token_cap(args.max_new_tokens, vllm=args.use_vllm),
         "bf16": args.bf16,
         "gradient_checkpointing": not args.no_gradient_checkpointing,
         "save_steps": args.save_steps or args.steps,
@@ -657,6 +658,9 @@ def add_training_commands(kinds: Any) -> None:
     trl.add_argument("--max-turns", type=int, default=32, help="env steps (tool calls) at most")
     trl.add_argument("--max-completion-length", type=int, default=32768,
                      help="tokens of a rollout: replies and tool results with frames")  # fmt: skip
+    trl.add_argument("--max-new-tokens", type=int, default=4096,
+                     help="tokens per reply at most (the paper's 4,096; TRL alone would "
+                     "allow a reply the whole --max-completion-length)")  # fmt: skip
     trl.add_argument("--save-steps", type=int, default=0)
     trl.add_argument("--bf16", action="store_true")
     trl.add_argument(
