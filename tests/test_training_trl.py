@@ -1,6 +1,7 @@
 """The Pacing env as TRL's multi-turn environment: tools, rewards, and GRPOTrainer on a CPU."""
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,49 @@ def test_train_trl_caps_each_reply_not_only_the_rollout(
     assert trl_grpo.reply_token_cap(5, vllm=True) == {"generation_kwargs": {"max_tokens": 5}}
     with pytest.raises(ConfigError, match="positive"):
         trl_grpo.reply_token_cap(0)
+
+
+def test_time_budget_stops_at_the_first_step_end_past_it() -> None:
+    transformers = pytest.importorskip("transformers")
+    from policies.training.trl_grpo import time_budget_callback
+
+    now = [100.0]
+    budget = time_budget_callback(30, clock=lambda: now[0])
+    args, state = object(), transformers.TrainerState()
+    control = transformers.TrainerControl()
+    budget.on_train_begin(args, state, control)
+    for step, elapsed in enumerate((10.0, 29.0, 31.0), start=1):
+        now[0] = 100.0 + elapsed
+        state.global_step = step
+        budget.on_step_end(args, state, control)
+        assert control.should_training_stop == (elapsed >= 30)
+    assert budget.stopped_after == 3
+    with pytest.raises(ConfigError, match="positive"):
+        time_budget_callback(0)
+
+
+def test_train_trl_hands_its_time_budget_to_the_trainer(
+    flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("trl")
+    from policies.training import trl_grpo
+    from video_env.cli import main
+
+    given: list[Sequence[Any]] = []
+
+    def stop(*_: Any, callbacks: Sequence[Any] = (), **__: Any) -> None:
+        given.append(callbacks)
+        raise RuntimeError("stopped before training")
+
+    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
+    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
+               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1"]  # fmt: skip
+    for extra in ([], ["--max-seconds", "600"]):
+        with pytest.raises(RuntimeError, match="stopped"):
+            main([*command, *extra])
+    none, budgeted = given
+    assert list(none) == []
+    assert [b.seconds for b in budgeted] == [600]
 
 
 @pytest.mark.slow

@@ -278,7 +278,12 @@ def _rl(args: argparse.Namespace) -> int:
 def _trl(args: argparse.Namespace) -> int:
     from policies.training.distill import load_reference_chunks, with_reference_chunks
     from policies.training.provenance import TOOL_FORM, freeze_vision_blocks, keep_pixel_vlm_marker
-    from policies.training.trl_grpo import build_trl_trainer, reply_token_cap, trl_dapo_config
+    from policies.training.trl_grpo import (
+        build_trl_trainer,
+        reply_token_cap,
+        time_budget_callback,
+        trl_dapo_config,
+    )
     from video_env._optional import require
     from video_env.run_record import machine
 
@@ -331,9 +336,10 @@ def _trl(args: argparse.Namespace) -> int:
             seed=args.seed,
             layout=layout,
         )
+    budget = [] if args.max_seconds is None else [time_budget_callback(args.max_seconds)]
     trainer = build_trl_trainer(
         model, processor, samples, config, rules=rules, max_turns=args.max_turns,
-        seed=args.seed, environment_factory=factory, layout=layout,
+        seed=args.seed, environment_factory=factory, layout=layout, callbacks=budget,
     )  # fmt: skip
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -348,6 +354,8 @@ def _trl(args: argparse.Namespace) -> int:
         "base": args.model,
         "questions": len(samples),
         "steps": int(result.global_step),
+        "max_seconds": args.max_seconds,
+        "stopped_by_time": bool(budget and budget[0].stopped_after is not None),
         "seed": args.seed,
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),
@@ -662,6 +670,11 @@ def add_training_commands(kinds: Any) -> None:
                      help="tokens per reply at most (the paper's 4,096; TRL alone would "
                      "allow a reply the whole --max-completion-length)")  # fmt: skip
     trl.add_argument("--save-steps", type=int, default=0)
+    trl.add_argument(
+        "--max-seconds",
+        type=float,
+        help="wall-clock budget: no step starts once it is spent (the run is saved as usual)",
+    )
     trl.add_argument("--bf16", action="store_true")
     trl.add_argument(
         "--freeze-vision",

@@ -18,6 +18,7 @@ tokens of the whole (accumulated) batch rather than of each group.
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,13 @@ from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
-__all__ = ["PAPER_DAPO", "build_trl_trainer", "trl_dapo_config"]
+__all__ = [
+    "PAPER_DAPO",
+    "build_trl_trainer",
+    "reply_token_cap",
+    "time_budget_callback",
+    "trl_dapo_config",
+]
 
 _PURPOSE = "TRL's GRPO trainer with the Pacing env"
 
@@ -86,6 +93,44 @@ def reply_token_cap(tokens: int, *, vllm: bool = False) -> dict[str, Any]:
     if tokens <= 0:
         raise ConfigError(f"a reply's token cap must be positive, got {tokens}")
     return {"generation_kwargs": {("max_tokens" if vllm else "max_new_tokens"): tokens}}
+
+
+def time_budget_callback(seconds: float, clock: Callable[[], float] = time.monotonic) -> Any:
+    """A trainer callback that starts no step once ``seconds`` of training are spent.
+
+    ``train rl --max-seconds``'s rule for TRL's loop: the check follows each step, so the
+    step under way finishes, and the trainer then ends as after its last step (the model
+    saved by the caller as usual).
+
+    Args:
+        seconds: The wall-clock budget from the start of training.
+        clock: Seconds now (a test's clock).
+
+    Raises:
+        ConfigError: ``seconds`` is not positive.
+    """
+    transformers = require("transformers", "train", _PURPOSE)
+    if seconds <= 0:
+        raise ConfigError(f"a time budget must be positive, got {seconds}")
+
+    class TimeBudget(transformers.TrainerCallback):  # type: ignore[misc,name-defined]
+        """Stops training at the first step end past the budget."""
+
+        def __init__(self) -> None:
+            self.seconds = seconds
+            self.start: float | None = None
+            self.stopped_after: int | None = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.start = clock()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if self.start is not None and clock() - self.start >= self.seconds:
+                control.should_training_stop = True
+                self.stopped_after = int(state.global_step)
+            return control
+
+    return TimeBudget()
 
 
 def build_trl_trainer(
