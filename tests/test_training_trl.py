@@ -294,7 +294,7 @@ def test_time_budget_stops_at_the_first_step_end_past_it() -> None:
 
     now = [100.0]
     budget = time_budget_callback(30, clock=lambda: now[0])
-    args, state = object(), transformers.TrainerState()
+    args, state = object(), transformers.TrainerState(max_steps=5)
     control = transformers.TrainerControl()
     budget.on_train_begin(args, state, control)
     for step, elapsed in enumerate((10.0, 29.0, 31.0), start=1):
@@ -303,6 +303,14 @@ def test_time_budget_stops_at_the_first_step_end_past_it() -> None:
         budget.on_step_end(args, state, control)
         assert control.should_training_stop == (elapsed >= 30)
     assert budget.stopped_after == 3
+    # past the budget at the run's own last step: the steps ended it, not the budget
+    last = time_budget_callback(30, clock=lambda: now[0])
+    state, control = transformers.TrainerState(max_steps=1), transformers.TrainerControl()
+    now[0] = 0.0
+    last.on_train_begin(args, state, control)
+    now[0], state.global_step = 40.0, 1
+    last.on_step_end(args, state, control)
+    assert last.stopped_after is None and not control.should_training_stop
     with pytest.raises(ConfigError, match="positive"):
         time_budget_callback(0)
 

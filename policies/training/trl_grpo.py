@@ -100,7 +100,8 @@ def time_budget_callback(seconds: float, clock: Callable[[], float] = time.monot
 
     ``train rl --max-seconds``'s rule for TRL's loop: the check follows each step, so the
     step under way finishes, and the trainer then ends as after its last step (the model
-    saved by the caller as usual).
+    saved by the caller as usual). ``stopped_after`` is the step it stopped the run
+    after (``None``: the run reached its own last step).
 
     Args:
         seconds: The wall-clock budget from the start of training.
@@ -125,7 +126,8 @@ def time_budget_callback(seconds: float, clock: Callable[[], float] = time.monot
             self.start = clock()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if self.start is not None and clock() - self.start >= self.seconds:
+            spent = self.start is not None and clock() - self.start >= self.seconds
+            if spent and state.global_step < state.max_steps:  # not the run's last step
                 control.should_training_stop = True
                 self.stopped_after = int(state.global_step)
             return control
