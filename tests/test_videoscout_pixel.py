@@ -207,19 +207,25 @@ def test_a_tool_calling_checkpoints_profile_counts_its_calls() -> None:
 
     sample = split_samples("calib", 1, limit=1)[0]
     answer = call("answer", answer="B", start=1, end=5)
-    record = {"correct": True, "reward": 1.1, "ended_by": "answer", "turns": 3, "frames_shown": 9}
+    record = {"correct": True, "reward": 1.1, "ended_by": "answer", "turns": 5, "frames_shown": 9}
     replies = [
         {"role": "assistant", "content": "Far.", "tool_calls": [call("speed", factor=4)]},
         {"role": "assistant", "content": "Hm."},  # no call
+        {"role": "assistant", "content": "", "tool_calls": [call("answer", answer="B",
+                                                                   start=271.0, end=29.0)]},
+        {"role": "assistant", "content": "", "tool_calls": [call("answer", answer="B",
+                                                                   start="soon", end=5)]},
         {"role": "assistant", "content": "", "tool_calls": [answer]},
-    ]
+    ]  # fmt: skip
     row = tool_episode_row("t", sample, record, replies)
-    assert row["format_valid"] == pytest.approx(2 / 3) and row["accuracy"] == 1.0
+    # a reversed window or a word for a time is no Pacing action: not well-formed
+    assert row["format_valid"] == pytest.approx(2 / 5) and row["accuracy"] == 1.0
     assert row["tool_replies"][1] == {"content": "Hm.", "tool_calls": None}
     line = format_tool_profile([row], "t", "+ SFT (tool chats)")
     assert line.startswith("+ SFT (tool chats): episodes ended by answer 1;")
-    assert "well-formed tool calls by turn (1: 1.00, 2: 0.00, 3: 1.00)" in line
-    assert "tools called (answer 1, none 1, speed(4x) 1)" in line
+    assert "well-formed tool calls by turn (1: 1.00, 2: 0.00, 3: 0.00, 4: 0.00, 5: 1.00)" in line
+    assert "tools called (answer 3, none 1, speed(4x) 1)" in line
+    assert "answer windows in order 1, reversed 1" in line  # "soon" gives no window
 
 
 def test_the_study_plays_a_tool_calling_checkpoint_in_trls_chat(tmp_path: Path) -> None:

@@ -471,8 +471,6 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
     actions = Counter(_action_name(reply) for row in mine for reply in row.get("replies") or [])
     acts = ", ".join(f"{a} {n}" for a, n in sorted(actions.items()))
     spans = [_answer_window(reply) for row in mine for reply in row.get("replies") or []]
-    windows = [span for span in spans if span is not None]
-    reversed_ = sum(start > end for start, end in windows)
     after_slip = [
         format_valid(reply)
         for row in mine
@@ -485,9 +483,15 @@ def format_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -> str
         f"{name}: episodes ended by {endings}; valid replies by turn ({turns}) and by "
         f"question form ({by_form}); right answers by question form ({right}); actions "
         f"written ({acts}); replies after a malformed one {len(after_slip)}, valid "
-        f"{sum(after_slip)}; answer windows in order {len(windows) - reversed_}, reversed "
-        f"{reversed_}{extra}."
+        f"{sum(after_slip)}; {_window_order(spans)}{extra}."
     )
+
+
+def _window_order(spans: Sequence[tuple[float, float] | None]) -> str:
+    """``answer windows in order N, reversed M`` (start after end) over the answer calls."""
+    windows = [span for span in spans if span is not None]
+    reversed_ = sum(start > end for start, end in windows)
+    return f"answer windows in order {len(windows) - reversed_}, reversed {reversed_}"
 
 
 def _profile_counts(
@@ -523,20 +527,34 @@ def format_tool_profile(rows: Sequence[dict[str, Any]], model: str, name: str) -
 
     How its episodes ended, its well-formed turns (a first tool call that parses into a
     Pacing action) by turn index and by question form, its right answers by question
-    form, the tools its turns called (``speed`` with its factor; ``none``: no call), and
-    where the rows record it, the answers given with the evidence on screen and
-    elsewhere.
+    form, the tools its turns called (``speed`` with its factor; ``none``: no call), the
+    evidence windows of its ``answer`` calls in order and reversed (start after end; the
+    env judges a reversed one invalid), and where the rows record it, the answers given
+    with the evidence on screen and elsewhere.
     """
     mine = [r for r in rows if r["model"] == model]
     endings, turns, by_form, right = _profile_counts(mine, "tool_replies", format_valid_call)
-    called = Counter(_tool_name(reply) for row in mine for reply in row.get("tool_replies") or [])
+    replies = [reply for row in mine for reply in row.get("tool_replies") or []]
+    called = Counter(_tool_name(reply) for reply in replies)
     tools = ", ".join(f"{tool} {n}" for tool, n in sorted(called.items()))
+    windows = _window_order([_tool_answer_window(reply) for reply in replies])
     sighting = format_sighting(mine)
     return (
         f"{name}: episodes ended by {endings}; well-formed tool calls by turn ({turns}) and "
         f"by question form ({by_form}); right answers by question form ({right}); tools "
-        f"called ({tools}){f'; {sighting}' if sighting else ''}."
+        f"called ({tools}); {windows}{f'; {sighting}' if sighting else ''}."
     )
+
+
+def _tool_answer_window(reply: dict[str, Any]) -> tuple[float, float] | None:
+    """The start and end of the reply's first call when it is ``answer`` with numbers."""
+    call = first_call(reply)
+    if call is None or call[0] != "answer" or not isinstance(call[1], dict):
+        return None
+    try:
+        return float(call[1]["start"]), float(call[1]["end"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _tool_name(reply: dict[str, Any]) -> str:
