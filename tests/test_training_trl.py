@@ -222,25 +222,37 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     assert all(a > b + 0.05 for a, b in zip(after_fast, before_fast, strict=True))
 
 
+def _trainers_asked_for(
+    extras: Sequence[Sequence[str]], model_dir: str, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The ``build_trl_trainer`` calls of ``train trl`` with each of ``extras``, untrained.
+
+    Each run stops where the trainer would be built; its arguments are returned.
+    """
+    from policies.training import trl_grpo
+    from video_env.cli import main
+
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def stop(*args: Any, **kwargs: Any) -> None:
+        calls.append((args, kwargs))
+        raise RuntimeError("stopped before training")
+
+    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
+    command = ["train", "trl", "--model", model_dir, "--out", str(out), "--suite",
+               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1"]  # fmt: skip
+    for extra in extras:
+        with pytest.raises(RuntimeError, match="stopped"):
+            main([*command, *extra])
+    return calls
+
+
 def test_train_trl_freezes_the_vision_towers_blocks_where_asked(
     flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("trl")
-    from policies.training import trl_grpo
-    from video_env.cli import main
-
-    given: list[Any] = []
-
-    def stop(model: Any, *_: Any, **__: Any) -> None:
-        given.append(model)
-        raise RuntimeError("stopped before training")
-
-    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
-    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
-               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1"]  # fmt: skip
-    for extra in ([], ["--freeze-vision"]):
-        with pytest.raises(RuntimeError, match="stopped"):
-            main([*command, *extra])
+    calls = _trainers_asked_for([[], ["--freeze-vision"]], flat_qwen_dir, tmp_path, monkeypatch)
+    given = [args[0] for args, _ in calls]
     path, model = given
     assert path == flat_qwen_dir  # TRL loads it itself
     frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
@@ -256,21 +268,11 @@ def test_train_trl_caps_each_reply_not_only_the_rollout(
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("trl")
     from policies.training import trl_grpo
-    from video_env.cli import main
 
-    configs: list[Any] = []
-
-    def stop(_model: Any, _processor: Any, _samples: Any, config: Any, **__: Any) -> None:
-        configs.append(config)
-        raise RuntimeError("stopped before training")
-
-    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
-    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
-               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1",
-               "--max-completion-length", "900"]  # fmt: skip
-    for extra in ([], ["--max-new-tokens", "7"]):
-        with pytest.raises(RuntimeError, match="stopped"):
-            main([*command, *extra])
+    extras = [["--max-completion-length", "900"], ["--max-completion-length", "900",
+                                                   "--max-new-tokens", "7"]]  # fmt: skip
+    configs = [args[3] for args, _ in _trainers_asked_for(extras, flat_qwen_dir, tmp_path,
+                                                          monkeypatch)]  # fmt: skip
     default, capped = configs
     assert default.generation_kwargs == {"max_new_tokens": 4096}  # the paper's
     assert capped.generation_kwargs == {"max_new_tokens": 7}
@@ -319,21 +321,9 @@ def test_train_trl_hands_its_time_budget_to_the_trainer(
     flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("trl")
-    from policies.training import trl_grpo
-    from video_env.cli import main
-
-    given: list[Sequence[Any]] = []
-
-    def stop(*_: Any, callbacks: Sequence[Any] = (), **__: Any) -> None:
-        given.append(callbacks)
-        raise RuntimeError("stopped before training")
-
-    monkeypatch.setattr(trl_grpo, "build_trl_trainer", stop)
-    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(tmp_path), "--suite",
-               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "1"]  # fmt: skip
-    for extra in ([], ["--max-seconds", "600"]):
-        with pytest.raises(RuntimeError, match="stopped"):
-            main([*command, *extra])
+    calls = _trainers_asked_for([[], ["--max-seconds", "600"]], flat_qwen_dir, tmp_path,
+                                monkeypatch)  # fmt: skip
+    given = [kwargs.get("callbacks", ()) for _, kwargs in calls]
     none, budgeted = given
     assert list(none) == []
     assert [b.seconds for b in budgeted] == [600]

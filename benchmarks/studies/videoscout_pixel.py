@@ -553,7 +553,7 @@ def _tool_answer_window(reply: dict[str, Any]) -> tuple[float, float] | None:
         return None
     try:
         return float(call[1]["start"]), float(call[1]["end"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):  # as answer_action reads them
         return None
 
 
