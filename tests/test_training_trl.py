@@ -304,7 +304,19 @@ def test_time_budget_stops_at_the_first_step_end_past_it() -> None:
         state.global_step = step
         budget.on_step_end(args, state, control)
         assert control.should_training_stop == (elapsed >= 30)
+        assert control.should_save == (elapsed >= 30)  # a checkpoint --resume continues
     assert budget.stopped_after == 3
+    # a resumed run's budget counts the seconds its earlier calls spent
+    resumed = time_budget_callback(30, clock=lambda: now[0], spent=25.0)
+    state, control = transformers.TrainerState(max_steps=5), transformers.TrainerControl()
+    now[0] = 0.0
+    resumed.on_train_begin(args, state, control)
+    now[0], state.global_step = 4.0, 1
+    resumed.on_step_end(args, state, control)
+    assert not control.should_training_stop
+    now[0], state.global_step = 6.0, 2
+    resumed.on_step_end(args, state, control)
+    assert control.should_training_stop and resumed.stopped_after == 2
     # past the budget at the run's own last step: the steps ended it, not the budget
     last = time_budget_callback(30, clock=lambda: now[0])
     state, control = transformers.TrainerState(max_steps=1), transformers.TrainerControl()
@@ -323,9 +335,10 @@ def test_train_trl_hands_its_time_budget_to_the_trainer(
     pytest.importorskip("trl")
     calls = _trainers_asked_for([[], ["--max-seconds", "600"]], flat_qwen_dir, tmp_path,
                                 monkeypatch)  # fmt: skip
-    given = [kwargs.get("callbacks", ()) for _, kwargs in calls]
+    given = [[c for c in kwargs.get("callbacks", ()) if hasattr(c, "stopped_after")]
+             for _, kwargs in calls]  # fmt: skip
     none, budgeted = given
-    assert list(none) == []
+    assert none == []
     assert [b.seconds for b in budgeted] == [600]
 
 
@@ -358,3 +371,104 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     from video_env.envs.rules_record import trained_end_note
 
     assert trained_end_note(out) == "window"  # its start records none: the default place
+
+
+def _saved_progress(out: Path, step: int, **changes: Any) -> None:
+    """A ``checkpoint-STEP`` of a run from ``base`` whose progress callback saved it."""
+    transformers = pytest.importorskip("transformers")
+    from policies.training.trl_resume import progress_callback
+
+    now = [0.0]
+    fields = {"base": "base", "settings": {"max_steps": 4, "lr": 1e-5}, "questions": ["q1"],
+              "commands": ["first", "second"], **changes}  # fmt: skip
+    progress = progress_callback(**fields, spent=10.0, clock=lambda: now[0])
+    args = transformers.TrainingArguments(output_dir=str(out), report_to="none")
+    state = transformers.TrainerState(global_step=step)
+    progress.on_train_begin(args, state, transformers.TrainerControl())
+    now[0] = 5.0
+    (out / f"checkpoint-{step}").mkdir(parents=True)
+    progress.on_save(args, state, transformers.TrainerControl())
+
+
+def test_resume_point_is_the_latest_checkpoint_of_the_same_run(tmp_path: Path) -> None:
+    from policies.training.trl_resume import resume_point
+
+    for step in (2, 10):
+        _saved_progress(tmp_path, step)
+    (tmp_path / "checkpoint-12").mkdir()  # one TRL saved without our progress: skipped
+    point = resume_point(tmp_path, "base", {"max_steps": 20, "lr": 1e-5}, ["q1"])
+    assert point.checkpoint == tmp_path / "checkpoint-10" and point.step == 10
+    assert point.seconds == 15.0  # the earlier calls' 10 s and this call's 5 s
+    assert point.commands == ("first", "second")
+    # --steps may grow; everything else must be the run's own
+    with pytest.raises(ConfigError, match="started from 'base', not 'other'"):
+        resume_point(tmp_path, "other", {"max_steps": 4, "lr": 1e-5}, ["q1"])
+    with pytest.raises(ConfigError, match=r"lr 1e-05 -> 0\.001"):
+        resume_point(tmp_path, "base", {"max_steps": 4, "lr": 1e-3}, ["q1"])
+    with pytest.raises(ConfigError, match="other questions"):
+        resume_point(tmp_path, "base", {"max_steps": 4, "lr": 1e-5}, ["q2"])
+    with pytest.raises(ConfigError, match="start it without --resume"):
+        resume_point(tmp_path / "none", "base", {}, [])
+
+
+@pytest.mark.slow
+def test_train_trl_resumes_a_run_stopped_by_time(
+    flat_qwen_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run stopped by ``--max-seconds`` saves a checkpoint; ``--resume`` takes the rest."""
+    pytest.importorskip("trl")
+    from video_env.cli import main
+
+    out = tmp_path / "trl"
+    command = ["train", "trl", "--model", flat_qwen_dir, "--out", str(out), "--suite",
+               "synth-tiny", "--limit", "1", "--rules", "cpu-smoke", "--steps", "3",
+               "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
+               "--no-gradient-checkpointing", "--seed", "3"]  # fmt: skip
+    assert main([*command, "--max-seconds", "0.001"]) == 0  # stops after its first step
+    first = json.loads((out / "trl.json").read_text())
+    assert first["steps"] == 1 and first["stopped_by_time"]
+    assert (out / "checkpoint-1").is_dir()
+    assert main([*command, "--resume"]) == 0
+    record = json.loads((out / "trl.json").read_text())
+    assert record["steps"] == 3 and not record["stopped_by_time"]
+    assert record["settings"]["resumed_after_step"] == 1
+    assert len(record["settings"]["earlier_commands"]) == 1
+    assert record["seconds"] >= first["seconds"]
+    assert [entry["step"] for entry in record["log"] if "loss" in entry] == [1, 2, 3]
+    assert main([*command, "--resume", "--steps", "4", "--lr", "1e-3"]) == 2
+    assert "learning_rate 5e-06 -> 0.001" in capsys.readouterr().err
+    assert main([*command, "--resume"]) == 0
+    assert "has done 3 of 3 steps: nothing to resume" in capsys.readouterr().out
+
+
+def test_resumed_weights_are_the_checkpoints_not_the_bases(
+    flat_qwen_dir: str, tmp_path: Path
+) -> None:
+    """The trainer's own reload matches no saved name of Qwen2.5-VL; ours loads them all."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from policies.training.trl_resume import load_policy_weights
+
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    trained = load(flat_qwen_dir)
+    with torch.no_grad():
+        for parameter in trained.parameters():
+            parameter.add_(0.5)
+    trained.save_pretrained(tmp_path / "checkpoint-1")  # as the trainer saves one
+    model = load(flat_qwen_dir)
+    load_policy_weights(model, tmp_path / "checkpoint-1")
+    for (name, mine), theirs in zip(model.state_dict().items(),
+                                    trained.state_dict().values(), strict=True):  # fmt: skip
+        assert torch.equal(mine, theirs), name
+    assert model.config._name_or_path == flat_qwen_dir  # TRL's KL reference stays the base
+    with pytest.raises(ConfigError, match="not the weights of this model"):
+        load_policy_weights(model, _other_size(flat_qwen_dir, tmp_path / "other"))
+
+
+def _other_size(model_dir: str, out: Path) -> Path:
+    """A copy of ``model_dir``'s model with a wider language model's MLP, randomly set."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    config.text_config.intermediate_size *= 2
+    transformers.AutoModelForImageTextToText.from_config(config).save_pretrained(out)
+    return out

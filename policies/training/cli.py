@@ -284,6 +284,11 @@ def _trl(args: argparse.Namespace) -> int:
         time_budget_callback,
         trl_dapo_config,
     )
+    from policies.training.trl_resume import (
+        load_policy_weights,
+        progress_callback,
+        resume_point,
+    )
     from video_env._optional import require
     from video_env.run_record import machine
 
@@ -314,13 +319,24 @@ def _trl(args: argparse.Namespace) -> int:
         settings["model_init_kwargs"] = {"dtype": "bfloat16"}
     if args.use_vllm:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
+    question_ids = [sample.id for sample in samples]
+    resumed = resume_point(args.out, args.model, settings, question_ids) if args.resume else None
+    if resumed is not None and resumed.step >= args.steps:
+        print(f"{args.out} has done {resumed.step} of {args.steps} steps: nothing to resume")
+        return 0
     model: Any = args.model
-    if args.freeze_vision:  # loaded here to freeze; TRL loads a path itself
+    if args.freeze_vision or resumed is not None:  # TRL loads a path itself
         model = transformers.AutoModelForImageTextToText.from_pretrained(
-            args.model, local_files_only=True, **settings.pop("model_init_kwargs", {})
+            args.model, local_files_only=True, **settings.get("model_init_kwargs", {})
         )
+    if resumed is not None:  # the trainer's own reload would miss them (trl_resume)
+        load_policy_weights(model, resumed.checkpoint)
+    if args.freeze_vision:
         freeze_vision_blocks(model)
-    config = trl_dapo_config(args.out, **settings)
+    given = dict(settings)
+    if not isinstance(model, str):  # loaded here: TRL takes no model_init_kwargs with it
+        given.pop("model_init_kwargs", None)
+    config = trl_dapo_config(args.out, **given)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
     rules = _rules(args)
     layout = _layout(args)
@@ -336,18 +352,28 @@ def _trl(args: argparse.Namespace) -> int:
             seed=args.seed,
             layout=layout,
         )
-    budget = [] if args.max_seconds is None else [time_budget_callback(args.max_seconds)]
+    spent = resumed.seconds if resumed is not None else 0.0
+    commands = [*(resumed.commands if resumed is not None else ()), command_line()]
+    budget = (
+        [] if args.max_seconds is None else [time_budget_callback(args.max_seconds, spent=spent)]
+    )
+    progress = progress_callback(args.model, settings, question_ids, commands, spent=spent)
     trainer = build_trl_trainer(
         model, processor, samples, config, rules=rules, max_turns=args.max_turns,
-        seed=args.seed, environment_factory=factory, layout=layout, callbacks=budget,
+        seed=args.seed, environment_factory=factory, layout=layout,
+        callbacks=[*budget, progress],
     )  # fmt: skip
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     # first: a stopped run's checkpoint-N folders bench under these rules too
     save_trained_rules(args.out, rules, **layout.policy_kwargs())
     start = time.monotonic()
-    result = trainer.train()
+    result = trainer.train(
+        resume_from_checkpoint=str(resumed.checkpoint) if resumed is not None else None
+    )
     trainer.save_model(args.out)
+    if resumed is not None:
+        settings.update(resumed_after_step=resumed.step, earlier_commands=commands[:-1])
     record = {
         "settings": settings,
         "freeze_vision": args.freeze_vision,
@@ -357,9 +383,9 @@ def _trl(args: argparse.Namespace) -> int:
         "max_seconds": args.max_seconds,
         "stopped_by_time": bool(budget and budget[0].stopped_after is not None),
         "seed": args.seed,
-        "seconds": round(time.monotonic() - start, 1),
+        "seconds": round(spent + time.monotonic() - start, 1),
         "machine": machine(),
-        "command": command_line(),
+        "command": commands[-1],
     }
     (out / TRL_RECORD_FILE).write_text(
         json.dumps({**record, "log": trainer.state.log_history}, indent=2, default=str), "utf-8"
@@ -669,7 +695,16 @@ def add_training_commands(kinds: Any) -> None:
     trl.add_argument("--max-new-tokens", type=int, default=4096,
                      help="tokens per reply at most (the paper's 4,096; TRL alone would "
                      "allow a reply the whole --max-completion-length)")  # fmt: skip
-    trl.add_argument("--save-steps", type=int, default=0)
+    trl.add_argument(
+        "--save-steps",
+        type=int,
+        default=0,
+        help="save a checkpoint-N (resumable) every N steps (default: at the end)",
+    )
+    trl.add_argument("--resume", action="store_true",
+                     help="continue the run in --out from its latest checkpoint-N (policy, "
+                     "optimizer, steps, random state); give the run's own settings, with "
+                     "--steps and --max-seconds counting the whole run")  # fmt: skip
     trl.add_argument(
         "--max-seconds",
         type=float,

@@ -95,17 +95,21 @@ def reply_token_cap(tokens: int, *, vllm: bool = False) -> dict[str, Any]:
     return {"generation_kwargs": {("max_tokens" if vllm else "max_new_tokens"): tokens}}
 
 
-def time_budget_callback(seconds: float, clock: Callable[[], float] = time.monotonic) -> Any:
+def time_budget_callback(
+    seconds: float, clock: Callable[[], float] = time.monotonic, *, spent: float = 0.0
+) -> Any:
     """A trainer callback that starts no step once ``seconds`` of training are spent.
 
     ``train rl --max-seconds``'s rule for TRL's loop: the check follows each step, so the
-    step under way finishes, and the trainer then ends as after its last step (the model
-    saved by the caller as usual). ``stopped_after`` is the step it stopped the run
-    after (``None``: the run reached its own last step).
+    step under way finishes, a ``checkpoint-N`` is saved there (what ``--resume``
+    continues), and the trainer then ends as after its last step (the model saved by the
+    caller as usual). ``stopped_after`` is the step it stopped the run after (``None``:
+    the run reached its own last step).
 
     Args:
-        seconds: The wall-clock budget from the start of training.
+        seconds: The wall-clock budget of the whole run.
         clock: Seconds now (a test's clock).
+        spent: Seconds of the budget that earlier calls of the run spent (``--resume``).
 
     Raises:
         ConfigError: ``seconds`` is not positive.
@@ -126,9 +130,10 @@ def time_budget_callback(seconds: float, clock: Callable[[], float] = time.monot
             self.start = clock()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            spent = self.start is not None and clock() - self.start >= self.seconds
-            if spent and state.global_step < state.max_steps:  # not the run's last step
+            over = self.start is not None and spent + clock() - self.start >= self.seconds
+            if over and state.global_step < state.max_steps:  # not the run's last step
                 control.should_training_stop = True
+                control.should_save = True  # a checkpoint-N that --resume continues
                 self.stopped_after = int(state.global_step)
             return control
 
