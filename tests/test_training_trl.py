@@ -172,6 +172,7 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
         0.28,
         0.01,
     )
+    assert config.lr_scheduler_type == "constant"  # as train rl's, resumed runs included
     trainer = build_trl_trainer(
         model, processor, samples, config, rules=SMOKE, max_turns=4, reward_funcs=[fast_first]
     )
@@ -415,7 +416,13 @@ def test_resume_point_is_the_latest_checkpoint_of_the_same_run(tmp_path: Path) -
 def test_train_trl_resumes_a_run_stopped_by_time(
     flat_qwen_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A run stopped by ``--max-seconds`` saves a checkpoint; ``--resume`` takes the rest."""
+    """A run stopped by ``--max-seconds`` saves a checkpoint; ``--resume`` takes the rest.
+
+    The checkpoint's weights are moved by 0.5 (as if it had learned): the resumed run
+    must go on from them, not from its base (TRL's own reload would not load them).
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
     pytest.importorskip("trl")
     from video_env.cli import main
 
@@ -427,18 +434,36 @@ def test_train_trl_resumes_a_run_stopped_by_time(
     assert main([*command, "--max-seconds", "0.001"]) == 0  # stops after its first step
     first = json.loads((out / "trl.json").read_text())
     assert first["steps"] == 1 and first["stopped_by_time"]
-    assert (out / "checkpoint-1").is_dir()
-    assert main([*command, "--resume"]) == 0
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    learned = load(out / "checkpoint-1")
+    with torch.no_grad():
+        for parameter in learned.parameters():
+            parameter.add_(0.5)
+    learned.save_pretrained(out / "checkpoint-1")
+    # the same command again: its budget is spent, so no step starts
+    capsys.readouterr()
+    assert main([*command, "--max-seconds", "0.001", "--resume"]) == 0
+    assert "has done 1 of 3 steps" in capsys.readouterr().out
+    assert json.loads((out / "trl.json").read_text())["steps"] == 1
+    assert main([*command, "--max-seconds", "3600", "--resume"]) == 0  # a larger budget
     record = json.loads((out / "trl.json").read_text())
     assert record["steps"] == 3 and not record["stopped_by_time"]
-    assert record["settings"]["resumed_after_step"] == 1
-    assert len(record["settings"]["earlier_commands"]) == 1
-    assert record["seconds"] >= first["seconds"]
+    assert record["resumed_after_step"] == 1 and len(record["earlier_commands"]) == 1
     assert [entry["step"] for entry in record["log"] if "loss" in entry] == [1, 2, 3]
+    base, final = load(flat_qwen_dir).state_dict(), load(out).state_dict()
+    for name, weights in learned.state_dict().items():  # lr 5e-6: two steps move little
+        assert (final[name] - weights).abs().max() < 1e-3, name
+        assert (final[name] - base[name]).abs().min() > 0.4, name
+    capsys.readouterr()
     assert main([*command, "--resume", "--steps", "4", "--lr", "1e-3"]) == 2
     assert "learning_rate 5e-06 -> 0.001" in capsys.readouterr().err
+    assert main([*command, "--resume", "--steps", "4", "--freeze-vision"]) == 2
+    assert "freeze_vision False -> True" in capsys.readouterr().err
     assert main([*command, "--resume"]) == 0
-    assert "has done 3 of 3 steps: nothing to resume" in capsys.readouterr().out
+    assert "has done 3 of 3 steps" in capsys.readouterr().out
+    (out / "trl.json").unlink()  # as if stopped between the last checkpoint and the model
+    assert main([*command, "--resume"]) == 2
+    assert "final model was not saved" in capsys.readouterr().err
 
 
 def test_resumed_weights_are_the_checkpoints_not_the_bases(

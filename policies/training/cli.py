@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from policies.training.trl_resume import ResumePoint, resume_point
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.envs.rules_record import (
     END_NOTE_PLACES,
@@ -284,11 +285,7 @@ def _trl(args: argparse.Namespace) -> int:
         time_budget_callback,
         trl_dapo_config,
     )
-    from policies.training.trl_resume import (
-        load_policy_weights,
-        progress_callback,
-        resume_point,
-    )
+    from policies.training.trl_resume import load_policy_weights, progress_callback
     from video_env._optional import require
     from video_env.run_record import machine
 
@@ -315,19 +312,25 @@ def _trl(args: argparse.Namespace) -> int:
         "logging_steps": 1,
         "seed": args.seed,
     }
+    dtype = "bfloat16" if args.bf16 else "float32"  # TRL's own default for a path
     if args.bf16:
-        settings["model_init_kwargs"] = {"dtype": "bfloat16"}
+        settings["model_init_kwargs"] = {"dtype": dtype}
     if args.use_vllm:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
+    rules = _rules(args)
+    layout = _layout(args)
     question_ids = [sample.id for sample in samples]
-    resumed = resume_point(args.out, args.model, settings, question_ids) if args.resume else None
-    if resumed is not None and resumed.step >= args.steps:
-        print(f"{args.out} has done {resumed.step} of {args.steps} steps: nothing to resume")
+    # what defines the run besides TRL's settings: a resumed call must repeat it all
+    run = {**settings, "rules": repr(rules), **layout.policy_kwargs(),
+           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories,
+           "save_every": args.save_steps}  # fmt: skip
+    resumed = resume_point(args.out, args.model, run, question_ids) if args.resume else None
+    if resumed is not None and _trl_run_done(args, resumed):
         return 0
     model: Any = args.model
-    if args.freeze_vision or resumed is not None:  # TRL loads a path itself
+    if args.freeze_vision or resumed is not None:  # else TRL loads the path itself
         model = transformers.AutoModelForImageTextToText.from_pretrained(
-            args.model, local_files_only=True, **settings.get("model_init_kwargs", {})
+            args.model, local_files_only=True, dtype=dtype
         )
     if resumed is not None:  # the trainer's own reload would miss them (trl_resume)
         load_policy_weights(model, resumed.checkpoint)
@@ -338,8 +341,6 @@ def _trl(args: argparse.Namespace) -> int:
         given.pop("model_init_kwargs", None)
     config = trl_dapo_config(args.out, **given)
     processor = transformers.AutoProcessor.from_pretrained(args.model, local_files_only=True)
-    rules = _rules(args)
-    layout = _layout(args)
     factory = None
     if args.env_url:  # the episodes in sessions of a `video-env serve` server
         from policies.training.trl_remote import remote_pacing_env_factory
@@ -357,7 +358,7 @@ def _trl(args: argparse.Namespace) -> int:
     budget = (
         [] if args.max_seconds is None else [time_budget_callback(args.max_seconds, spent=spent)]
     )
-    progress = progress_callback(args.model, settings, question_ids, commands, spent=spent)
+    progress = progress_callback(args.model, run, question_ids, commands, spent=spent)
     trainer = build_trl_trainer(
         model, processor, samples, config, rules=rules, max_turns=args.max_turns,
         seed=args.seed, environment_factory=factory, layout=layout,
@@ -372,8 +373,6 @@ def _trl(args: argparse.Namespace) -> int:
         resume_from_checkpoint=str(resumed.checkpoint) if resumed is not None else None
     )
     trainer.save_model(args.out)
-    if resumed is not None:
-        settings.update(resumed_after_step=resumed.step, earlier_commands=commands[:-1])
     record = {
         "settings": settings,
         "freeze_vision": args.freeze_vision,
@@ -387,6 +386,8 @@ def _trl(args: argparse.Namespace) -> int:
         "machine": machine(),
         "command": commands[-1],
     }
+    if resumed is not None:
+        record.update(resumed_after_step=resumed.step, earlier_commands=commands[:-1])
     (out / TRL_RECORD_FILE).write_text(
         json.dumps({**record, "log": trainer.state.log_history}, indent=2, default=str), "utf-8"
     )
@@ -395,6 +396,28 @@ def _trl(args: argparse.Namespace) -> int:
     )
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
+
+
+def _trl_run_done(args: argparse.Namespace, resumed: ResumePoint) -> bool:
+    """Whether the resumed run has taken its steps or spent its time (then says so).
+
+    Raises:
+        ConfigError: The run ended at its checkpoint but was stopped before its final model
+            was saved in ``--out``.
+    """
+    spent = args.max_seconds is not None and resumed.seconds >= args.max_seconds
+    if resumed.step < args.steps and not spent:
+        return False
+    record = Path(args.out) / TRL_RECORD_FILE
+    saved = json.loads(record.read_text("utf-8")).get("steps") if record.is_file() else None
+    if saved != resumed.step:
+        raise ConfigError(
+            f"{args.out} ended at {resumed.checkpoint.name} but its final model was not saved "
+            f"(stopped while saving?): {resumed.checkpoint} holds the run's last policy"
+        )
+    why = f"{resumed.seconds:.0f} of {args.max_seconds} s spent" if spent else "its steps taken"
+    print(f"{args.out} has done {resumed.step} of {args.steps} steps ({why}): nothing to resume")
+    return True
 
 
 #: A ``train trl`` run's record in its folder: settings, seed, wall time, machine,

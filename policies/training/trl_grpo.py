@@ -60,7 +60,10 @@ def trl_dapo_config(output_dir: str | Path, **overrides: Any) -> Any:
     32768 tokens for the whole multi-turn rollout (tool results with frames included; a
     tool result that would not fit is dropped by TRL and the rollout ends there),
     ``max_tool_calling_iterations`` 32 (the env's turn cap), truncated rollouts masked
-    out of the loss (DAPO's overlong filtering), no reporting integrations.
+    out of the loss (DAPO's overlong filtering), a constant learning rate (``train rl``'s;
+    TRL's default decays it linearly to 0 over ``max_steps``, so a run stopped by its time
+    budget, or one resumed with more steps, would see another rate), no reporting
+    integrations.
     """
     trl = require("trl", "train", _PURPOSE)
     settings: dict[str, Any] = {
@@ -68,6 +71,7 @@ def trl_dapo_config(output_dir: str | Path, **overrides: Any) -> Any:
         "max_completion_length": 32768,
         "max_tool_calling_iterations": 32,
         "mask_truncated_completions": True,
+        "lr_scheduler_type": "constant",
         "report_to": "none",
         "remove_unused_columns": False,
         **overrides,

@@ -44,7 +44,9 @@ _PURPOSE = "TRL's GRPO trainer with the Pacing env"
 #: The run's progress in each ``checkpoint-N`` of a ``train trl`` run.
 PROGRESS_FILE = "trl_progress.json"
 
-#: Settings a continuation may change: the run's length and how often it saves.
+#: Settings a continuation may change: the run's length (``--steps``), and the save
+#: interval TRL derives from it when ``--save-steps`` is not given (the given one is kept
+#: in the run's record as ``save_every``: TRL's resume keeps the checkpoint's interval).
 FREE_SETTINGS = frozenset({"max_steps", "save_steps"})
 
 
@@ -92,6 +94,9 @@ def progress_callback(
         commands: The commands that ran the run so far, this one last.
         spent: Seconds earlier calls of the run spent.
         clock: Seconds now (a test's clock).
+
+    Returns:
+        A ``transformers.TrainerCallback``.
     """
     transformers = require("transformers", "train", _PURPOSE)
     record = {
@@ -132,6 +137,9 @@ def resume_point(
         base: The starting checkpoint this call gives.
         settings: The ``GRPOConfig`` settings this call gives.
         questions: The ids of the questions this call trains on.
+
+    Returns:
+        Where the run goes on from.
 
     Raises:
         ConfigError: Without a checkpoint with its progress in ``out``, or when the run
@@ -174,7 +182,12 @@ def load_policy_weights(model: Any, checkpoint: str | Path) -> None:
     """Copy the weights saved in ``checkpoint`` into ``model``, every one of them.
 
     ``model`` keeps its config, so its name (TRL's reference model for the KL term) stays
-    the run's base.
+    the run's base. The checkpoint is read in ``model``'s dtype (a second copy of the
+    model while it is copied over).
+
+    Args:
+        model: The policy, loaded from the run's base.
+        checkpoint: A ``checkpoint-N`` folder of the run.
 
     Raises:
         ConfigError: ``checkpoint`` holds weights of another architecture or shape.
