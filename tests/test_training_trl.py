@@ -276,6 +276,7 @@ def test_train_trl_caps_each_reply_not_only_the_rollout(
                                                           monkeypatch)]  # fmt: skip
     default, capped = configs
     assert default.generation_kwargs == {"max_new_tokens": 4096}  # the paper's
+    assert default.save_steps > 10**6  # no interval unless asked: a resumed run keeps it
     assert capped.generation_kwargs == {"max_new_tokens": 7}
     assert capped.max_completion_length == 900  # the rollout's budget is its own
     # TRL's generator takes the cap over its per-turn default of the rollout's budget.
@@ -461,9 +462,16 @@ def test_train_trl_resumes_a_run_stopped_by_time(
     assert "freeze_vision False -> True" in capsys.readouterr().err
     assert main([*command, "--resume"]) == 0
     assert "has done 3 of 3 steps" in capsys.readouterr().out
-    (out / "trl.json").unlink()  # as if stopped between the last checkpoint and the model
-    assert main([*command, "--resume"]) == 2
-    assert "final model was not saved" in capsys.readouterr().err
+    assert main([*command, "--resume", "--rules", "paper"]) == 2
+    assert "rules" in capsys.readouterr().err
+    # stopped between its last checkpoint and its final model: the model is saved, no step
+    (out / "trl.json").write_text("{")
+    (out / "model.safetensors").unlink()
+    assert main([*command, "--resume"]) == 0
+    again = json.loads((out / "trl.json").read_text())
+    assert again["steps"] == 3 and again["resumed_after_step"] == 3
+    assert [entry["step"] for entry in again["log"] if "loss" in entry] == [1, 2, 3]
+    assert all(torch.equal(t, final[n]) for n, t in load(out).state_dict().items())
 
 
 def test_resumed_weights_are_the_checkpoints_not_the_bases(

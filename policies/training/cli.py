@@ -308,7 +308,7 @@ def _trl(args: argparse.Namespace) -> int:
         **reply_token_cap(args.max_new_tokens, vllm=args.use_vllm),
         "bf16": args.bf16,
         "gradient_checkpointing": not args.no_gradient_checkpointing,
-        "save_steps": args.save_steps or args.steps,
+        "save_steps": args.save_steps or _SAVE_AT_END,
         "logging_steps": 1,
         "seed": args.seed,
     }
@@ -322,11 +322,14 @@ def _trl(args: argparse.Namespace) -> int:
     question_ids = [sample.id for sample in samples]
     # what defines the run besides TRL's settings: a resumed call must repeat it all
     run = {**settings, "rules": repr(rules), **layout.policy_kwargs(),
-           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories,
-           "save_every": args.save_steps}  # fmt: skip
+           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories}  # fmt: skip
     resumed = resume_point(args.out, args.model, run, question_ids) if args.resume else None
     if resumed is not None and _trl_run_done(args, resumed):
-        return 0
+        if _trl_recorded_steps(args.out) == resumed.step:
+            print(f"{args.out} has done {resumed.step} of {args.steps} steps: nothing to resume")
+            return 0
+        # stopped while saving its last checkpoint: TRL takes no step, the model is saved
+        settings["max_steps"] = resumed.step
     model: Any = args.model
     if args.freeze_vision or resumed is not None:  # else TRL loads the path itself
         model = transformers.AutoModelForImageTextToText.from_pretrained(
@@ -399,25 +402,24 @@ def _trl(args: argparse.Namespace) -> int:
 
 
 def _trl_run_done(args: argparse.Namespace, resumed: ResumePoint) -> bool:
-    """Whether the resumed run has taken its steps or spent its time (then says so).
-
-    Raises:
-        ConfigError: The run ended at its checkpoint but was stopped before its final model
-            was saved in ``--out``.
-    """
+    """Whether the resumed run had taken its steps or spent its time at its checkpoint."""
     spent = args.max_seconds is not None and resumed.seconds >= args.max_seconds
-    if resumed.step < args.steps and not spent:
-        return False
-    record = Path(args.out) / TRL_RECORD_FILE
-    saved = json.loads(record.read_text("utf-8")).get("steps") if record.is_file() else None
-    if saved != resumed.step:
-        raise ConfigError(
-            f"{args.out} ended at {resumed.checkpoint.name} but its final model was not saved "
-            f"(stopped while saving?): {resumed.checkpoint} holds the run's last policy"
-        )
-    why = f"{resumed.seconds:.0f} of {args.max_seconds} s spent" if spent else "its steps taken"
-    print(f"{args.out} has done {resumed.step} of {args.steps} steps ({why}): nothing to resume")
-    return True
+    return resumed.step >= args.steps or spent
+
+
+def _trl_recorded_steps(out: str) -> int | None:
+    """The steps of the run's final model in ``out`` (``None``: no readable record)."""
+    try:
+        steps = json.loads((Path(out) / TRL_RECORD_FILE).read_text("utf-8")).get("steps")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return steps if isinstance(steps, int) else None
+
+
+#: ``--save-steps`` unset: no interval, only the checkpoints TRL saves at the last step
+#: and the time budget where it stops (an interval derived from ``--steps`` would stay
+#: the checkpoint's when a resumed run is given more steps).
+_SAVE_AT_END = 10**9
 
 
 #: A ``train trl`` run's record in its folder: settings, seed, wall time, machine,

@@ -44,10 +44,9 @@ _PURPOSE = "TRL's GRPO trainer with the Pacing env"
 #: The run's progress in each ``checkpoint-N`` of a ``train trl`` run.
 PROGRESS_FILE = "trl_progress.json"
 
-#: Settings a continuation may change: the run's length (``--steps``), and the save
-#: interval TRL derives from it when ``--save-steps`` is not given (the given one is kept
-#: in the run's record as ``save_every``: TRL's resume keeps the checkpoint's interval).
-FREE_SETTINGS = frozenset({"max_steps", "save_steps"})
+#: Settings a continuation may change: the run's length (``--steps``). Not the save
+#: interval: TRL's resume keeps the checkpoint's.
+FREE_SETTINGS = frozenset({"max_steps"})
 
 
 @dataclass(frozen=True)
