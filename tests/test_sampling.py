@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from video_env import ConfigError, Interval, Resize, Size
@@ -37,13 +37,15 @@ def test_frame_size_rules() -> None:
 
 
 @given(st.integers(16, 4000), st.integers(16, 4000), st.integers(56 * 56, 2000 * 2000))
+@example(width=37, height=85, budget=56 * 56)  # rounds below the minimum, upscaled past it
 def test_max_pixels_rule(width: int, height: int, budget: int) -> None:
     assume(max(width, height) <= 4 * min(width, height))  # ordinary aspect ratios
     out = Resize.max_pixels(budget).target(Size(width, height))
     assert out.width % 28 == 0 and out.height % 28 == 0
-    if width * height >= 56 * 56:  # no upscaling: the budget holds
+    rounded = max(28, round(width / 28) * 28) * max(28, round(height / 28) * 28)
+    if rounded >= 56 * 56:  # no upscaling: the budget holds
         assert out.pixels <= budget
-    else:  # upscaled to the minimum
+    else:  # upscaled to the minimum, sides rounded up (Qwen's rule: may pass the budget)
         assert out.pixels >= 56 * 56
     assert 0.5 < (out.width / out.height) / (width / height) < 2
 

@@ -51,7 +51,12 @@ class Resize:
 
     @classmethod
     def max_pixels(cls, budget: int, factor: int = 28, min_budget: int = 56 * 56) -> Resize:
-        """Qwen-VL's ``smart_resize``: sides multiples of ``factor``, area <= ``budget``."""
+        """Qwen-VL's ``smart_resize``: sides multiples of ``factor``, area <= ``budget``.
+
+        As in Qwen's rule, a frame whose rounded sides fall below ``min_budget`` is scaled
+        up with the sides rounded up, which can pass ``budget`` when it is near
+        ``min_budget`` (37x85 under 3,136: 56x112).
+        """
         _check_positive(budget=budget, factor=factor, min_budget=min_budget)
         if min_budget > budget:
             raise ConfigError(f"min_budget {min_budget} exceeds budget {budget}")
