@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.training.rl_state import same_checkpoint
 from video_env._optional import require
 from video_env.errors import ConfigError
 
@@ -160,7 +161,7 @@ def resume_point(
         progress = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: unreadable ({exc})") from exc
-    if progress.get("base") != str(base):
+    if not same_checkpoint(str(progress.get("base")), str(base)):  # train rl's rule
         raise ConfigError(f"{folder} started from {progress.get('base')!r}, not {str(base)!r}")
     given, kept = _plain(settings), progress.get("settings", {})
     differ = sorted(key for key in given.keys() | kept.keys() if given.get(key) != kept.get(key))
