@@ -413,6 +413,34 @@ def test_resume_point_is_the_latest_checkpoint_of_the_same_run(tmp_path: Path) -
         resume_point(tmp_path / "none", "base", {}, [])
 
 
+def test_resume_point_refuses_another_number_of_processes(tmp_path: Path) -> None:
+    """A step's questions count every process's batch: a continuation keeps the count."""
+    from policies.training.trl_resume import resume_point
+
+    run = {"max_steps": 4, "lr": 1e-5}
+    _saved_progress(tmp_path / "eight", 2, settings={**run, "world_size": 8})
+    assert resume_point(tmp_path / "eight", "base", {**run, "world_size": 8}, ["q1"]).step == 2
+    with pytest.raises(ConfigError, match="world_size 8 -> 1"):
+        resume_point(tmp_path / "eight", "base", {**run, "world_size": 1}, ["q1"])
+    # a run saved before the count was kept ran on one process
+    _saved_progress(tmp_path / "older", 2, settings=run)
+    assert resume_point(tmp_path / "older", "base", {**run, "world_size": 1}, ["q1"]).step == 2
+    with pytest.raises(ConfigError, match="world_size 1 -> 2"):
+        resume_point(tmp_path / "older", "base", {**run, "world_size": 2}, ["q1"])
+
+
+def test_train_trl_records_its_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policies.training.cli import _world_size
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert _world_size() == 1
+    monkeypatch.setenv("WORLD_SIZE", "4")  # as torchrun and accelerate launch set it
+    assert _world_size() == 4
+    monkeypatch.setenv("WORLD_SIZE", "four")
+    with pytest.raises(ConfigError, match="WORLD_SIZE='four'"):
+        _world_size()
+
+
 @pytest.mark.slow
 def test_train_trl_resumes_a_run_stopped_by_time(
     flat_qwen_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -496,6 +524,26 @@ def test_resumed_weights_are_the_checkpoints_not_the_bases(
     assert model.config._name_or_path == flat_qwen_dir  # TRL's KL reference stays the base
     with pytest.raises(ConfigError, match="not the weights of this model"):
         load_policy_weights(model, _other_size(flat_qwen_dir, tmp_path / "other"))
+
+
+def test_resumed_weights_keep_a_bf16_policy_in_bf16(flat_qwen_dir: str, tmp_path: Path) -> None:
+    """``--bf16``: the policy loads in bf16, and a checkpoint saved in float32 is cast to it."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from policies.training.trl_resume import load_policy_weights
+
+    load = transformers.AutoModelForImageTextToText.from_pretrained
+    trained = load(flat_qwen_dir, dtype=torch.float32)
+    with torch.no_grad():
+        for parameter in trained.parameters():
+            parameter.add_(0.5)
+    trained.save_pretrained(tmp_path / "checkpoint-1")
+    model = load(flat_qwen_dir, dtype=torch.bfloat16)
+    load_policy_weights(model, tmp_path / "checkpoint-1")
+    for (name, mine), theirs in zip(model.state_dict().items(),
+                                    trained.state_dict().values(), strict=True):  # fmt: skip
+        assert mine.dtype == torch.bfloat16, name
+        assert torch.equal(mine, theirs.to(torch.bfloat16)), name
 
 
 def _other_size(model_dir: str, out: Path) -> Path:

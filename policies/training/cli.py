@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -320,9 +321,11 @@ def _trl(args: argparse.Namespace) -> int:
     rules = _rules(args)
     layout = _layout(args)
     question_ids = [sample.id for sample in samples]
-    # what defines the run besides TRL's settings: a resumed call must repeat it all
+    # what defines the run besides TRL's settings: a resumed call must repeat it all,
+    # the number of processes too (a step's questions are batch x accumulation x processes)
     run = {**settings, "rules": repr(rules), **layout.policy_kwargs(),
-           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories}  # fmt: skip
+           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories,
+           "world_size": _world_size()}  # fmt: skip
     resumed = resume_point(args.out, args.model, run, question_ids) if args.resume else None
     if resumed is not None and _trl_run_done(args, resumed):
         if _trl_recorded_steps(args.out) == resumed.step:
@@ -399,6 +402,14 @@ def _trl(args: argparse.Namespace) -> int:
     )
     print(f"TRL GRPO (dapo loss): {result.global_step} steps; model: {args.out}")
     return 0
+
+
+def _world_size() -> int:
+    """The processes this training runs on: ``WORLD_SIZE``, as torchrun and accelerate set it."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError as exc:
+        raise ConfigError(f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a number") from exc
 
 
 def _trl_run_done(args: argparse.Namespace, resumed: ResumePoint) -> bool:

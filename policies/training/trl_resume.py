@@ -49,6 +49,11 @@ PROGRESS_FILE = "trl_progress.json"
 #: interval: TRL's resume keeps the checkpoint's.
 FREE_SETTINGS = frozenset({"max_steps"})
 
+#: Settings the progress record gained after runs had been saved without them, with the
+#: value those runs had (a run from before ``world_size`` was kept ran on one process);
+#: settings given without them mean the same.
+_RECORDED_LATER: dict[str, Any] = {"world_size": 1}
+
 
 @dataclass(frozen=True)
 class ResumePoint:
@@ -163,7 +168,8 @@ def resume_point(
         raise ConfigError(f"{path}: unreadable ({exc})") from exc
     if not same_checkpoint(str(progress.get("base")), str(base)):  # train rl's rule
         raise ConfigError(f"{folder} started from {progress.get('base')!r}, not {str(base)!r}")
-    given, kept = _plain(settings), progress.get("settings", {})
+    given = {**_RECORDED_LATER, **_plain(settings)}
+    kept = {**_RECORDED_LATER, **progress.get("settings", {})}
     differ = sorted(key for key in given.keys() | kept.keys() if given.get(key) != kept.get(key))
     if differ:
         changes = ", ".join(f"{key} {kept.get(key)!r} -> {given.get(key)!r}" for key in differ)
