@@ -16,10 +16,26 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "[video-env] creating virtual environment in $VENV" >&2
     "$PYTHON" -m venv "$VENV"
 fi
-# Reinstall only when pyproject.toml or the extras change (the install is editable).
+# Reinstall only when pyproject.toml changes or an extra is asked for that no install of
+# it holds (the install is editable; one with more extras serves a run that asks fewer).
 stamp="$VENV/.video-env-installed"
-want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16) [$EXTRAS]"
-if ! grep -qxF "$want" "$stamp" 2>/dev/null; then
+hash="$(sha256sum < "$ROOT/pyproject.toml" | cut -c1-16)"
+want="$hash [$EXTRAS]"
+installed() {
+    local line have extra
+    [ -f "$stamp" ] || return 1
+    while IFS= read -r line; do
+        [[ "$line" == "$hash ["*"]" ]] || continue
+        have="${line#"$hash ["}"
+        have=",${have%]},"
+        for extra in ${EXTRAS//,/ }; do
+            [[ "$have" == *",$extra,"* ]] || continue 2
+        done
+        return 0
+    done < "$stamp"
+    return 1
+}
+if ! installed; then
     spec="$ROOT"
     [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
     echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
