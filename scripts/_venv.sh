@@ -19,14 +19,14 @@ fi
 # Reinstall only when pyproject.toml changes or an extra is asked for that no install of
 # it holds (the install is editable; one with more extras serves a run that asks fewer).
 stamp="$VENV/.video-env-installed"
-hash="$(sha256sum < "$ROOT/pyproject.toml" | cut -c1-16)"
-want="$hash [$EXTRAS]"
-installed() {
+pyproject_hash="$(sha256sum < "$ROOT/pyproject.toml" | cut -c1-16)"
+want="$pyproject_hash [$EXTRAS]"
+_video_env_installed() {
     local line have extra
     [ -f "$stamp" ] || return 1
     while IFS= read -r line; do
-        [[ "$line" == "$hash ["*"]" ]] || continue
-        have="${line#"$hash ["}"
+        [[ "$line" == "$pyproject_hash ["*"]" ]] || continue
+        have="${line#"$pyproject_hash ["}"
         have=",${have%]},"
         for extra in ${EXTRAS//,/ }; do
             [[ "$have" == *",$extra,"* ]] || continue 2
@@ -35,7 +35,7 @@ installed() {
     done < "$stamp"
     return 1
 }
-if ! installed; then
+if ! _video_env_installed; then
     spec="$ROOT"
     [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
     echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
