@@ -16,19 +16,21 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "[video-env] creating virtual environment in $VENV" >&2
     "$PYTHON" -m venv "$VENV"
 fi
-# Reinstall only when pyproject.toml changes or an extra is asked for that no install of
-# it holds (the install is editable; one with more extras serves a run that asks fewer).
+# Reinstall only when pyproject.toml changes or no install of it holds every extra asked
+# for (the install is editable; one with more extras serves a run that asks fewer).
 stamp="$VENV/.video-env-installed"
 pyproject_hash="$(sha256sum < "$ROOT/pyproject.toml" | cut -c1-16)"
 want="$pyproject_hash [$EXTRAS]"
 _video_env_installed() {
-    local line have extra
+    local line have extra asked=()
     [ -f "$stamp" ] || return 1
+    IFS=', ' read -ra asked <<< "$EXTRAS"
     while IFS= read -r line; do
         [[ "$line" == "$pyproject_hash ["*"]" ]] || continue
         have="${line#"$pyproject_hash ["}"
         have=",${have%]},"
-        for extra in ${EXTRAS//,/ }; do
+        have="${have// /}"
+        for extra in "${asked[@]}"; do
             [[ "$have" == *",$extra,"* ]] || continue 2
         done
         return 0

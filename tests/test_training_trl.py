@@ -430,15 +430,26 @@ def test_resume_point_refuses_another_number_of_processes(tmp_path: Path) -> Non
 
 
 def test_train_trl_records_its_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from policies.training.cli import _world_size
+    """The run's settings hold the launcher's count, which a resumed call must repeat."""
+    from policies.training.cli import _trl_run_settings
+    from video_env.cli import build_parser
 
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
-    assert _world_size() == 1
-    monkeypatch.setenv("WORLD_SIZE", "4")  # as torchrun and accelerate launch set it
-    assert _world_size() == 4
-    monkeypatch.setenv("WORLD_SIZE", "four")
-    with pytest.raises(ConfigError, match="WORLD_SIZE='four'"):
-        _world_size()
+    for variable in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE"):
+        monkeypatch.delenv(variable, raising=False)
+    args = build_parser().parse_args(["train", "trl", "--model", "m", "--out", "o"])
+
+    def run() -> dict[str, Any]:
+        return _trl_run_settings(args, {"max_steps": 4}, RULES["paper"](), PromptLayout())
+
+    assert run()["world_size"] == 1  # no launcher
+    monkeypatch.setenv("WORLD_SIZE", "4")  # torchrun, accelerate launch
+    assert run()["world_size"] == 4
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")  # mpirun (accelerate reads it first)
+    assert run()["world_size"] == 2
+    for bad in ("four", "0", "-1"):
+        monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", bad)
+        with pytest.raises(ConfigError, match=r"OMPI_COMM_WORLD_SIZE=.* not a number of processes"):
+            run()
 
 
 @pytest.mark.slow
@@ -526,20 +537,31 @@ def test_resumed_weights_are_the_checkpoints_not_the_bases(
         load_policy_weights(model, _other_size(flat_qwen_dir, tmp_path / "other"))
 
 
-def test_resumed_weights_keep_a_bf16_policy_in_bf16(flat_qwen_dir: str, tmp_path: Path) -> None:
-    """``--bf16``: the policy loads in bf16, and a checkpoint saved in float32 is cast to it."""
+def test_resumed_weights_keep_a_bf16_policy_in_bf16(
+    flat_qwen_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--bf16``: a checkpoint saved in float32 is read in bf16 and the policy stays bf16."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from policies.training.trl_resume import load_policy_weights
 
-    load = transformers.AutoModelForImageTextToText.from_pretrained
+    auto = transformers.AutoModelForImageTextToText
+    load = auto.from_pretrained
     trained = load(flat_qwen_dir, dtype=torch.float32)
     with torch.no_grad():
         for parameter in trained.parameters():
             parameter.add_(0.5)
     trained.save_pretrained(tmp_path / "checkpoint-1")
     model = load(flat_qwen_dir, dtype=torch.bfloat16)
+    read_as: list[Any] = []
+
+    def spy(path: Any, *args: Any, **kwargs: Any) -> Any:
+        read_as.append(kwargs.get("dtype"))
+        return load(path, *args, **kwargs)
+
+    monkeypatch.setattr(auto, "from_pretrained", spy)
     load_policy_weights(model, tmp_path / "checkpoint-1")
+    assert read_as == [torch.bfloat16]  # not a float32 copy beside the policy
     for (name, mine), theirs in zip(model.state_dict().items(),
                                     trained.state_dict().values(), strict=True):  # fmt: skip
         assert mine.dtype == torch.bfloat16, name

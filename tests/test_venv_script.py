@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,15 @@ def _source(venv: Path, extras: str) -> list[str]:
     log.unlink(missing_ok=True)
     subprocess.run(
         ["bash", "-c", f'source "{ROOT}/scripts/_venv.sh"'],
-        env={"PATH": "/usr/bin:/bin", "VIDEO_ENV_VENV": str(venv), "VIDEO_ENV_EXTRAS": extras},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHON": sys.executable,
+            "VIDEO_ENV_VENV": str(venv),
+            "VIDEO_ENV_EXTRAS": extras,
+        },
         check=True,
         capture_output=True,
+        cwd=venv,
     )
     return log.read_text().splitlines() if log.exists() else []
 
@@ -53,6 +60,17 @@ def test_an_install_with_more_extras_serves_a_run_that_asks_fewer(venv: Path) ->
     assert _source(venv, "rl") == []
     stamp = (venv / ".video-env-installed").read_text().splitlines()
     assert stamp == [f"{_hash()} [dev,bench,train]", f"{_hash()} [bench,rl]"]
+    assert len(_source(venv, "bench,dev,rl")) == 1  # no one install holds all three
+
+
+def test_extras_are_whole_names_and_may_carry_spaces(venv: Path) -> None:
+    assert len(_source(venv, "bench, models")) == 1
+    assert _source(venv, "bench, models") == []
+    assert _source(venv, "models,bench") == []
+    assert len(_source(venv, "model")) == 1  # not a part of "models"
+    assert len(_source(venv, "rl")) == 1
+    (venv / "rl").touch()  # an extra is not a glob of the caller's folder
+    assert len(_source(venv, "r*")) == 1
 
 
 def test_a_changed_pyproject_reinstalls(venv: Path) -> None:

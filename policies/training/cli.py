@@ -321,11 +321,7 @@ def _trl(args: argparse.Namespace) -> int:
     rules = _rules(args)
     layout = _layout(args)
     question_ids = [sample.id for sample in samples]
-    # what defines the run besides TRL's settings: a resumed call must repeat it all,
-    # the number of processes too (a step's questions are batch x accumulation x processes)
-    run = {**settings, "rules": repr(rules), **layout.policy_kwargs(),
-           "freeze_vision": args.freeze_vision, "trajectories": args.trajectories,
-           "world_size": _world_size()}  # fmt: skip
+    run = _trl_run_settings(args, settings, rules, layout)
     resumed = resume_point(args.out, args.model, run, question_ids) if args.resume else None
     if resumed is not None and _trl_run_done(args, resumed):
         if _trl_recorded_steps(args.out) == resumed.step:
@@ -404,12 +400,37 @@ def _trl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trl_run_settings(
+    args: argparse.Namespace, settings: dict[str, Any], rules: PacingRules, layout: PromptLayout
+) -> dict[str, Any]:
+    """What defines a ``train trl`` run besides TRL's settings: a resumed call repeats it all.
+
+    The number of processes too: a step's completions (so its questions) are the
+    per-device batch x accumulation x processes.
+    """
+    return {**settings, "rules": repr(rules), **layout.policy_kwargs(),
+            "freeze_vision": args.freeze_vision, "trajectories": args.trajectories,
+            "world_size": _world_size()}  # fmt: skip
+
+
+#: Where launchers put the number of processes, in accelerate's order (MPI's, then
+#: torchrun's and accelerate's own).
+_WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE")
+
+
 def _world_size() -> int:
-    """The processes this training runs on: ``WORLD_SIZE``, as torchrun and accelerate set it."""
-    try:
-        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
-    except ValueError as exc:
-        raise ConfigError(f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a number") from exc
+    """The processes this training runs on, as the launcher set it (1 without one)."""
+    for variable in _WORLD_SIZE_VARIABLES:
+        if (value := os.environ.get(variable)) is None:
+            continue
+        try:
+            size = int(value)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise ConfigError(f"{variable}={value!r} is not a number of processes")
+        return size
+    return 1
 
 
 def _trl_run_done(args: argparse.Namespace, resumed: ResumePoint) -> bool:
