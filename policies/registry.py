@@ -35,7 +35,7 @@ from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
 from policies.videoagent import VideoAgentPolicy
-from policies.videoscout import make_videoscout
+from policies.videoscout import SHIPPED, make_videoscout
 from policies.videoscout_tools import make_videoscout_tools
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
@@ -121,7 +121,8 @@ def spec(name: str) -> PolicySpec:
     imported = import_spec_of(name)
     if imported is not None:
         return _imported_spec(name, imported)
-    known = [*_REGISTRY, *parameterised(), "MODULE:CLASS", "FILE.py:CLASS"]
+    shipped = [f"videoscout:{checkpoint}" for checkpoint in SHIPPED]  # the family's by name
+    known = [*_REGISTRY, *parameterised(), *shipped, "MODULE:CLASS", "FILE.py:CLASS"]
     raise UnknownNameError("policy", name, known) from None
 
 

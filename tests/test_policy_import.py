@@ -89,8 +89,9 @@ def test_bad_specs_say_what_is_wrong(policy_file: Path) -> None:
         policies.spec("__main__:AlwaysOption")
     with pytest.raises(ConfigError, match="unexpected keyword"):
         policies.make(f"{policy_file}:AlwaysOption?colour=red")
-    with pytest.raises(UnknownNameError, match="MODULE:CLASS"):
+    with pytest.raises(UnknownNameError, match="MODULE:CLASS") as unknown:
         policies.spec("not-a-policy")
+    assert "videoscout:pixel-dapo" in unknown.value.known  # the shipped checkpoints, by name
 
 
 def test_a_broken_file_is_a_config_error(tmp_path: Path) -> None:
