@@ -431,10 +431,10 @@ def test_resume_point_refuses_another_number_of_processes(tmp_path: Path) -> Non
 
 def test_train_trl_records_its_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's settings hold the launcher's count, which a resumed call must repeat."""
-    from policies.training.cli import _trl_run_settings
+    from policies.training.cli import _WORLD_SIZE_VARIABLES, _trl_run_settings
     from video_env.cli import build_parser
 
-    for variable in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE"):
+    for variable in _WORLD_SIZE_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     args = build_parser().parse_args(["train", "trl", "--model", "m", "--out", "o"])
 
@@ -475,11 +475,7 @@ def test_train_trl_resumes_a_run_stopped_by_time(
     first = json.loads((out / "trl.json").read_text())
     assert first["steps"] == 1 and first["stopped_by_time"]
     load = transformers.AutoModelForImageTextToText.from_pretrained
-    learned = load(out / "checkpoint-1")
-    with torch.no_grad():
-        for parameter in learned.parameters():
-            parameter.add_(0.5)
-    learned.save_pretrained(out / "checkpoint-1")
+    learned = _moved_checkpoint(str(out / "checkpoint-1"), out / "checkpoint-1", torch.float32)
     # the same command again: its budget is spent, so no step starts
     capsys.readouterr()
     assert main([*command, "--max-seconds", "0.001", "--resume"]) == 0
@@ -522,11 +518,7 @@ def test_resumed_weights_are_the_checkpoints_not_the_bases(
     from policies.training.trl_resume import load_policy_weights
 
     load = transformers.AutoModelForImageTextToText.from_pretrained
-    trained = load(flat_qwen_dir)
-    with torch.no_grad():
-        for parameter in trained.parameters():
-            parameter.add_(0.5)
-    trained.save_pretrained(tmp_path / "checkpoint-1")  # as the trainer saves one
+    trained = _moved_checkpoint(flat_qwen_dir, tmp_path / "checkpoint-1", torch.float32)
     model = load(flat_qwen_dir)
     load_policy_weights(model, tmp_path / "checkpoint-1")
     for (name, mine), theirs in zip(model.state_dict().items(),
@@ -547,11 +539,7 @@ def test_resumed_weights_keep_a_bf16_policy_in_bf16(
 
     auto = transformers.AutoModelForImageTextToText
     load = auto.from_pretrained
-    trained = load(flat_qwen_dir, dtype=torch.float32)
-    with torch.no_grad():
-        for parameter in trained.parameters():
-            parameter.add_(0.5)
-    trained.save_pretrained(tmp_path / "checkpoint-1")
+    trained = _moved_checkpoint(flat_qwen_dir, tmp_path / "checkpoint-1", torch.float32)
     model = load(flat_qwen_dir, dtype=torch.bfloat16)
     read_as: list[Any] = []
 
@@ -566,6 +554,21 @@ def test_resumed_weights_keep_a_bf16_policy_in_bf16(
                                     trained.state_dict().values(), strict=True):  # fmt: skip
         assert mine.dtype == torch.bfloat16, name
         assert torch.equal(mine, theirs.to(torch.bfloat16)), name
+
+
+def _moved_checkpoint(model_dir: str, out: Path, dtype: Any) -> Any:
+    """``model_dir``'s model in ``dtype``, every weight moved by 0.5, saved to ``out``.
+
+    A checkpoint as the trainer saves one, as if the run had learned; returns the model.
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    trained = transformers.AutoModelForImageTextToText.from_pretrained(model_dir, dtype=dtype)
+    with torch.no_grad():
+        for parameter in trained.parameters():
+            parameter.add_(0.5)
+    trained.save_pretrained(out)
+    return trained
 
 
 def _other_size(model_dir: str, out: Path) -> Path:
