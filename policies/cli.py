@@ -1,7 +1,8 @@
-"""``video-env train``: learned policies and the pixel-real perception models.
+"""``video-env train``: learned policies.
 
-Kinds: ``pacing`` (stable-baselines3), ``distill`` / ``sft`` / ``rl`` (the VideoScout VLM),
-``perception`` (the pixel-real CLIP, from ``video_env.cli.train``).
+Kinds: ``pacing`` (stable-baselines3), ``distill`` / ``tool-chats`` / ``sft`` / ``rl`` /
+``trl`` (the VideoScout VLM). Training the pixel world's own models (``perception``,
+``vlm``) is the laboratory's: ``python -m experiments.pixel_models``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import os
 
 from policies.learned_pacing import ALGOS
+from video_env.errors import ConfigError
 
 DEFAULT_OUT = os.path.join("runs", "pacing")
 
@@ -73,8 +75,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pacing.add_argument("--quiet", action="store_true", help="no progress bar")
     pacing.set_defaults(func=_train_pacing)
     from policies.training.cli import add_training_commands
-    from video_env.cli.train import add_perception_command, add_vlm_command
 
     add_training_commands(kinds)
-    add_perception_command(kinds)
-    add_vlm_command(kinds)
+    for kind in MOVED_TO_LAB:
+        moved = kinds.add_parser(kind, help=f"moved: {MOVED_TO_LAB[kind]}", add_help=False)
+        moved.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        moved.set_defaults(func=_moved, moved_kind=kind)
+
+
+#: Kinds that train the pixel world's own models: the laboratory's, by its command.
+MOVED_TO_LAB = {
+    "perception": "python -m experiments.pixel_models perception",
+    "vlm": "python -m experiments.pixel_models vlm",
+}
+
+
+def _moved(args: argparse.Namespace) -> int:
+    raise ConfigError(
+        f"`video-env train {args.moved_kind}` trains the pixel world's own model, which is the "
+        f"laboratory's now: {MOVED_TO_LAB[args.moved_kind]} (from the repository's folder)"
+    )

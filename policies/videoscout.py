@@ -19,6 +19,7 @@ from typing import Any
 
 from policies import prompts
 from policies.base import Policy
+from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
 from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
 from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
@@ -33,7 +34,6 @@ from video_env.envs.rules_record import (
 )
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
-from video_env.pixel import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_DIR
 from video_env.wrappers.text_actions import parse_text_action
 
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
@@ -300,7 +300,7 @@ def _frames(spec: SpeedSpec) -> str:
 #: ``pixel`` is the pixel VLM after SFT on teacher turns, ``pixel-dapo`` that SFT after
 #: free-rollout DAPO in the Pacing env (both: ``docs/training.md``).
 SHIPPED: Mapping[str, Path] = MappingProxyType(
-    {"pixel": VIDEOSCOUT_DIR, "pixel-dapo": VIDEOSCOUT_DAPO_DIR}
+    {"pixel": VIDEOSCOUT_SFT_DIR, "pixel-dapo": VIDEOSCOUT_DAPO_DIR}
 )
 
 

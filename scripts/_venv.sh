@@ -40,10 +40,13 @@ _video_env_installed() {
 if ! _video_env_installed; then
     spec="$ROOT"
     [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
-    echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
-    # (pip's notes about this machine's local wheel folders are noise: filter them out)
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec" 2>&1 \
-        | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2
+    echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV (minutes the first" \
+        "time: each package pip collects and installs is listed)" >&2
+    # pip's own lines show the progress; its notes about this machine's local wheel folders
+    # and the requirements already met are noise: filtered out
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off -e "$spec" 2>&1 \
+        | { grep --line-buffered -v -e "is ignored: it is neither a file nor a directory" \
+            -e "^Requirement already satisfied" || true; } >&2
     echo "$want" >> "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"

@@ -13,8 +13,8 @@ from benchmarks.perf.pixel_real import LegacyScorer
 from video_env.backends.base import FrameBatch
 from video_env.cache.fingerprint import video_fingerprint
 from video_env.cache.store import DiskCache
-from video_env.pixel.data import cut_tile, tile_boxes
 from video_env.pixel.features import cut_tiles
+from video_env.pixel.tiles import cut_tile, tile_boxes
 from video_env.pixel.vlm import PixelRealCaptioner, PixelRealVLM, PixelScorer, one_torch_thread
 from video_env.synth import load_suite
 from video_env.types import Interval, VideoQA

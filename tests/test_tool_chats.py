@@ -130,12 +130,15 @@ def test_the_collator_labels_the_assistant_turns_only(chats: Path, tiny_qwen_dir
         ToolChatCollator(processor, tool_methods(), max_length=64)([dataset[0]])
 
 
-def test_sft_refuses_think_act_settings_for_tool_chats(chats: Path, tmp_path: Path) -> None:
+def test_sft_refuses_an_extension_of_think_act_turns_for_tool_chats(
+    chats: Path, tmp_path: Path
+) -> None:
     pytest.importorskip("trl")
     from policies.training.sft import SFTSettings, train_sft
 
+    extension: Any = object()  # refused before any of its methods is called
     with pytest.raises(ConfigError, match="tool chats"):
-        train_sft("unused", chats, tmp_path / "sft", SFTSettings(option_orders=2))
+        train_sft("unused", chats, tmp_path / "sft", SFTSettings(), extension=extension)
 
 
 def test_sft_context_is_raised_never_lowered() -> None:

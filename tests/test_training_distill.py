@@ -193,7 +193,7 @@ def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) ->
 def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path: Path) -> None:
     from argparse import Namespace
 
-    from policies.training.cli import _rules
+    from policies.training.cli import pacing_rules as _rules
     from video_env.envs.rules_record import save_trained_rules
 
     assert _rules(Namespace(rules=None, model=str(tmp_path))) == RULES["paper"]()

@@ -17,7 +17,7 @@ def first_format_state(run: Path) -> None:
     run.mkdir(parents=True, exist_ok=True)
     state = {"step": 35, "optimizer": {}, "order": random.Random(0).getstate(),
              "queue": ["q1", "q2"], "torch_rng": torch.get_rng_state(), "seconds": 3600.0,
-             "base": "video_env/pixel/videoscout_weights"}  # fmt: skip
+             "base": "policies/checkpoints/videoscout_pixel_sft"}  # fmt: skip
     torch.save(state, run / STATE_FILE)
 
 
@@ -29,10 +29,12 @@ def test_a_first_format_state_takes_its_commands_from_the_runs_record(tmp_path: 
     resumed = latest_state(run)
     assert resumed.step == 35 and resumed.settings == {}
     assert resumed.commands == ["video-env train rl"]
-    resumed.refuse_other_run(run, "video_env/pixel/videoscout_weights",
+    resumed.refuse_other_run(run, "policies/checkpoints/videoscout_pixel_sft",
                              {"questions": ["q2", "q1", "q3"]})  # fmt: skip
     with pytest.raises(ConfigError, match=r"queued questions \['q2'\] not given"):
-        resumed.refuse_other_run(run, "video_env/pixel/videoscout_weights", {"questions": ["q1"]})
+        resumed.refuse_other_run(
+            run, "policies/checkpoints/videoscout_pixel_sft", {"questions": ["q1"]}
+        )
 
 
 def test_the_record_of_a_resumed_run_names_every_call_in_order(tmp_path: Path) -> None:

@@ -2,14 +2,14 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from policies.training.cli import RULES
 from policies.training.distill import DistillConfig, distill
-from policies.training.option_orders import with_option_orders
-from policies.training.recovery_turns import with_recovery_turns
 from policies.training.teachers import GroundTruthScriptedTeacher
+from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
 
 pytest.importorskip("trl")
@@ -94,8 +94,7 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     (base / PIXEL_VLM_MARKER).write_text(json.dumps({"recipe": {"seed": 7}}))
     settings = SFTSettings(learning_rate=3e-3, batch_size=2, per_device_batch=2, max_steps=2,
                            warmup_ratio=0.0, scheduler="constant", progress_bar=False,
-                           freeze_vision=True, option_orders=4, recovery_turns=0.5,
-                           recovery_failures=("cut", "speed"))  # fmt: skip
+                           freeze_vision=True)  # fmt: skip
     train_sft(str(base), turns, tmp_path / "sft", settings)
     before = load_file(base / "model.safetensors")
     after = load_file(tmp_path / "sft" / "model.safetensors")
@@ -109,13 +108,54 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     assert meta["continued_from"] == {"recipe": {"seed": 7}}
     assert meta["sft"]["steps"] == 2 and meta["sft"]["settings"]["freeze_vision"]
     assert meta["sft"]["gradient_checkpointing"] is False, "TRL's default (on) is overridden"
-    rows = [json.loads(line) for line in turns.read_text().splitlines()]
-    rotated = with_option_orders(rows, 4)
-    assert len(rotated) > len(rows), "the MCQ answers in every option order"
-    recovered = with_recovery_turns(rotated, 0.5, failures=("cut", "speed"))
-    assert meta["sft"]["rows"] == len(recovered) > len(rotated), "and recovery turns"
-    assert meta["sft"]["settings"]["recovery_failures"] == ["cut", "speed"]
+    assert meta["sft"]["rows"] == len(turns.read_text().splitlines())
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
     from video_env.envs.rules_record import trained_rules
 
     assert trained_rules(tmp_path / "sft") == RULES["cpu-smoke"]()  # the data's, kept
+
+
+class DoubledTurns:
+    """An SFT extension that trains on every turn twice and records its steps."""
+
+    def settings(self) -> dict[str, Any]:
+        return {"copies": 2}
+
+    def augment(self, rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+        return rows + rows
+
+    def check(self, model_path: str, settings: Any, rows: list[dict[str, Any]]) -> None:
+        if settings.lora_rank:
+            raise ConfigError("no LoRA with doubled turns")
+
+    def batch_extras(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {}
+
+    def trainer_class(self, base: type) -> type:
+        return base
+
+    def record(
+        self, log_history: list[dict[str, Any]], rows: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        return {"logged": sum("loss" in e for e in log_history), "trained_rows": len(rows)}
+
+
+def test_an_extension_adds_its_rows_its_checks_and_its_record(turns: Path, tmp_path: Path) -> None:
+    from policies.training.sft import SFTSettings, train_sft
+
+    settings = SFTSettings(batch_size=2, per_device_batch=2, max_steps=2, progress_bar=False)
+    train_sft(str(_base(tmp_path)), turns, tmp_path / "sft", settings, extension=DoubledTurns())
+    record = json.loads((tmp_path / "sft" / "sft.json").read_text())
+    assert record["rows"] == 2 * len(turns.read_text().splitlines())
+    assert record["extension"] == {"copies": 2} and record["logged"] == 2
+    assert record["trained_rows"] == record["rows"]
+    lora = SFTSettings(lora_rank=4, max_steps=1, progress_bar=False)
+    with pytest.raises(ConfigError, match="no LoRA"):
+        train_sft(str(_base(tmp_path)), turns, tmp_path / "lora", lora, extension=DoubledTurns())
+
+
+def _base(tmp_path: Path) -> Path:
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    folder = tmp_path / "base"
+    return folder if folder.is_dir() else tiny_qwen2_5_vl(folder, init_range=0.02)

@@ -15,6 +15,7 @@ import pytest
 import policies
 from benchmarks.records import EpisodeLog
 from policies import run_episode, videoscout
+from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
 from policies.videoscout import VideoScoutPolicy
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
@@ -22,12 +23,7 @@ from video_env.cli import main
 from video_env.envs import PacingEnv, rules_record
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
-from video_env.pixel import (
-    PIXEL_VLM_DIR,
-    VIDEOSCOUT_DAPO_DIR,
-    VIDEOSCOUT_DIR,
-    is_pixel_vlm,
-)
+from video_env.pixel import PIXEL_VLM_DIR, is_pixel_vlm
 from video_env.video.resize import Resize
 
 WELL_FORMED = "<think>Nothing yet.</think><memory>{memory}</memory><action>{action}</action>"
@@ -323,16 +319,16 @@ def test_settings_ride_on_the_name_and_the_shipped_checkpoint_runs_by_name(
 ) -> None:
     asked = asked_models(monkeypatch)
     shipped = policies.make("videoscout:pixel?max_new_tokens=96&temperature=0.5")
-    assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_DIR}"]
+    assert asked == [f"qwen2.5-vl:{VIDEOSCOUT_SFT_DIR}"]
     assert (shipped.max_new_tokens, shipped.temperature) == (96, 0.5)
     # the settings stay in the name: two setting sets never share a table row
     assert shipped.name.endswith("?max_new_tokens=96&temperature=0.5")
     assert shipped.name.startswith("videoscout:pixel")
     assert policies.make("videoscout:pixel").name == shipped.name.partition("?")[0]
     # the shipped folder is a pixel VLM with its SFT's record, run as it was trained
-    assert is_pixel_vlm(VIDEOSCOUT_DIR) and (VIDEOSCOUT_DIR / "sft.json").is_file()
-    assert shipped.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_DIR)
-    assert shipped.question_first == rules_record.trained_question_first(VIDEOSCOUT_DIR)
+    assert is_pixel_vlm(VIDEOSCOUT_SFT_DIR) and (VIDEOSCOUT_SFT_DIR / "sft.json").is_file()
+    assert shipped.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_SFT_DIR)
+    assert shipped.question_first == rules_record.trained_question_first(VIDEOSCOUT_SFT_DIR)
     assert policies.make("videoscout:pixel?max_new_tokens=96").temperature == 0.0
     with pytest.raises(ConfigError, match="nope"):
         policies.make("videoscout:pixel?nope=1")
@@ -353,19 +349,20 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
     assert is_pixel_vlm(VIDEOSCOUT_DAPO_DIR)
     # trained from the shipped SFT, under its rules and prompt layout, and recorded
     record = json.loads((VIDEOSCOUT_DAPO_DIR / "rl.json").read_text())
-    assert Path(record["base"]).parts[-3:] == VIDEOSCOUT_DIR.parts[-3:]
+    # (recorded where the SFT checkpoint lay then, before it moved to policies/checkpoints/)
+    assert Path(record["base"]).parts[-3:] == ("video_env", "pixel", "videoscout_weights")
     assert record["seed"] == 0 and record["machine"]["cpus"]
     assert record["command"].startswith("video-env train rl ")
     steps = (VIDEOSCOUT_DAPO_DIR / "log.jsonl").read_text().splitlines()
     assert record["steps_done"] == len(steps) == 35
     assert rules_record.trained_rules(VIDEOSCOUT_DAPO_DIR) == rules_record.trained_rules(
-        VIDEOSCOUT_DIR
+        VIDEOSCOUT_SFT_DIR
     )
-    assert dapo.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_DIR)
+    assert dapo.env_kwargs["pacing"]["rules"] == rules_record.trained_rules(VIDEOSCOUT_SFT_DIR)
     assert dapo.question_first == policies.make("videoscout:pixel").question_first
     # its own weights, not the SFT's
     weights = "model.safetensors"
-    sft, learned = ((d / weights).read_bytes() for d in (VIDEOSCOUT_DIR, VIDEOSCOUT_DAPO_DIR))
+    sft, learned = ((d / weights).read_bytes() for d in (VIDEOSCOUT_SFT_DIR, VIDEOSCOUT_DAPO_DIR))
     assert len(sft) == len(learned) and sft != learned
 
 
@@ -373,10 +370,11 @@ def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
-    (package_data,) = [line for line in pyproject.splitlines() if line.startswith("video_env = [")]
+    (package_data,) = [line for line in pyproject.splitlines() if line.startswith("policies = [")]
+    assert '"checkpoints/*/*"' in package_data
     for folder in videoscout.SHIPPED.values():
         assert is_pixel_vlm(folder) and rules_record.trained_rules(folder) is not None
-        assert f'"pixel/{folder.name}/*"' in package_data
+        assert folder.parent == Path(policies.__file__).parent / "checkpoints"
     with pytest.raises(ConfigError, match="videoscout:pixel-dapo"):
         policies.make("videoscout:pixel_dapo")  # a typo: the shipped names are listed
     monkeypatch.setattr(videoscout, "SHIPPED", {"pixel": tmp_path / "gone"})

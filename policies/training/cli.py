@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from policies.training.trl_resume import ResumePoint, resume_point
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
@@ -23,6 +23,9 @@ from video_env.envs.rules_record import (
 from video_env.errors import ConfigError
 from video_env.run_record import command_line
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from policies.training.sft_extension import SFTExtension
 
 SCRIPTED_TEACHER = "scripted-ground-truth"
 FRAME_TEACHER = "scripted-frames"
@@ -41,7 +44,8 @@ RULES: dict[str, Callable[[], PacingRules]] = {
 }
 
 
-def _samples(args: argparse.Namespace) -> list[VideoQA]:
+def samples_from_args(args: argparse.Namespace) -> list[VideoQA]:
+    """The questions ``--split``, ``--dataset`` or ``--suite`` name (``--limit``: the first)."""
     if args.split:
         return split_samples(args.split, args.videos, args.limit)
     if args.dataset:
@@ -62,7 +66,7 @@ def split_samples(split: str, videos: int, limit: int | None = None) -> list[Vid
     seeds, the test split being the pixel VLM's held-out harness), every colour, material
     and object needle as an MCQ and as an open question; the first ``limit`` of them.
     """
-    from video_env.pixel.data import READ_CATEGORIES, split_videos
+    from video_env.pixel.splits import READ_CATEGORIES, split_videos
     from video_env.synth.questions import FORMS, needle_sample
 
     samples = [
@@ -75,7 +79,7 @@ def split_samples(split: str, videos: int, limit: int | None = None) -> list[Vid
     return samples[:limit] if limit else samples
 
 
-def _rules(args: argparse.Namespace) -> PacingRules:
+def pacing_rules(args: argparse.Namespace) -> PacingRules:
     """``--rules``; without it, the rules ``--model`` was trained under, else the paper's."""
     if args.rules:
         return RULES[args.rules]()
@@ -88,32 +92,21 @@ def _rules(args: argparse.Namespace) -> PacingRules:
     return RULES["paper"]()
 
 
-def _teacher(
-    spec: str,
-    mistake_rate: float,
-    rules: PacingRules,
-    guess_share: float = 0.0,
-    steady_speed: int = 0,
-) -> Any:
-    frame_teacher = spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:")
-    if (guess_share or steady_speed) and not frame_teacher:
-        raise ConfigError(
-            f"--guess-share and --steady-speed are settings of the {FRAME_TEACHER} teacher only"
-        )
-    if frame_teacher:
-        from policies.training.frame_teacher import FrameScriptedTeacher
+#: The laboratory's command that trains with the VideoScout-pixel recipe's own teacher and
+#: SFT additions (the library's flags plus its own).
+LAB_COMMAND = "python -m experiments.videoscout_pixel"
 
-        pacing = f"a steady {steady_speed}x" if steady_speed else "privileged"
-        print(
-            f"teacher: a SCRIPTED teacher for synthetic videos: {pacing} pacing, and "
-            "reasoning and notes about what each turn's frames show (not a model)"
-        )
-        style = spec.partition(":")[2] or "timestamps"
-        return FrameScriptedTeacher(
-            rules,
-            style=style,  # type: ignore[arg-type]
-            guess_share=guess_share,
-            steady_speed=steady_speed,
+
+def teacher_from_spec(spec: str, mistake_rate: float = 0.0) -> Any:
+    """The teacher ``--teacher`` names: a VLM spec or the ground-truth scripted teacher.
+
+    Raises:
+        ConfigError: For the laboratory's frame teacher (its command names it).
+    """
+    if spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:"):
+        raise ConfigError(
+            f"the {FRAME_TEACHER} teacher is the laboratory's (experiments/videoscout_pixel): "
+            f"{LAB_COMMAND} distill --teacher {spec} ..."
         )
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
@@ -128,7 +121,8 @@ def _teacher(
     return resolve_vision_chat(spec)
 
 
-def _distill(args: argparse.Namespace) -> int:
+def run_distill(args: argparse.Namespace, teacher: Any = None) -> int:
+    """``train distill`` with ``args``; ``teacher`` instead of ``--teacher``'s, if given."""
     from policies.training.distill import DistillConfig, distill
 
     config = DistillConfig(
@@ -136,20 +130,14 @@ def _distill(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         max_new_tokens=args.max_new_tokens,
         max_turns=args.max_turns,
-        rules=_rules(args),
+        rules=pacing_rules(args),
         seed=args.seed,
         end_note=args.end_note,
         question_first=args.question_first,
     )
-    samples = _samples(args)
-    options = max((len(s.options or ()) for s in samples), default=0)
-    if args.guess_share and args.tries < options:
-        raise ConfigError(
-            f"--guess-share needs --tries >= {options} (the options of a question): a blind "
-            "question guesses option k on try k, and answer verification keeps the right one"
-        )
-    rules = config.rules or PacingRules()
-    teacher = _teacher(args.teacher, args.mistake_rate, rules, args.guess_share, args.steady_speed)
+    samples = samples_from_args(args)
+    if teacher is None:
+        teacher = teacher_from_spec(args.teacher, args.mistake_rate)
     start = time.monotonic()
     stats = distill(teacher, samples, args.out, config)
     record = {"command": command_line(), "seconds": round(time.monotonic() - start, 1)}
@@ -168,7 +156,7 @@ def _tool_chats(args: argparse.Namespace) -> int:
     layout = trained_layout(folder)
     result = write_tool_chats(
         args.trajectories,
-        _samples(args),  # as the teacher played them (its reward is the replay's check)
+        samples_from_args(args),  # as the teacher played them (its reward is the replay's check)
         args.out,
         rules=rules,
         layout=layout,
@@ -203,7 +191,8 @@ def _print_positions(model: str, chats: Path) -> None:
           f"{context:,} positions")  # fmt: skip
 
 
-def _sft(args: argparse.Namespace) -> int:
+def run_sft(args: argparse.Namespace, extension: SFTExtension | None = None) -> int:
+    """``train sft`` with ``args`` (and an experiment's ``extension``, if given)."""
     from policies.training.sft import SFTSettings, train_sft
 
     settings = SFTSettings(
@@ -219,17 +208,12 @@ def _sft(args: argparse.Namespace) -> int:
         save_steps=args.save_steps,
         progress_bar=not args.quiet,
         freeze_vision=args.freeze_vision,
-        option_orders=args.option_orders,
-        open_answer_repeats=args.open_answer_repeats,
-        binding=args.binding,
-        binding_letters=not args.binding_attention_only,
-        binding_open=args.binding_open,
         freeze_layers=args.freeze_layers,
-        recovery_turns=args.recovery_turns,
-        recovery_failures=tuple(f.strip() for f in args.recovery_failures.split(",") if f.strip()),
         context=args.context,
     )
-    result = train_sft(args.model, args.data, args.out, settings, devices=args.devices)
+    result = train_sft(
+        args.model, args.data, args.out, settings, devices=args.devices, extension=extension
+    )
     first, last = (result.losses[0], result.losses[-1]) if result.losses else (0.0, 0.0)
     print(f"SFT: {result.steps} steps, loss {first:.4f} -> {last:.4f}; model: {result.output_dir}")
     return 0
@@ -240,7 +224,7 @@ def _rl(args: argparse.Namespace) -> int:
     from policies.training.distill import load_reference_chunks, with_reference_chunks
     from policies.training.rl import DAPOConfig, train_rl
 
-    samples = _samples(args)
+    samples = samples_from_args(args)
     if args.trajectories:
         chunks = load_reference_chunks(args.trajectories)
         samples = with_reference_chunks(samples, chunks)
@@ -262,7 +246,7 @@ def _rl(args: argparse.Namespace) -> int:
         save_every=args.save_every,
         max_seconds=args.max_seconds,
         seed=args.seed,
-        rules=_rules(args),
+        rules=pacing_rules(args),
         bf16=args.bf16,
         freeze_vision=args.freeze_vision,
         guided=args.guided,
@@ -291,7 +275,7 @@ def _trl(args: argparse.Namespace) -> int:
     from video_env.run_record import machine
 
     transformers = require("transformers", "train", "video-env train trl")
-    samples = _samples(args)
+    samples = samples_from_args(args)
     if args.trajectories:
         samples = with_reference_chunks(samples, load_reference_chunks(args.trajectories))
     settings: dict[str, Any] = {
@@ -318,7 +302,7 @@ def _trl(args: argparse.Namespace) -> int:
         settings["model_init_kwargs"] = {"dtype": dtype}
     if args.use_vllm:
         settings.update(use_vllm=True, vllm_mode=args.vllm_mode)
-    rules = _rules(args)
+    rules = pacing_rules(args)
     layout = _layout(args)
     question_ids = [sample.id for sample in samples]
     run = _trl_run_settings(args, settings, rules, layout)
@@ -520,8 +504,27 @@ def _dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
-def add_training_commands(kinds: Any) -> None:
-    """Add ``distill``, ``tool-chats``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
+class _MovedToLab(argparse.Action):
+    """A flag of the laboratory's recipe, not the library's: refuse it, naming its command."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        kind = parser.prog.split()[-1]
+        parser.error(f"{self.option_strings[0]} is the laboratory's: {LAB_COMMAND} {kind} ...")
+
+
+def _moved_flags(parser: argparse.ArgumentParser, *flags: str) -> None:
+    for flag in flags:
+        parser.add_argument(flag, nargs="?", action=_MovedToLab, help=argparse.SUPPRESS)
+
+
+def add_distill_command(kinds: Any, *, lab_flags_moved: bool = True) -> argparse.ArgumentParser:
+    """Add ``distill`` (its handler: :func:`run_distill`); returns its parser.
+
+    Args:
+        kinds: The subparsers to add it to.
+        lab_flags_moved: Refuse the laboratory's teacher flags, naming its command (the
+            laboratory's own command adds them instead).
+    """
     distill = kinds.add_parser(
         "distill",
         help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
@@ -531,11 +534,8 @@ def add_training_commands(kinds: Any) -> None:
         "answer chunk), questions.jsonl and stats.json. Resumable.",
     )
     teacher_help = (
-        f"openai:MODEL, qwen2.5-vl:PATH, {FRAME_TEACHER}[:plain|:terse|:scenes|:lead] "
-        "(synthetic videos: privileged pacing, writes what the frames show; plain: without "
-        "timestamps; terse: a few words a turn; scenes: terse, naming the scenes and the "
-        "asked needle only) or "
-        f"{SCRIPTED_TEACHER} (reads the ground truth: tests and demos only)"
+        f"openai:MODEL, qwen2.5-vl:PATH or {SCRIPTED_TEACHER} (reads the ground truth: "
+        f"tests and demos only); {FRAME_TEACHER} is the laboratory's ({LAB_COMMAND})"
     )
     distill.add_argument("--teacher", required=True, help=teacher_help)
     distill.add_argument("--out", required=True, help="output folder")
@@ -545,20 +545,23 @@ def add_training_commands(kinds: Any) -> None:
     distill.add_argument("--max-turns", type=int, default=64)
     distill.add_argument("--mistake-rate", type=float, default=0.0,
                          help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
-    distill.add_argument("--guess-share", type=float, default=0.0,
-                         help=f"share of MCQs the {FRAME_TEACHER}:scenes|:lead teacher plays "
-                         "blind: skims at a steady speed and guesses at the end (option k "
-                         "on try k; answer verification keeps the right one, so --tries "
-                         "must cover the options)")  # fmt: skip
-    distill.add_argument("--steady-speed", type=int, default=0, metavar="S",
-                         help=f"the {FRAME_TEACHER} teacher watches on at S x every turn "
-                         "until a frame shows the asked needle (no privileged pacing, no "
-                         "rewatch; 0: privileged pacing)")  # fmt: skip
+    if lab_flags_moved:
+        _moved_flags(distill, "--guess-share", "--steady-speed")
     _end_note_arg(distill)
     _question_first_arg(distill, recorded=False)
     _dataset_args(distill)
-    distill.set_defaults(func=_distill)
+    distill.set_defaults(func=run_distill)
+    return cast(argparse.ArgumentParser, distill)
 
+
+def add_sft_command(kinds: Any, *, lab_flags_moved: bool = True) -> argparse.ArgumentParser:
+    """Add ``sft`` (its handler: :func:`run_sft`); returns its parser.
+
+    Args:
+        kinds: The subparsers to add it to.
+        lab_flags_moved: Refuse the laboratory's SFT flags, naming its command (the
+            laboratory's own command adds them instead).
+    """
     sft = kinds.add_parser(
         "sft",
         help="supervised fine-tuning on distilled turns (TRL SFTTrainer)",
@@ -593,58 +596,12 @@ def add_training_commands(kinds: Any) -> None:
         action="store_true",
         help="keep the vision tower's blocks fixed (its merger still trains)",
     )
-    sft.add_argument(
-        "--option-orders",
-        type=int,
-        default=1,
-        metavar="N",
-        help="each MCQ answer turn in N orders of its options, its letters rewritten "
-        "(1: as distilled)",
-    )
-    sft.add_argument(
-        "--open-answer-repeats",
-        type=int,
-        default=1,
-        metavar="N",
-        help="each open answer turn shown N times, to weigh open answers against MCQ "
-        "answers in several option orders (1: once)",
-    )
-    sft.add_argument(
-        "--recovery-turns",
-        type=float,
-        default=0.0,
-        metavar="SHARE",
-        help="this share of the turns also shown as after a failed reply (the env's "
-        "message after the notes, the turn count one on), with the same reply (0: none)",
-    )
-    sft.add_argument(
-        "--recovery-failures",
-        default="cut,window,speed",
-        metavar="LIST",
-        help="the failures recovery turns follow, comma-separated among cut (the action "
-        "cut off), window (the answer window reversed), speed (a speed the rules lack)",
-    )
-    sft.add_argument(
-        "--binding",
-        type=float,
-        default=0.0,
-        metavar="W",
-        help="weight of binding targets on the pixel-real world's sighted MCQ answer turns: "
-        "the letter their thought opens with is pointed at the frames that show it "
-        "(0: the reply's loss alone, as the paper)",
-    )
-    sft.add_argument(
-        "--binding-open",
-        action="store_true",
-        help="bind sighted open answer turns too: the fact word their thought opens with "
-        "is read off the frames that show it (default: MCQ answer turns alone)",
-    )
-    sft.add_argument(
-        "--binding-attention-only",
-        action="store_true",
-        help="the binding targets' attention alone, without the letters read at the hops "
-        "through the output layer (which then learns the reply alone)",
-    )
+    if lab_flags_moved:
+        _moved_flags(
+            sft,
+            *("--option-orders", "--open-answer-repeats", "--recovery-turns"),
+            *("--recovery-failures", "--binding", "--binding-open", "--binding-attention-only"),
+        )
     sft.add_argument(
         "--freeze-layers",
         type=int,
@@ -660,7 +617,14 @@ def add_training_commands(kinds: Any) -> None:
         help="raise the model's context (max_position_embeddings) to this many positions, "
         "for tool chats longer than it was built for; the checkpoint keeps it (0: as is)",
     )
-    sft.set_defaults(func=_sft)
+    sft.set_defaults(func=run_sft)
+    return cast(argparse.ArgumentParser, sft)
+
+
+def add_training_commands(kinds: Any) -> None:
+    """Add ``distill``, ``tool-chats``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
+    add_distill_command(kinds)
+    add_sft_command(kinds)
 
     chats = kinds.add_parser(
         "tool-chats",

@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import json
 import time
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from policies.training.answer_binding import AnswerEvidence, binding_trainer
-from policies.training.open_answer_repeats import with_open_answer_repeats
-from policies.training.option_orders import with_option_orders
 from policies.training.provenance import (
     THINK_ACT_FORM,
     TOOL_FORM,
@@ -35,7 +31,7 @@ from policies.training.provenance import (
     freeze_vision_blocks,
     keep_pixel_vlm_marker,
 )
-from policies.training.recovery_turns import FAILURES, check_failures, with_recovery_turns
+from policies.training.sft_extension import SFTExtension
 from policies.training.tool_chats import (
     ToolChatCollator,
     is_tool_chats,
@@ -54,10 +50,17 @@ from video_env.envs.rules_record import (
     trained_rules,
 )
 from video_env.errors import ConfigError
-from video_env.pixel import is_pixel_vlm
 from video_env.run_record import command_line, machine
 
-__all__ = ["SFTResult", "SFTSettings", "TurnCollator", "load_turns", "train_sft", "with_context"]
+__all__ = [
+    "SFTExtension",
+    "SFTResult",
+    "SFTSettings",
+    "TurnCollator",
+    "load_turns",
+    "train_sft",
+    "with_context",
+]
 
 _PURPOSE = "SFT of the VideoScout policy"
 
@@ -88,25 +91,8 @@ class SFTSettings:
         freeze_vision: Keep the vision tower's blocks as they are (its merger, the
             projection into the language model, still trains): a small model fine-tuned
             on a few hundred turns keeps what its tower learned to see.
-        option_orders: Train on each MCQ answer turn in this many orders of its options
-            (:mod:`~policies.training.option_orders`; 1: the turns as distilled).
-        open_answer_repeats: Train on each open answer turn this many times
-            (:mod:`~policies.training.open_answer_repeats`; 1: once), to weigh the open
-            answers against the MCQ answers shown in several option orders.
-        binding: Weight of the binding targets on the pixel-real world's sighted MCQ
-            answer turns (:mod:`~policies.training.answer_binding`; 0: the reply's loss
-            alone, as the paper).
-        binding_open: Whether sighted open answer turns get binding targets too (the
-            last hop: the thought's first word read off the evidence), not MCQs alone.
-        binding_letters: Whether the binding targets include the letters read at the
-            hops through the model's output layer (False: their attention targets
-            alone, which leave the output layer to the reply).
         freeze_layers: Keep the first N decoder layers as they are (the pixel VLM's
             letter circuit matches the evidence with the options in layers 0 and 1).
-        recovery_turns: The share of turns also shown as after a failed reply, with the
-            same reply (:mod:`~policies.training.recovery_turns`; 0: none).
-        recovery_failures: The failures those turns follow (a subset of
-            :data:`~policies.training.recovery_turns.FAILURES`).
         context: Raise the model's context, its text config's
             ``max_position_embeddings``, to this many positions (0: the checkpoint's).
             Qwen2.5-VL's positions are M-RoPE, computed from the position and not
@@ -131,43 +117,16 @@ class SFTSettings:
     save_steps: int = 0
     progress_bar: bool = True
     freeze_vision: bool = False
-    option_orders: int = 1
-    open_answer_repeats: int = 1
-    binding: float = 0.0
-    binding_letters: bool = True
-    binding_open: bool = False
     freeze_layers: int = 0
-    recovery_turns: float = 0.0
-    recovery_failures: tuple[str, ...] = FAILURES
     context: int = 0
 
     def __post_init__(self) -> None:
-        check_failures(self.recovery_failures)
         if self.context < 0:
             raise ConfigError(f"context must be at least 0, got {self.context}")
-        if not 0.0 <= self.recovery_turns <= 1.0:
-            raise ConfigError(f"recovery_turns must be in [0, 1], got {self.recovery_turns}")
-        if self.option_orders < 1:
-            raise ConfigError(f"option_orders must be at least 1, got {self.option_orders}")
-        if self.open_answer_repeats < 1:
-            raise ConfigError(
-                f"open_answer_repeats must be at least 1, got {self.open_answer_repeats}"
-            )
-        if self.binding < 0:
-            raise ConfigError(f"binding must be at least 0, got {self.binding}")
-        if not self.binding_letters and not self.binding:
-            raise ConfigError("binding_letters=False (attention-only targets) needs binding > 0")
-        if self.binding_open and not self.binding:
-            raise ConfigError("binding_open=True (open answers bound too) needs binding > 0")
         if self.freeze_layers < 0:
             raise ConfigError(f"freeze_layers must be at least 0, got {self.freeze_layers}")
-        if self.lora_rank and (self.binding or self.freeze_layers):
-            raise ConfigError("binding and freeze_layers train the full model: no LoRA with them")
-        if self.binding and self.gradient_checkpointing:
-            raise ConfigError(
-                "binding runs its batches with the eager kernel, which a checkpointed "
-                "backward would recompute with another: no gradient checkpointing with it"
-            )
+        if self.lora_rank and self.freeze_layers:
+            raise ConfigError("freeze_layers trains the full model: no LoRA with it")
 
     def accumulation(self, devices: int = 1) -> int:
         """Gradient-accumulation steps that make the global batch ``batch_size``."""
@@ -192,50 +151,35 @@ class SFTResult:
 class TurnCollator:
     """``SFTTrainer``'s ``data_collator``: rows → inputs as at inference, loss on replies.
 
-    With ``evidence``, a batch with sighted MCQ answers also carries their
-    :class:`~video_env.pixel.vlm_binding.EvidenceRow` list under ``"evidence"`` (the
-    binding trainer takes it out before the forward pass).
+    With an ``extension``, a batch also carries the inputs its
+    :meth:`~policies.training.sft_extension.SFTExtension.batch_extras` adds (its trainer
+    takes them out before the forward pass).
     """
 
-    def __init__(self, processor: Any, evidence: AnswerEvidence | None = None) -> None:
+    def __init__(self, processor: Any, extension: SFTExtension | None = None) -> None:
         self.processor = processor
-        self.evidence = evidence
+        self.extension = extension
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """Collate a batch of ``turns.jsonl`` rows."""
         batch = collate_turns(self.processor, [conversation_from_row(r) for r in rows])
-        found = self.evidence.rows(rows) if self.evidence is not None else []
-        if found:
-            batch["evidence"] = found
+        if self.extension is not None:
+            batch.update(self.extension.batch_extras(rows))
         return batch
 
 
-def load_turns(
-    path: str | Path,
-    option_orders: int = 1,
-    recovery_turns: float = 0.0,
-    seed: int = 0,
-    recovery_failures: tuple[str, ...] = FAILURES,
-    open_answer_repeats: int = 1,
-) -> Any:
+def load_turns(path: str | Path, extension: SFTExtension | None = None, seed: int = 0) -> Any:
     """``turns.jsonl`` as a ``datasets.Dataset`` (what ``SFTTrainer`` takes).
 
-    With ``option_orders`` > 1 each MCQ answer turn also comes in rotations of its
-    options (:func:`~policies.training.option_orders.with_option_orders`); with
-    ``open_answer_repeats`` > 1 each open answer turn comes that many times
-    (:func:`~policies.training.open_answer_repeats.with_open_answer_repeats`); with
-    ``recovery_turns`` > 0 that share of the turns (rotations included) also comes as
-    after a failed reply (:func:`~policies.training.recovery_turns.with_recovery_turns`,
-    chosen with ``seed`` among ``recovery_failures``).
+    With an ``extension``, its :meth:`~policies.training.sft_extension.SFTExtension.augment`
+    rows (seeded with ``seed``), in the file's column types.
     """
     datasets = require("datasets", "train", _PURPOSE)
     dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-    if option_orders == 1 and open_answer_repeats == 1 and not recovery_turns:
+    if extension is None:
         return dataset
-    rows = with_option_orders(dataset.to_list(), option_orders)
-    rows = with_open_answer_repeats(rows, open_answer_repeats)
-    rows = with_recovery_turns(rows, recovery_turns, seed, recovery_failures)
-    return datasets.Dataset.from_list(rows, features=dataset.features)  # the file's types
+    rows = extension.augment(dataset.to_list(), seed)
+    return datasets.Dataset.from_list(rows, features=dataset.features)
 
 
 def train_sft(
@@ -245,12 +189,14 @@ def train_sft(
     settings: SFTSettings | None = None,
     *,
     devices: int = 1,
+    extension: SFTExtension | None = None,
 ) -> SFTResult:
     """Fine-tune ``model_path`` on ``turns`` (a ``turns.jsonl``) and save it to ``out``.
 
     ``out`` then holds a checkpoint (model + processor) that ``TransformersVLM`` and
     ``video-env bench --policies videoscout:qwen2.5-vl:OUT`` load; with LoRA the adapter
-    is merged into the weights first.
+    is merged into the weights first. An ``extension`` (Think-Act turns only) adds an
+    experiment's rows, batch inputs and loss (:mod:`policies.training.sft_extension`).
     """
     cfg = settings or SFTSettings()
     rules = trained_rules(Path(turns).parent)  # the data's rules are the checkpoint's
@@ -260,35 +206,11 @@ def train_sft(
     trl = require("trl", "train", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     chats = is_tool_chats(turns)
-    if chats and (
-        cfg.option_orders > 1 or cfg.open_answer_repeats > 1 or cfg.recovery_turns or cfg.binding
-    ):
-        raise ConfigError(
-            "option orders, open answer repeats, recovery turns and binding targets are "
-            f"settings of Think-Act turns, not of tool chats ({turns})"
-        )
-    dataset = (
-        load_tool_chats(turns)
-        if chats
-        else load_turns(
-            turns,
-            option_orders=cfg.option_orders,
-            recovery_turns=cfg.recovery_turns,
-            seed=cfg.seed,
-            recovery_failures=cfg.recovery_failures,
-            open_answer_repeats=cfg.open_answer_repeats,
-        )
-    )
-    evidence = AnswerEvidence(open_answers=cfg.binding_open) if cfg.binding else None
-    bound_rows = len(evidence.rows(dataset.to_list())) if evidence is not None else 0
-    if evidence is not None and not (bound_rows and is_pixel_vlm(model_path)):
-        raise ConfigError(
-            f"binding needs the pixel VLM (its circuit) and sighted MCQ (with binding_open, "
-            f"or open) answer turns of the pixel-real world's lead teacher, the question "
-            f"first (train distill --teacher "
-            f"scripted-frames:lead --question-first --split ...): {model_path}, {turns} "
-            f"({bound_rows} such turns)"
-        )
+    if chats and extension is not None:
+        raise ConfigError(f"an SFT extension takes Think-Act turns, not tool chats ({turns})")
+    dataset = load_tool_chats(turns) if chats else load_turns(turns, extension, cfg.seed)
+    if extension is not None:
+        extension.check(model_path, cfg, dataset.to_list())
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     config = transformers.AutoConfig.from_pretrained(model_path, local_files_only=True)
     built_for = with_context(config, cfg.context)
@@ -326,11 +248,7 @@ def train_sft(
         disable_tqdm=not cfg.progress_bar,
         gradient_checkpointing=cfg.gradient_checkpointing,  # TRL's own default is on
     )
-    trainer_class = (
-        binding_trainer(trl.SFTTrainer, cfg.binding, letters=cfg.binding_letters)
-        if cfg.binding
-        else trl.SFTTrainer
-    )
+    trainer_class = extension.trainer_class(trl.SFTTrainer) if extension else trl.SFTTrainer
     trainer = trainer_class(
         model=model,
         args=args,
@@ -339,7 +257,7 @@ def train_sft(
         data_collator=(
             ToolChatCollator(processor, tool_methods(), max_positions(model.config))
             if chats
-            else TurnCollator(processor, evidence)
+            else TurnCollator(processor, extension)
         ),
         peft_config=_lora(cfg),
     )
@@ -367,12 +285,9 @@ def train_sft(
         "losses": losses,
         "grad_norms": [e.get("grad_norm") for e in logged],  # before clipping
     }
-    if cfg.binding:
-        history = trainer.state.log_history
-        record["binding_rows"] = bound_rows
-        record["binding"] = [float(e["binding"]) for e in history if "binding" in e]
-        if not record["binding"]:  # rows found, but no target located in their tokens
-            warnings.warn("binding: no batch had a target (see sft.json)", stacklevel=2)
+    if extension is not None:
+        record["extension"] = extension.settings()
+        record.update(extension.record(trainer.state.log_history, dataset.to_list()))
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
         save_trained_rules(out, rules, end_note=end_note, question_first=question_first)

@@ -3,8 +3,8 @@
 A row is TRL's conversational prompt-completion format: ``prompt`` a list of messages whose
 content is a text or a list of parts (``{"type": "text", "text": ...}`` and image
 placeholders), ``completion`` the assistant's reply. The augmentations of
-:mod:`~policies.training.option_orders` and :mod:`~policies.training.recovery_turns` read
-the reply and edit the prompt's texts in place through these helpers.
+the laboratory's VideoScout-pixel recipe (``experiments/videoscout_pixel``) read the
+reply and edit the prompt's texts in place through these helpers.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def folder_revision(model_id: str) -> str | None:
     """A revision for a local checkpoint folder (a Hub snapshot has its commit hash).
 
     Without it the caches would key a folder's answers by its path alone, and a model
-    retrained into the same folder (``video-env train vlm`` writes the shipped one) would be
+    retrained into the same folder (the pixel VLM's training writes the shipped one) would be
     served its predecessor's answers. Small folders are identified by the bytes of their
     weight and config files; large ones (a 7B model) by each file's name, size and
     modification time — a rewritten file is a new revision either way. ``None`` for a

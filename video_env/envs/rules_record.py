@@ -3,8 +3,9 @@
 A model trained in the Pacing env learned its frames: how many a turn and at what size.
 ``videoscout.json`` in the model's folder records those :class:`PacingRules`
 (:meth:`PacingRules.to_dict`), so that whoever runs the model by its folder runs it under
-the same rules. The training commands write it, and so does ``video-env train vlm`` for
-the pixel VLM (its 16:9 frames, :func:`pixel_vlm_rules`). A model trained on VideoScout
+the same rules. The training commands write it, and so does the pixel VLM's training
+(``python -m experiments.pixel_models vlm``) for the pixel VLM (its 16:9 frames,
+:func:`pixel_vlm_rules`). A model trained on VideoScout
 turns also learned its prompt: the record keeps where that prompt placed the note that a
 window ends the video (``end_note``, :func:`trained_end_note`) and whether it put the
 question before the frames (``question_first``, :func:`trained_question_first`); the two

@@ -1,7 +1,7 @@
 """The pixel-real VLM and captioner: the trained tiny CLIP looking at decoded frames.
 
 Both look at every frame of a :class:`~video_env.backends.base.FrameBatch` (the env's
-frame count and size) through a grid of tiles (:func:`video_env.pixel.data.tiles`): the
+frame count and size) through a grid of tiles (:func:`experiments.pixel_models.data.tiles`): the
 whole frame, then 2 and 3 rows of tiles. A tile of a high-resolution frame shows a needle
 large; the same tile of a low-resolution frame is upsampled and blurry — so accuracy
 follows what was looked at and at what resolution, from pixels.
@@ -39,8 +39,8 @@ from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.store import CacheArg, resolve_cache
 from video_env.metrics.cost import Cost
 from video_env.pixel import WEIGHTS_DIR
-from video_env.pixel.data import TILE_GRIDS
 from video_env.pixel.features import TileFeatures
+from video_env.pixel.tiles import TILE_GRIDS
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES, Carrier
 from video_env.types import OPTION_LETTERS
 from video_env.video.base import VideoReader
@@ -156,7 +156,7 @@ class PixelScorer:
         grids: Tile grids each frame is looked at through.
         max_frames: At most this many frames of a batch are looked at (evenly chosen).
         temperature: Softmax temperature (default: the one fitted by
-            ``video-env train perception``, stored in ``pixel_real.json``).
+            ``python -m experiments.pixel_models perception``, stored in ``pixel_real.json``).
         prior_weight: How much of a text's mean similarity over all tiles looked at (its
             prior on these frames) is taken off its best tile's (default: the one fitted
             with the temperature, stored in ``pixel_real.json``; 0 when none is stored).

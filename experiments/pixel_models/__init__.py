@@ -1,0 +1,1 @@
+"""Training the pixel world's own models (tiny CLIP, pixel VLM), evaluations, probes."""

@@ -1,0 +1,1 @@
+"""Is the simulator faithful? Validation against pixel perceptions, and fidelity effects."""

@@ -1,0 +1,1 @@
+"""The VideoScout recipe on the pixel VLM: its teacher, SFT additions, studies and probes."""

@@ -1,0 +1,111 @@
+"""Fixtures and test doubles shared by the library's tests and the laboratory's.
+
+Each suite's ``conftest.py`` imports them (``tests/``, ``experiments/tests/``).
+"""
+
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from video_env.backends.llm.base import Completion, Message
+from video_env.metrics.cost import Cost
+from video_env.video import write_video
+from video_env.video.testing import coded_frames
+
+# Property tests check behaviour, not speed: on a shared 2-core machine one example can
+# take longer than Hypothesis's default 200 ms deadline (a flaky failure, seen in CI).
+settings.register_profile("video-env", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("video-env")
+
+CODED_FRAMES = 300
+CODED_FPS = 30.0
+
+
+@pytest.fixture(scope="session")
+def coded_video(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A 10 s, 30 fps H.264 video (B-frames, keyframe every 24) whose frames carry their index."""
+    path = tmp_path_factory.mktemp("videos") / "coded.mp4"
+    write_video(path, coded_frames(CODED_FRAMES), CODED_FPS, gop=24)
+    return str(path)
+
+
+@pytest.fixture
+def checker_warnings() -> Callable[..., list[str]]:
+    """``run(check, env, **kw)``: run an env checker, return the warnings it raised."""
+
+    def run(check: Callable[..., Any], env: Any, **kwargs: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check(env, **kwargs)
+        return [str(w.message) for w in caught]
+
+    return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_output_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Model-output caches of the test session live in pytest's temporary folders."""
+    if not os.environ.get("VIDEO_ENV_CACHE_DIR"):
+        os.environ["VIDEO_ENV_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
+
+
+@pytest.fixture(scope="session")
+def tiny_clip_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random open_clip model saved in open_clip's local-dir layout."""
+    pytest.importorskip("open_clip")
+    from video_env.backends.testing_clip import tiny_open_clip
+
+    return str(tiny_open_clip(tmp_path_factory.mktemp("models") / "tiny-clip"))
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random Qwen2.5-VL checkpoint (model + processor), built once per session."""
+    pytest.importorskip("transformers")
+    from video_env.backends.testing import tiny_qwen2_5_vl
+
+    return str(tiny_qwen2_5_vl(tmp_path_factory.mktemp("models") / "tiny-qwen2.5-vl"))
+
+
+class RuleLLM:
+    """An in-process LLM test double (shared by the policy tests).
+
+    Replies with ``rule(prompt)``; records prompts; counts usage like a real backend.
+    """
+
+    name = "rule-llm"
+
+    def __init__(self, rule: Callable[[str], str]) -> None:
+        self.rule = rule
+        self.prompts: list[str] = []
+        self.usage = Cost()
+
+    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        text = self.rule(prompt)
+        completion = Completion(text, "rule", len(prompt) // 4, max(1, len(text) // 4))
+        self.usage = self.usage + completion.cost()
+        return completion
+
+    def count(self, marker: str) -> int:
+        return sum(marker in p for p in self.prompts)
+
+
+def bench_records(folder: Path) -> list[dict[str, Any]]:
+    """A results folder's episode records without their machine-dependent fields, by job."""
+    from benchmarks.records import EpisodeLog
+
+    out = EpisodeLog(folder).load()
+    for r in out:
+        r.pop("wall_s")
+        r.pop("traceback")
+    return sorted(out, key=lambda r: r["job"])
