@@ -33,15 +33,19 @@ from typing import Any
 
 import numpy as np
 
-from policies import prompts
 from policies.base import Policy
+from policies.falconeye_prompts import (
+    decision_prompt,
+    final_prompt,
+    reasoning_prompt,
+    summary_prompt,
+)
 from policies.falconeye_steps import (
     SPLITS,
     Context,
     Decision,
     candidate_windows,
     children,
-    format_evaluations,
     video_key,
     window_key,
 )
@@ -50,7 +54,6 @@ from policies.observations import (
     Evaluation,
     clip_captions,
     evaluations,
-    format_captions,
     most_confident,
     parse_options,
     threshold_for,
@@ -282,17 +285,7 @@ class FalconEyePolicy(Policy):
     def _final(self, c: Context) -> AnswerAction:
         """The final decision once the budget is spent or the search ended."""
         if self.caller is not None and c.done:
-            reply = self.caller.ask(
-                prompts.render(
-                    "falconeye/final",
-                    duration=f"{c.duration:.0f}",
-                    summary=self.summary or "(none)",
-                    question=c.question,
-                    options_block=prompts.options_block(c.options),
-                    evaluations=format_evaluations(c.done, c.captions),
-                ),
-                ["final_answer"],
-            )
+            reply = self.caller.ask(final_prompt(c, self.summary), ["final_answer"])
             text = str((reply or {}).get("final_answer") or "").strip()
             if reply and text and text.lower() != "nan":
                 window = window_from(reply.get("window"), c.duration)
@@ -309,14 +302,7 @@ class FalconEyePolicy(Policy):
         assert self.caller is not None
         key = video_key(captions, duration)
         if key not in self.summaries:
-            reply = self.caller.ask(
-                prompts.render(
-                    "falconeye/summary",
-                    duration=f"{duration:.0f}",
-                    captions=format_captions(captions),
-                ),
-                ["summary"],
-            )
+            reply = self.caller.ask(summary_prompt(captions, duration), ["summary"])
             summary = str((reply or {}).get("summary") or "").strip()
             if not summary:  # a failed summary only weakens the reasoning; not cached
                 return ""
@@ -330,18 +316,8 @@ class FalconEyePolicy(Policy):
         explored or malformed (the offline reasoner then picks).
         """
         assert self.caller is not None
-        reply = self.caller.ask(
-            prompts.render(
-                "falconeye/reasoning",
-                duration=f"{c.duration:.0f}",
-                summary=self.summary or "(none)",
-                captions=format_captions(fresh),
-                question=c.question,
-                options_block=prompts.options_block(c.options),
-                n_candidates=self.n_candidates,
-            ),
-            ["candidates"],
-        )
+        prompt = reasoning_prompt(c, self.summary, fresh, self.n_candidates)
+        reply = self.caller.ask(prompt, ["candidates"])
         raw = reply.get("candidates") if reply else None
         if not isinstance(raw, list):
             return None
@@ -367,39 +343,9 @@ class FalconEyePolicy(Policy):
         """
         assert self.caller is not None
         seen = list(c.done) if self.decision_input == "all" or not shown else list(shown)
-        choices = []
-        if allow_answer:
-            choices.append(
-                '- "answer": a response answers the question completely and its confidence '
-                "and window support it; give final_answer and window."
-            )
-        choices.append(
-            '- "zoom": some windows are promising but not conclusive; list in "zoom" any '
-            "number of them, each will be split into shorter windows seen in more detail."
-        )
-        choices.append(
-            '- "reason": no window is worth exploring more deeply; new clips will be chosen '
-            "from the captions."
-        )
-        reply = self.caller.ask(
-            prompts.render(
-                "falconeye/decision",
-                duration=f"{c.duration:.0f}",
-                summary=self.summary or "(none)",
-                question=c.question,
-                options_block=prompts.options_block(c.options),
-                evaluations=format_evaluations(seen, c.captions),
-                zoomable=", ".join(
-                    f"[{e.window.start:.0f}, {e.window.end:.0f}]"
-                    for e in (zoomable or [e for e in seen if self._zoomable(e.window)])
-                )
-                or "none",
-                budget_left=c.budget,
-                threshold=c.threshold,
-                choices="\n".join(choices),
-            ),
-            ["decision"],
-        )
+        zoomable = zoomable or [e for e in seen if self._zoomable(e.window)]
+        prompt = decision_prompt(c, self.summary, seen, zoomable, allow_answer)
+        reply = self.caller.ask(prompt, ["decision"])
         if reply is None:
             return None
         return Decision.parse(reply, c.duration, allow_answer=allow_answer)

@@ -65,15 +65,22 @@ _REGISTRY: dict[str, PolicySpec] = {}
 _PARAMETERISED: dict[str, PolicySpec] = {}
 
 
+def _add(
+    table: dict[str, PolicySpec], key: str, spec: PolicySpec, overwrite: bool, what: str
+) -> None:
+    """``table[key] = spec``, refusing a taken key unless ``overwrite`` (``what``: its kind)."""
+    if key in table and not overwrite:
+        raise ConfigError(f"a {what} named {key!r} is already registered")
+    table[key] = spec
+
+
 def register(name: str, spec: PolicySpec, *, overwrite: bool = False) -> None:
     """Add a policy to the registry.
 
     Raises:
         ConfigError: If the name is taken and ``overwrite`` is false.
     """
-    if name in _REGISTRY and not overwrite:
-        raise ConfigError(f"a policy named {name!r} is already registered")
-    _REGISTRY[name] = spec
+    _add(_REGISTRY, name, spec, overwrite, "policy")
 
 
 def register_parameterised(prefix: str, spec: PolicySpec, *, overwrite: bool = False) -> None:
@@ -82,9 +89,7 @@ def register_parameterised(prefix: str, spec: PolicySpec, *, overwrite: bool = F
     Raises:
         ConfigError: If the prefix is taken and ``overwrite`` is false.
     """
-    if prefix in _PARAMETERISED and not overwrite:
-        raise ConfigError(f"a policy family named {prefix!r} is already registered")
-    _PARAMETERISED[prefix] = spec
+    _add(_PARAMETERISED, prefix, spec, overwrite, "policy family")
 
 
 def parameterised() -> list[str]:

@@ -17,17 +17,12 @@ A call that fails for good raises :class:`~video_env.backends.llm.LLMCallError` 
 
 from __future__ import annotations
 
-import base64
-import io
-import math
 import os
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-
-from PIL import Image
 
 from video_env.backends import vlm_prompts as prompts
 from video_env.backends.base import Answer, FrameBatch, ReplyGuide, VisionMessage
@@ -42,31 +37,19 @@ from video_env.backends.confidence import (
 from video_env.backends.llm.base import Completion, estimate_tokens
 from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM, choice_logprobs
 from video_env.backends.llm.pricing import PriceTable, price
+from video_env.backends.openai_wire import (
+    REGEX_FIELDS,
+    jpeg_data_url,
+    message_text,
+    regex_request,
+    token_count,
+    token_probs,
+)
 from video_env.backends.vlm_frames import message_parts
-from video_env.errors import BackendError, ConfigError
+from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 
-__all__ = ["OpenAIVLM", "jpeg_data_url"]
-
-
-#: The request fields a server reads a reply pattern from (``regex_field``).
-REGEX_FIELDS = frozenset({"structured_outputs", "guided_regex", "regex"})
-
-
-def regex_request(field: str, regex: str) -> dict[str, Any]:
-    """The request's extra body that asks the server to keep the reply to ``regex``."""
-    return (
-        {"structured_outputs": {"regex": regex}}
-        if field == "structured_outputs"
-        else {field: regex}
-    )
-
-
-def jpeg_data_url(frame: Any, quality: int = 90) -> str:
-    """A ``uint8[H, W, 3]`` frame as a ``data:image/jpeg;base64,...`` URL."""
-    buffer = io.BytesIO()
-    Image.fromarray(frame).save(buffer, format="JPEG", quality=quality)
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+__all__ = ["REGEX_FIELDS", "OpenAIVLM", "jpeg_data_url", "regex_request"]
 
 
 class OpenAIVLM:
@@ -204,13 +187,13 @@ class OpenAIVLM:
             logprobs=not verbal,
         )
         response, prompt_tokens, completion_tokens = self._call(params, [text])
-        reply = _message_text(response)
+        reply = message_text(response)
         tokens: tuple[TokenProb, ...] = ()
         stated = None
         if verbal:
             reply, stated = parse_verbal_confidence(reply)
         else:
-            tokens = self._tokens(response, reply)
+            tokens = token_probs(response, reply, self.name)
         conf = confidence(self.confidence_rule, tokens, option_letters(options), stated)
         visual = max(0, prompt_tokens - estimate_tokens(prompts.SYSTEM_PROMPT + text))
         self._add(Cost(vlm_calls=1, frames=len(frames), visual_tokens=visual), prompt_tokens,
@@ -240,7 +223,7 @@ class OpenAIVLM:
         visual = max(0, prompt_tokens - estimate_tokens(prompts.SYSTEM_PROMPT + text))
         cost = Cost(caption_calls=1, frames=len(frames), visual_tokens=visual)
         self._add(cost, prompt_tokens, completion_tokens)
-        return _message_text(response).strip()
+        return message_text(response).strip()
 
     # -- VisionChat --------------------------------------------------------------------
 
@@ -286,7 +269,7 @@ class OpenAIVLM:
                   completion_tokens)  # fmt: skip
         choice = response.choices[0]
         return Completion(
-            text=_message_text(response),
+            text=message_text(response),
             model=getattr(response, "model", None) or self.model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -354,57 +337,14 @@ class OpenAIVLM:
         # the LLM client's request path: its timeouts, retries, failure accounting
         response = self._llm.send(params)
         usage = getattr(response, "usage", None)
-        prompt = _count(getattr(usage, "prompt_tokens", None))
-        completion = _count(getattr(usage, "completion_tokens", None))
+        prompt = token_count(getattr(usage, "prompt_tokens", None))
+        completion = token_count(getattr(usage, "completion_tokens", None))
         if prompt is None:  # missing or malformed usage: a rough estimate of the text alone
             prompt = sum(estimate_tokens(t) for t in texts)
-            completion = estimate_tokens(_message_text(response))
+            completion = estimate_tokens(message_text(response))
         return response, prompt, completion or 0
-
-    def _tokens(self, response: Any, reply: str) -> tuple[TokenProb, ...]:
-        entries = _token_list(response)
-        if not entries and reply:
-            raise BackendError(
-                f"{self.name}: the server returned no logprobs, so the confidence cannot be "
-                "computed. Serve a model that returns them (vLLM and OpenAI chat models do "
-                "when asked), or choose confidence='verbal' to let the model state it"
-            )
-        tokens = []
-        try:
-            for entry in entries:
-                chosen = math.exp(min(float(entry.logprob), 0.0))
-                top = getattr(entry, "top_logprobs", None) or ()
-                alternatives = [min(float(a.logprob), 0.0) for a in top]
-                top1 = max([chosen, *(math.exp(lp) for lp in alternatives)])
-                if not all(math.isfinite(p) for p in (chosen, top1)):
-                    raise ValueError("not finite")
-                tokens.append(TokenProb(str(entry.token), top1, chosen))
-        except (AttributeError, TypeError, ValueError) as exc:  # e.g. "logprob": "very likely"
-            raise BackendError(
-                f"{self.name}: the server returned malformed logprobs ({exc}), so the "
-                "confidence cannot be computed"
-            ) from None
-        return tuple(tokens)
 
     def _add(self, cost: Cost, prompt_tokens: int, completion_tokens: int) -> None:
         money = price(self.model, prompt_tokens, completion_tokens, self.prices)
         with self._lock:
             self.usage = self.usage + cost + Cost(money_usd=money)
-
-
-def _count(value: Any) -> int | None:
-    """A token count from a server's ``usage``, or None when missing or malformed."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if value < 0 or value != int(value):
-        return None
-    return int(value)
-
-
-def _message_text(response: Any) -> str:
-    return str(getattr(response.choices[0].message, "content", None) or "")
-
-
-def _token_list(response: Any) -> list[Any]:
-    logprobs = getattr(response.choices[0], "logprobs", None)
-    return list(getattr(logprobs, "content", None) or [])

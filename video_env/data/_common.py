@@ -7,10 +7,12 @@ attempt`, the one place where a malformed record is either fatal (``strict=True`
 skipped and reported as a :class:`RecordIssue` (the default). Harmless defects (an empty
 option, two options with the same text) keep the record and are reported too
 (:meth:`RecordContext.flag`). Video paths taken from annotations go through
-:class:`~video_env.data._video_paths.VideoRoot`, which refuses any that leave the video
-root; MCQ answers through :func:`~video_env.data._answers.answer_letter`. The samples then go to
-:func:`video_env.data._report.finalize`, which applies the common filters and the
-missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
+:meth:`RecordContext.video` (a :class:`~video_env.data._video_paths.VideoRoot`), which
+refuses any that leave the video root; MCQ answers through
+:func:`~video_env.data._answers.answer_letter`. The samples then go to
+:func:`video_env.data._report.finalize` (through
+:meth:`~video_env.data._report.LoadOptions.finish`), which applies the common filters and
+the missing-video policy and returns a :class:`~video_env.data._report.SampleList`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from video_env.data._files import PathLike, UnreadableRecord
 from video_env.data._parsing import (
@@ -30,6 +32,9 @@ from video_env.data._parsing import (
 )
 from video_env.errors import DatasetError
 from video_env.types import Interval, SampleError, VideoQA
+
+if TYPE_CHECKING:
+    from video_env.data._video_paths import VideoRoot
 
 __all__ = ["PathLike", "letter_of", "parse_timestamp", "strip_option_letters"]
 
@@ -129,6 +134,7 @@ class RecordContext:
     Args:
         path: The annotation file.
         strict: Raise on the first malformed record instead of skipping it.
+        videos: The video root its records' video paths must stay in (see :meth:`video`).
 
     Attributes:
         clipped: Intervals clipped to the video duration.
@@ -138,6 +144,7 @@ class RecordContext:
 
     path: Path
     strict: bool = True
+    videos: VideoRoot | None = None
     clipped: int = 0
     skipped: list[RecordIssue] = field(default_factory=list)
     repaired: list[RecordIssue] = field(default_factory=list)
@@ -319,9 +326,59 @@ class RecordContext:
                 raise self.error(str(exc), index) from None
         return self.number(value, what, index)
 
+    def video(self, relative: Any, index: int) -> str:
+        """A record's video path, inside :attr:`videos` (see :meth:`VideoRoot.path`).
+
+        Raises:
+            DatasetError: If ``relative`` is not a path (a :class:`VideoPathError` if it
+                leaves the root).
+        """
+        if self.videos is None:
+            raise ValueError(f"{self.path}: parsed without a video root")
+        return self.videos.path(self, relative, index)
+
     def sample(self, index: int, **fields: Any) -> VideoQA:
         """Build a :class:`VideoQA`, turning its validation errors into :class:`DatasetError`."""
         try:
             return VideoQA(**fields)
         except SampleError as exc:
             raise self.error(str(exc), index) from None
+
+    def form_samples(
+        self,
+        index: int,
+        qid: str,
+        forms: Iterable[str],
+        letter: str,
+        options: tuple[str, ...],
+        open_answer: str,
+        meta: Callable[[str], dict[str, Any]],
+        **common: Any,
+    ) -> list[VideoQA]:
+        """One sample per form of a question asked both ways (FALCON-Bench, CG-Bench).
+
+        Args:
+            index: The record's index in the file.
+            qid: The question's id; the samples are ``<qid>-mcq`` and ``<qid>-open``.
+            forms: ``"mcq"`` and/or ``"open"`` (see :func:`~video_env.data._parsing.
+                parse_form`).
+            letter: The answer of the MCQ sample.
+            options: The options of the MCQ sample.
+            open_answer: The answer of the open sample.
+            meta: The ``meta`` of the sample of a form.
+            **common: The other fields, shared by both forms.
+        """
+        samples = []
+        for form in forms:
+            mcq = form == "mcq"
+            samples.append(
+                self.sample(
+                    index,
+                    id=f"{qid}-{form}",
+                    answer=letter if mcq else open_answer,
+                    options=options if mcq else None,
+                    meta=meta(form),
+                    **common,
+                )
+            )
+        return samples

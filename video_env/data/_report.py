@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, RecordIssue
+from video_env.data._video_paths import VideoRoot
 from video_env.errors import ConfigError, DatasetError
 from video_env.types import VideoQA
 
@@ -232,3 +233,66 @@ def finalize(
             result.skipped = len(absent) if missing == "skip" else 0
     result.extend(kept)
     return result
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """The arguments every loader takes, and the steps of a load they drive.
+
+    A loader builds one from its arguments, parses each file through a :meth:`context`
+    (whose :meth:`~RecordContext.video` keeps video paths inside :attr:`videos`), and hands
+    the samples to :meth:`finish`.
+
+    Attributes:
+        video_root: Folder of the videos, or ``None`` not to check them.
+        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
+        limit: Keep at most this many samples.
+        split: Keep samples of this split.
+        categories: Keep samples of these categories.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Accept absolute video paths from the annotations.
+    """
+
+    video_root: PathLike | None
+    missing: MissingPolicy
+    limit: int | None
+    split: str | None
+    categories: Collection[str] | None
+    strict: bool
+    allow_absolute: bool
+
+    @property
+    def videos(self) -> VideoRoot:
+        """The video root that keeps the annotations' video paths inside it."""
+        return VideoRoot(self.video_root, self.allow_absolute)
+
+    def filters(self) -> Filters:
+        """The split, category and limit filters.
+
+        Raises:
+            ConfigError: If one is invalid.
+        """
+        return Filters(self.limit, self.split, self.categories)
+
+    def context(self, path: Path) -> RecordContext:
+        """An annotation file's parsing context (with :attr:`videos`; strict if the load is)."""
+        return RecordContext(path, strict=self.strict, videos=self.videos)
+
+    def finish(
+        self,
+        dataset: str,
+        samples: list[VideoQA],
+        sources: Sequence[RecordContext],
+        splits: Collection[str] = (),
+    ) -> SampleList:
+        """:func:`finalize` the samples parsed from ``sources`` with these options."""
+        return finalize(
+            samples,
+            dataset=dataset,
+            sources=sources,
+            video_root=self.video_root,
+            missing=self.missing,
+            filters=self.filters(),
+            splits=splits,
+            strict=self.strict,
+        )

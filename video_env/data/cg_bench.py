@@ -10,8 +10,7 @@ from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import find_file, read_json, read_records
 from video_env.data._parsing import parse_form
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
 
@@ -43,7 +42,6 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    videos: VideoRoot,
     forms: tuple[str, ...],
     meta_info: Mapping[str, Any],
 ) -> list[VideoQA]:
@@ -58,7 +56,7 @@ def _parse(
     duration = _duration(ctx, record, meta_info, uid, index)
     domain = str(record.get("domain") or "")
     common: dict[str, Any] = {
-        "video": videos.path(ctx, f"{uid}.mp4", index),
+        "video": ctx.video(f"{uid}.mp4", index),
         "question": ctx.text(record, "question", index),
         "duration": duration,
         "gt_intervals": ctx.intervals(record.get("clue_intervals"), duration, index),
@@ -66,19 +64,12 @@ def _parse(
         "source": NAME,
     }
     text = str(record.get("answer") or options[ord(letter) - ord("A")]).strip()
-    samples = []
-    for form in forms:
+
+    def meta(form: str) -> dict[str, Any]:
         splits = [domain] if domain else []
-        meta = {"qid": qid, "video_uid": uid, "form": form, "domain": domain, "splits": splits}
-        if form == "mcq":
-            samples.append(
-                ctx.sample(
-                    index, id=f"{qid}-mcq", answer=letter, options=options, meta=meta, **common
-                )
-            )
-        else:
-            samples.append(ctx.sample(index, id=f"{qid}-open", answer=text, meta=meta, **common))
-    return samples
+        return {"qid": qid, "video_uid": uid, "form": form, "domain": domain, "splits": splits}
+
+    return ctx.form_samples(index, qid, forms, letter, options, text, meta, **common)
 
 
 def load_cg_bench(
@@ -117,33 +108,24 @@ def load_cg_bench(
         allow_absolute: Accept absolute video paths (CG-Bench builds its own paths).
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per question and form (``<qid>-mcq``, ``<qid>-open``), with a load
+        report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
     forms = parse_form(form)
     names = ("cgbench.json", "cg_bench.json", "cgbench_mini.json")
-    ctx = RecordContext(find_file(annotations, names, "CG-Bench annotation"), strict=strict)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(find_file(annotations, names, "CG-Bench annotation"))
     meta_path = Path(video_meta) if video_meta is not None else ctx.path.parent / META_FILE
     meta_info, meta_ctx = _video_meta(meta_path, strict)
     if video_meta is not None and meta_ctx is None:
         raise DatasetError(meta_path, "video meta file not found")
-    videos = VideoRoot(video_root, allow_absolute)
     samples = ctx.collect(
         read_records(ctx.path),
-        lambda i, r: _parse(ctx, r, i, videos, forms, meta_info),
+        lambda i, r: _parse(ctx, r, i, forms, meta_info),
         ("qid", "video_uid"),
     )
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=[ctx] if meta_ctx is None else [ctx, meta_ctx],
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        strict=strict,
-    )
+    return load.finish(NAME, samples, [ctx] if meta_ctx is None else [ctx, meta_ctx])

@@ -9,8 +9,7 @@ from typing import Any
 from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_json, read_records
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.types import VideoQA
 
 NAME = "egoschema"
@@ -47,7 +46,6 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    videos: VideoRoot,
     answers: Mapping[str, int],
 ) -> VideoQA:
     uid = ctx.text(record, "q_uid", index)
@@ -57,7 +55,7 @@ def _parse(
     return ctx.sample(
         index,
         id=uid,
-        video=videos.path(ctx, f"{uid}.mp4", index),
+        video=ctx.video(f"{uid}.mp4", index),
         question=ctx.text(record, "question", index),
         answer=None if answer is None else answer_letter(ctx, options, answer, index, "index"),
         options=options,
@@ -103,35 +101,26 @@ def load_egoschema(
         allow_absolute: Accept absolute video paths (EgoSchema builds its own paths).
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per question (``q_uid``; ``answer=None`` unless public), with a load
+        report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`), or ``answers`` does not exist.
+        DatasetError: On a malformed file or (with ``strict``) record, an unsafe video path,
+            or an ``answers`` file that does not exist.
         ConfigError: If an argument is invalid.
     """
     path = find_file(annotations, ("questions.json",), "EgoSchema questions")
-    ctx = RecordContext(path, strict=strict)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(path)
     answers_path = Path(answers) if answers is not None else ctx.path.parent / ANSWERS_FILE
     contexts = [ctx]
     known: dict[str, int] = {}
     if answers is not None or answers_path.is_file():
-        contexts.append(RecordContext(answers_path, strict=strict))
+        contexts.append(load.context(answers_path))
         known = _answers(contexts[-1])
-    videos = VideoRoot(video_root, allow_absolute)
     samples = ctx.collect(
         read_records(ctx.path),
-        lambda i, r: _parse(ctx, r, i, videos, known),
+        lambda i, r: _parse(ctx, r, i, known),
         id_keys=("q_uid",),
     )
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=contexts,
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        splits=SPLITS,
-        strict=strict,
-    )
+    return load.finish(NAME, samples, contexts, SPLITS)

@@ -9,8 +9,7 @@ from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
 from video_env.data._parsing import parse_form
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.types import Interval, VideoQA
 
 NAME = "falcon-bench"
@@ -47,7 +46,6 @@ def _parse(
     ctx: RecordContext,
     record: Mapping[str, Any],
     index: int,
-    videos: VideoRoot,
     forms: tuple[str, ...],
 ) -> list[VideoQA]:
     qid = ctx.text(record, "question_id", index)
@@ -59,32 +57,19 @@ def _parse(
     open_answer = str(gt_answer).strip() if gt_answer else options[ord(letter) - ord("A")]
     dataset = str(record.get("dataset") or "")
     common: dict[str, Any] = {
-        "video": videos.path(ctx, ctx.text(record, "path", index), index),
+        "video": ctx.video(ctx.text(record, "path", index), index),
         "question": ctx.text(record, "question", index),
         "duration": duration,
         "gt_intervals": _intervals(ctx, record.get("gt_time_interval"), duration, index),
         "category": str(record["category"]) if record.get("category") else None,
         "source": NAME,
     }
-    samples = []
-    for form in forms:
-        meta = {
-            "question_id": qid,
-            "form": form,
-            "dataset": dataset,
-            "splits": [dataset] if dataset else [],
-        }
-        if form == "mcq":
-            samples.append(
-                ctx.sample(
-                    index, id=f"{qid}-mcq", answer=letter, options=options, meta=meta, **common
-                )
-            )
-        else:
-            samples.append(
-                ctx.sample(index, id=f"{qid}-open", answer=open_answer, meta=meta, **common)
-            )
-    return samples
+
+    def meta(form: str) -> dict[str, Any]:
+        splits = [dataset] if dataset else []
+        return {"question_id": qid, "form": form, "dataset": dataset, "splits": splits}
+
+    return ctx.form_samples(index, qid, forms, letter, options, open_answer, meta, **common)
 
 
 def load_falcon_bench(
@@ -124,27 +109,18 @@ def load_falcon_bench(
         allow_absolute: Use absolute ``path`` fields as they are (else they are refused).
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per question and form (``<question_id>-mcq``, ``<question_id>-open``),
+        with a load report (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
     forms = parse_form(form)
     names = ("FALCON-Bench.json", "falcon_bench.json", "test.json", "falcon_bench.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "FALCON-Bench annotation"), strict=strict)
-    videos = VideoRoot(video_root, allow_absolute)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(find_file(annotations, names, "FALCON-Bench annotation"))
     samples = ctx.collect(
-        read_records(ctx.path), lambda i, r: _parse(ctx, r, i, videos, forms), ("question_id",)
+        read_records(ctx.path), lambda i, r: _parse(ctx, r, i, forms), ("question_id",)
     )
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=[ctx],
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        strict=strict,
-    )
+    return load.finish(NAME, samples, [ctx])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Collection, Iterable, Mapping
@@ -10,8 +11,7 @@ from typing import Any
 
 from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import read_records
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import SampleError, VideoQA
 
@@ -51,10 +51,10 @@ def save_jsonl(
     return out
 
 
-def _parse(ctx: RecordContext, videos: VideoRoot, index: int, record: Any) -> VideoQA:
+def _parse(ctx: RecordContext, index: int, record: Any) -> VideoQA:
     if not isinstance(record, Mapping):
         raise ctx.error(f"expected an object, got {type(record).__name__}", index)
-    fields = {**record, "video": videos.path(ctx, record.get("video"), index)}
+    fields = {**record, "video": ctx.video(record.get("video"), index)}
     if fields.get("options") is not None:
         fields["options"] = ctx.options(fields["options"], index, strip_letters=False)
     try:
@@ -97,24 +97,17 @@ def load_jsonl(
         allow_absolute: Use absolute video paths as they are.
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        The samples of the file, with a load report (see :class:`SampleList`).
 
     Raises:
         DatasetError: If the file is malformed, a record is (with ``strict``), or a video
             path leaves the root (:class:`~video_env.data.VideoPathError`).
         ConfigError: If an argument is invalid.
     """
-    ctx = RecordContext(Path(annotations), strict=strict)
-    root = Path(video_root) if video_root is not None else ctx.path.parent
-    videos = VideoRoot(root, allow_absolute)
+    path = Path(annotations)
+    root = Path(video_root) if video_root is not None else path.parent
+    load = LoadOptions(root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(path)
     records = read_records(ctx.path, keys=("data", "samples"))
-    samples = ctx.collect(records, lambda i, r: _parse(ctx, videos, i, r))
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=[ctx],
-        video_root=root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        strict=strict,
-    )
+    samples = ctx.collect(records, functools.partial(_parse, ctx))
+    return load.finish(NAME, samples, [ctx])

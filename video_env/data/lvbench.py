@@ -10,8 +10,7 @@ from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
 from video_env.data._parsing import parse_time_range
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
 NAME = "lvbench"
@@ -129,17 +128,16 @@ def load_lvbench(
         allow_absolute: Accept absolute video paths (LVBench builds its own paths).
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per question of each video line, with a load report (see
+        :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
     names = ("video_info.meta.jsonl", "lvbench.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "LVBench annotation"), strict=strict)
-    videos = VideoRoot(video_root, allow_absolute)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(find_file(annotations, names, "LVBench annotation"))
 
     def parse_video(index: int, record: Any) -> list[VideoQA]:
         key = ctx.text(record, "key", index)
@@ -149,7 +147,7 @@ def load_lvbench(
         video = {
             "key": key,
             "type": str(record.get("type") or ""),
-            "path": videos.path(ctx, f"{key}.mp4", index),
+            "path": ctx.video(f"{key}.mp4", index),
             "duration": ctx.duration(record.get("duration"), index),
         }
         samples: list[VideoQA] = []
@@ -158,12 +156,4 @@ def load_lvbench(
         return samples
 
     samples = ctx.collect(read_records(ctx.path), parse_video, ("key",))
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=[ctx],
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        strict=strict,
-    )
+    return load.finish(NAME, samples, [ctx])

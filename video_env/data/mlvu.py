@@ -11,8 +11,7 @@ from typing import Any
 from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext
 from video_env.data._files import read_records
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
 
@@ -32,16 +31,16 @@ def _task_files(annotations: PathLike | Sequence[PathLike]) -> list[Path]:
     return [Path(p) for p in annotations]
 
 
-def _video(ctx: RecordContext, videos: VideoRoot, index: int, name: str) -> str:
+def _video(ctx: RecordContext, index: int, name: str) -> str:
     """``<root>/<task>/<video>`` (the MLVU layout), else ``<root>/<video>`` if that exists."""
-    flat = videos.path(ctx, name, index)
-    nested = videos.path(ctx, os.path.join(ctx.path.stem, name), index)
-    if videos.root is None:
+    flat = ctx.video(name, index)
+    nested = ctx.video(os.path.join(ctx.path.stem, name), index)
+    if ctx.videos is None or ctx.videos.root is None:
         return nested
     return flat if not os.path.exists(nested) and os.path.exists(flat) else nested
 
 
-def _parse(ctx: RecordContext, videos: VideoRoot, index: int, record: Any) -> VideoQA:
+def _parse(ctx: RecordContext, index: int, record: Any) -> VideoQA:
     task = ctx.path.stem
     if not isinstance(record, Mapping):
         raise ctx.error(f"expected an object, got {type(record).__name__}", index)
@@ -58,7 +57,7 @@ def _parse(ctx: RecordContext, videos: VideoRoot, index: int, record: Any) -> Vi
     return ctx.sample(
         index,
         id=f"{task}-{index}",
-        video=_video(ctx, videos, index, ctx.text(record, "video", index)),
+        video=_video(ctx, index, ctx.text(record, "video", index)),
         question=ctx.text(record, "question", index),
         answer=answer_out,
         duration=ctx.duration(record.get("duration"), index),
@@ -106,26 +105,16 @@ def load_mlvu(
         allow_absolute: Use absolute ``video`` paths as they are.
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per record of each task file (``<task>-<index>``), with a load report
+        (see :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    contexts = [RecordContext(path, strict=strict) for path in _task_files(annotations)]
-    videos = VideoRoot(video_root, allow_absolute)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    contexts = [load.context(path) for path in _task_files(annotations)]
     samples: list[VideoQA] = []
     for ctx in contexts:
-        samples += ctx.collect(read_records(ctx.path), functools.partial(_parse, ctx, videos), _ID)
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=contexts,
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        splits=("dev", "mcq", "generation"),
-        strict=strict,
-    )
+        samples += ctx.collect(read_records(ctx.path), functools.partial(_parse, ctx), _ID)
+    return load.finish(NAME, samples, contexts, ("dev", "mcq", "generation"))

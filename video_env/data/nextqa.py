@@ -9,8 +9,7 @@ from typing import Any, Literal
 from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_csv, read_json
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import Interval, VideoQA
 
@@ -56,7 +55,6 @@ def _parse(
     ctx: RecordContext,
     row: Mapping[str, str],
     index: int,
-    videos: VideoRoot,
     video_map: Mapping[str, Any],
     grounding: Mapping[str, Any] | None,
 ) -> VideoQA:
@@ -88,7 +86,7 @@ def _parse(
     return ctx.sample(
         index,
         id=f"{video}_{qid}",
-        video=videos.path(ctx, f"{relative}.mp4", index),
+        video=ctx.video(f"{relative}.mp4", index),
         question=ctx.text(row, "question", index),
         answer=answer_letter(ctx, options, row.get("answer"), index, kind),
         duration=duration,
@@ -103,16 +101,13 @@ def _parse(
 def _load(
     dataset: str,
     annotations: PathLike,
-    video_root: PathLike | None,
     video_map: PathLike | None,
     grounding: PathLike | None,
-    missing: MissingPolicy,
-    filters: Filters,
-    strict: bool,
-    allow_absolute: bool,
+    load: LoadOptions,
 ) -> SampleList:
+    load.filters()  # invalid filters fail before any file is read
     csv_path = find_file(annotations, ("val.csv", "test.csv", "train.csv"), "CSV")
-    ctx = RecordContext(csv_path, strict=strict)
+    ctx = load.context(csv_path)
     rows = _read_csv(ctx)
     names, map_ctx = _mapping(_beside(ctx, video_map, MAP_FILE), "video id -> path")
     contexts = [ctx] + ([map_ctx] if map_ctx else [])
@@ -123,17 +118,8 @@ def _load(
             raise ctx.error(f"no grounding file gsub_{ctx.path.stem}.json beside it")
         located, _ = _mapping(path, "{video_id: {duration, fps, location}}")
         contexts.append(RecordContext(path))
-    videos = VideoRoot(video_root, allow_absolute)
-    samples = ctx.collect(rows, lambda i, r: _parse(ctx, r, i, videos, names, located), _sample_id)
-    return finalize(
-        samples,
-        dataset=dataset,
-        sources=contexts,
-        video_root=video_root,
-        missing=missing,
-        filters=filters,
-        strict=strict,
-    )
+    samples = ctx.collect(rows, lambda i, r: _parse(ctx, r, i, names, located), _sample_id)
+    return load.finish(dataset, samples, contexts)
 
 
 def load_nextqa(
@@ -170,18 +156,15 @@ def load_nextqa(
         allow_absolute: Use absolute paths of the video map as they are.
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per CSV row (``<video>_<qid>``), with a load report (see
+        :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
-            otherwise it is skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) row, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    filters = Filters(limit, split, categories)
-    return _load(
-        NEXTQA, annotations, video_root, video_map, None, missing, filters, strict, allow_absolute
-    )
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    return _load(NEXTQA, annotations, video_map, None, load)
 
 
 def load_nextgqa(
@@ -219,23 +202,12 @@ def load_nextgqa(
         allow_absolute: Use absolute paths of the video map as they are.
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per CSV row, with its evidence intervals, and a load report (see
+        :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a row (index from 0) is (with ``strict``;
-            otherwise it is skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) row, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    filters = Filters(limit, split, categories)
-    return _load(
-        NEXTGQA,
-        annotations,
-        video_root,
-        video_map,
-        grounding,
-        missing,
-        filters,
-        strict,
-        allow_absolute,
-    )
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    return _load(NEXTGQA, annotations, video_map, grounding, load)

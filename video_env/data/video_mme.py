@@ -8,8 +8,7 @@ from typing import Any
 from video_env.data._answers import answer_letter
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
-from video_env.data._report import Filters, SampleList, finalize
-from video_env.data._video_paths import VideoRoot
+from video_env.data._report import LoadOptions, SampleList
 from video_env.types import VideoQA
 
 NAME = "video-mme"
@@ -18,7 +17,7 @@ DURATIONS = ("short", "medium", "long")
 _ID_KEYS = ("question_id", "video_id")
 
 
-def _parse_record(ctx: RecordContext, record: Any, index: int, videos: VideoRoot) -> list[VideoQA]:
+def _parse_record(ctx: RecordContext, record: Any, index: int) -> list[VideoQA]:
     """The samples of one record: a flat question row, or a video with its questions.
 
     A malformed question of a video skips that question only.
@@ -27,15 +26,13 @@ def _parse_record(ctx: RecordContext, record: Any, index: int, videos: VideoRoot
         raise ctx.error(f"expected an object, got {type(record).__name__}", index)
     questions = record.get("questions")
     if questions is None:
-        return [_parse(ctx, record, index, videos)]
+        return [_parse(ctx, record, index)]
     if not isinstance(questions, Sequence) or isinstance(questions, str):
         raise ctx.error(f"'questions' must be a list, got {brief(questions)}", index)
     video = {k: v for k, v in record.items() if k != "questions"}
     samples: list[VideoQA] = []
     for question in questions:
-        samples += ctx.attempt(
-            index, question, lambda i, q: _parse(ctx, q, i, videos, video), _ID_KEYS
-        )
+        samples += ctx.attempt(index, question, lambda i, q: _parse(ctx, q, i, video), _ID_KEYS)
     return samples
 
 
@@ -43,7 +40,6 @@ def _parse(
     ctx: RecordContext,
     row: Any,
     index: int,
-    videos: VideoRoot,
     video: Mapping[str, Any] | None = None,
 ) -> VideoQA:
     """One question row (merged into the fields of its ``video`` when nested)."""
@@ -57,7 +53,7 @@ def _parse(
     return ctx.sample(
         index,
         id=ctx.text(row, "question_id", index),
-        video=videos.path(ctx, f"{file_id}.mp4", index),
+        video=ctx.video(f"{file_id}.mp4", index),
         question=ctx.text(row, "question", index),
         answer=answer_letter(ctx, options, ctx.field(row, "answer", index), index),
         options=options,
@@ -107,26 +103,16 @@ def load_video_mme(
         allow_absolute: Accept absolute video paths (Video-MME builds its own paths).
 
     Returns:
-        The samples, with a load report (see :class:`SampleList`).
+        One sample per question (``question_id``), with a load report (see
+        :class:`SampleList`).
 
     Raises:
-        DatasetError: If a file is malformed, a record is (with ``strict``; otherwise it is
-            skipped and reported), or a video path leaves the video root
-            (:class:`~video_env.data.VideoPathError`).
+        DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
     names = ("videomme.json", "video_mme.json", "test.json", "video_mme.jsonl")
-    ctx = RecordContext(find_file(annotations, names, "Video-MME annotation"), strict=strict)
-    videos = VideoRoot(video_root, allow_absolute)
+    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    ctx = load.context(find_file(annotations, names, "Video-MME annotation"))
     records = read_records(ctx.path)
-    samples = ctx.collect(records, lambda i, r: _parse_record(ctx, r, i, videos), _ID_KEYS)
-    return finalize(
-        samples,
-        dataset=NAME,
-        sources=[ctx],
-        video_root=video_root,
-        missing=missing,
-        filters=Filters(limit, split, categories),
-        splits=DURATIONS,
-        strict=strict,
-    )
+    samples = ctx.collect(records, lambda i, r: _parse_record(ctx, r, i), _ID_KEYS)
+    return load.finish(NAME, samples, [ctx], DURATIONS)

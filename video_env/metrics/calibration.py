@@ -159,10 +159,7 @@ def _gaps(bins: list[Bin]) -> list[float]:
 def ace(confidences: npt.ArrayLike, correct: npt.ArrayLike, n_bins: int = 10) -> float:
     """Average calibration error: mean over non-empty bins of ``|conf − acc|``.
 
-    Args:
-        confidences: Confidence of each prediction, in ``[0, 1]``.
-        correct: Whether each prediction is correct.
-        n_bins: Number of equal-width bins.
+    Takes the arguments of :func:`reliability_bins` (and raises its errors).
 
     Returns:
         ACE in ``[0, 1]``.
@@ -174,10 +171,7 @@ def ace(confidences: npt.ArrayLike, correct: npt.ArrayLike, n_bins: int = 10) ->
 def mce(confidences: npt.ArrayLike, correct: npt.ArrayLike, n_bins: int = 10) -> float:
     """Maximum calibration error: max over non-empty bins of ``|conf − acc|``.
 
-    Args:
-        confidences: Confidence of each prediction, in ``[0, 1]``.
-        correct: Whether each prediction is correct.
-        n_bins: Number of equal-width bins.
+    Takes the arguments of :func:`reliability_bins` (and raises its errors).
 
     Returns:
         MCE in ``[0, 1]``.
@@ -188,10 +182,7 @@ def mce(confidences: npt.ArrayLike, correct: npt.ArrayLike, n_bins: int = 10) ->
 def ece(confidences: npt.ArrayLike, correct: npt.ArrayLike, n_bins: int = 10) -> float:
     """Expected calibration error: ``Σ_k (n_k / N) · |conf_k − acc_k|``.
 
-    Args:
-        confidences: Confidence of each prediction, in ``[0, 1]``.
-        correct: Whether each prediction is correct.
-        n_bins: Number of equal-width bins.
+    Takes the arguments of :func:`reliability_bins` (and raises its errors).
 
     Returns:
         ECE in ``[0, 1]``.

@@ -18,7 +18,7 @@ Both compare the ground-truth evidence ``GT`` with one predicted window ``P``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from video_env.errors import ConfigError
 from video_env.types import Interval, merge_intervals
@@ -34,26 +34,36 @@ def union_length(intervals: Sequence[IntervalLike]) -> float:
     return sum(iv.length for iv in merge_intervals(Interval.of(iv) for iv in intervals))
 
 
-def _prepare(
-    gt: Sequence[IntervalLike], pred: IntervalLike | None
-) -> tuple[list[Interval], Interval | None]:
+class _Overlap(NamedTuple):
+    """How a prediction ``P`` meets the ground truth ``GT`` (lengths in seconds)."""
+
+    gt: float  # |GT|
+    inter: float  # |GT ∩ P|
+    union: float  # |GT ∪ P|
+    hit: bool  # whether P hits GT (see the module docstring)
+
+
+def _measure(gt: Sequence[IntervalLike], pred: IntervalLike | None) -> _Overlap | None:
+    """How ``pred`` meets ``gt``; ``None`` when there is no prediction.
+
+    Raises:
+        ConfigError: If ``gt`` is empty or not a sequence of intervals.
+    """
     if isinstance(gt, (Interval, str, bytes)):
         raise ConfigError(f"gt must be a sequence of intervals, got {gt!r}")
     merged = merge_intervals(Interval.of(iv) for iv in gt)
     if not merged:
         raise ConfigError("no ground-truth intervals: localisation is undefined for this sample")
-    return merged, None if pred is None else Interval.of(pred)
-
-
-def _overlap(gt: list[Interval], pred: Interval) -> tuple[float, float, bool]:
-    """Return ``|GT ∩ P|``, ``|GT ∪ P|`` and whether ``P`` hits ``GT``."""
-    parts = [iv.intersection(pred) for iv in gt]
+    if pred is None:
+        return None
+    window = Interval.of(pred)
+    parts = [iv.intersection(window) for iv in merged]
     inter = sum(p.length for p in parts if p is not None)
-    union = sum(iv.length for iv in merge_intervals([*gt, pred]))
-    gt_length = sum(iv.length for iv in gt)
-    degenerate = pred.length == 0 or gt_length == 0
+    union = sum(iv.length for iv in merge_intervals([*merged, window]))
+    gt_length = sum(iv.length for iv in merged)
+    degenerate = window.length == 0 or gt_length == 0
     hit = inter > 0 or (degenerate and any(p is not None for p in parts))
-    return inter, union, hit
+    return _Overlap(gt_length, inter, union, hit)
 
 
 def gtou(gt: Sequence[IntervalLike], pred: IntervalLike | None) -> float:
@@ -73,34 +83,25 @@ def gtou(gt: Sequence[IntervalLike], pred: IntervalLike | None) -> float:
     Raises:
         ConfigError: If ``gt`` is empty or not a sequence of intervals.
     """
-    merged, window = _prepare(gt, pred)
-    if window is None:
+    overlap = _measure(gt, pred)
+    if overlap is None or not overlap.hit:
         return 0.0
-    _, union, hit = _overlap(merged, window)
-    if not hit:
-        return 0.0
-    if union == 0:
+    if overlap.union == 0:
         return 1.0
-    return min(sum(iv.length for iv in merged) / union, 1.0)
+    return min(overlap.gt / overlap.union, 1.0)
 
 
 def iou(gt: Sequence[IntervalLike], pred: IntervalLike | None) -> float:
     """Intersection over Union: ``|GT ∩ P| / |GT ∪ P|``.
 
-    Args:
-        gt: Ground-truth intervals (``Interval`` or ``(start, end)`` pairs), at least one.
-        pred: The predicted window, or ``None`` when the agent gave none.
+    Takes the arguments of :func:`gtou` (and raises its errors).
 
     Returns:
         The score in ``[0, 1]``; 1 for two equal zero-length sets (see the module docstring).
-
-    Raises:
-        ConfigError: If ``gt`` is empty or not a sequence of intervals.
     """
-    merged, window = _prepare(gt, pred)
-    if window is None:
+    overlap = _measure(gt, pred)
+    if overlap is None:
         return 0.0
-    inter, union, hit = _overlap(merged, window)
-    if union == 0:
-        return 1.0 if hit else 0.0
-    return min(inter / union, 1.0)
+    if overlap.union == 0:
+        return 1.0 if overlap.hit else 0.0
+    return min(overlap.inter / overlap.union, 1.0)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -287,8 +288,8 @@ def _statements(carrier: Carrier | None, facts: Sequence[str]) -> list[str]:
     return [carrier.template.format(fact=f) for f in facts]
 
 
-class PixelRealVLM:
-    """Answers by CLIP option scoring over tiles of the frames (see the module docstring).
+class _PixelRealRole:
+    """What the VLM and the captioner share: a scorer, a name, a usage meter, a config.
 
     Args:
         scorer: The shared scorer (default: the shipped weights).
@@ -296,29 +297,53 @@ class PixelRealVLM:
 
     simulated = False
     pixel_real = True
+    #: The role's name (``pixel-real:<role>``).
+    role: ClassVar[str]
+    #: What the role adds to the scorer's config: how it turns scores into outputs.
+    role_config: ClassVar[Mapping[str, object]]
 
     def __init__(self, scorer: PixelScorer | None = None) -> None:
         self.scorer = scorer or PixelScorer()
-        self.name = "pixel-real:vlm"
+        self.name = f"pixel-real:{self.role}"
         self.usage = Cost()
 
     @property
     def config(self) -> dict[str, object]:
-        """What changes the answers."""
-        return {
-            **self.scorer.config,
-            "role": "vlm",
-            "rule": "option statements, best tile less prior",
-        }
+        """What changes the outputs: the scorer's settings and the role's rule."""
+        return {**self.scorer.config, "role": self.role, **self.role_config}
+
+    def _look(
+        self,
+        frames: FrameBatch,
+        cost: Cost,
+        grids: tuple[int, ...] | None = None,
+        max_frames: int | None = None,
+    ) -> tuple[npt.NDArray[np.float32], int]:
+        """The tile features of ``frames`` and their visual tokens, counted with ``cost``."""
+        features = self.scorer.tile_features(frames, grids, max_frames)
+        tokens = len(features) * self.scorer.tokens_per_tile
+        self.usage = self.usage + cost + Cost(frames=len(frames), visual_tokens=tokens)
+        return features, tokens
+
+
+class PixelRealVLM(_PixelRealRole):
+    """Answers by CLIP option scoring over tiles of the frames (see the module docstring).
+
+    Args:
+        scorer: The shared scorer (default: the shipped weights).
+    """
+
+    role = "vlm"
+    role_config: ClassVar[Mapping[str, object]] = {
+        "rule": "option statements, best tile less prior"
+    }
 
     def answer(
         self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
     ) -> Answer:
         """Answer ``question`` from the pixels of ``frames``; MCQ answers are letters."""
         carrier = carrier_for(question)
-        features = self.scorer.tile_features(frames)
-        tokens = len(features) * self.scorer.tokens_per_tile
-        self.usage = self.usage + Cost(vlm_calls=1, frames=len(frames), visual_tokens=tokens)
+        features, tokens = self._look(frames, Cost(vlm_calls=1))
         if options:
             candidates = list(options)
         elif carrier is not None:
@@ -332,31 +357,19 @@ class PixelRealVLM:
         return Answer(text, confidence, (confidence,), tokens)
 
 
-class PixelRealCaptioner:
+class PixelRealCaptioner(_PixelRealRole):
     """Captions what the CLIP detects in the frames (see the module docstring).
 
     Args:
         scorer: The shared scorer (default: the shipped weights).
     """
 
-    simulated = False
-    pixel_real = True
-
-    def __init__(self, scorer: PixelScorer | None = None) -> None:
-        self.scorer = scorer or PixelScorer()
-        self.name = "pixel-real:captioner"
-        self.usage = Cost()
-
-    @property
-    def config(self) -> dict[str, object]:
-        """What changes the captions."""
-        return {
-            **self.scorer.config,
-            "role": "captioner",
-            "rule": "scene + detected carriers",
-            "grids": list(CAPTION_GRIDS),
-            "max_frames": CAPTION_MAX_FRAMES,
-        }
+    role = "captioner"
+    role_config: ClassVar[Mapping[str, object]] = {
+        "rule": "scene + detected carriers",
+        "grids": list(CAPTION_GRIDS),
+        "max_frames": CAPTION_MAX_FRAMES,
+    }
 
     def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
         """The best-matching scene and each detected carrier with its best fact.
@@ -364,9 +377,7 @@ class PixelRealCaptioner:
         Both styles give the same text (the tiny model names what it detects; it has no
         longer description to give), cut to ``max_tokens`` words.
         """
-        features = self.scorer.tile_features(frames, CAPTION_GRIDS, CAPTION_MAX_FRAMES)
-        tokens = len(features) * self.scorer.tokens_per_tile
-        self.usage = self.usage + Cost(caption_calls=1, frames=len(frames), visual_tokens=tokens)
+        features, _ = self._look(frames, Cost(caption_calls=1), CAPTION_GRIDS, CAPTION_MAX_FRAMES)
         scenes = [s.description for s in SCENE_STYLES]
         presences = [c.presence for c in CARRIERS]
         text_features = self.scorer.clip.text_features(scenes + presences)

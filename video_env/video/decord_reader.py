@@ -12,7 +12,6 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray, Size
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
-from video_env.video.probe import check_file
 
 
 class DecordReader(IndexedVideoReader):
@@ -34,7 +33,6 @@ class DecordReader(IndexedVideoReader):
         self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES, num_threads: int = 0
     ) -> None:
         super().__init__(path, cache_bytes)
-        check_file(path)
         decord = require("decord", "core", "the decord video decoder")
         # decord's own DECORDError is a plain Exception: truncated files, audio-only files
         # and corrupt data raise it from open, get_frame_timestamp and get_batch alike

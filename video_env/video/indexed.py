@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from video_env.video.base import FrameArray, Size, Times, as_times
 from video_env.video.cache import DEFAULT_CACHE_BYTES, FrameCache
+from video_env.video.probe import check_file
 from video_env.video.resize import as_resize, resize_frames
 
 
@@ -36,6 +37,9 @@ class IndexedVideoReader(abc.ABC):
     Args:
         path: The video file.
         cache_bytes: Byte budget of the frame cache (``0`` disables it).
+
+    Raises:
+        VideoDecodeError: If the file is missing, not a file, or empty.
     """
 
     decoder: str = ""
@@ -48,6 +52,7 @@ class IndexedVideoReader(abc.ABC):
         self._fps = 0.0
         self._size = Size(0, 0)
         self._closed = False
+        check_file(path)
 
     @property
     def name(self) -> str:

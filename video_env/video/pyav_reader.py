@@ -14,7 +14,6 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray, Size
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
-from video_env.video.probe import check_file
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,6 @@ class PyAVReader(IndexedVideoReader):
 
     def __init__(self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         super().__init__(path, cache_bytes)
-        check_file(path)
         self._av = require("av", "core", "the PyAV video decoder")
         self._container: Any = None
         self._frames_iter: Iterator[Any] | None = None

@@ -22,7 +22,6 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
-from video_env.video.probe import check_file
 from video_env.video.pyav_reader import demux_index
 
 __all__ = ["TorchCodecReader", "torchcodec_available"]
@@ -64,7 +63,6 @@ class TorchCodecReader(IndexedVideoReader):
         self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES, num_threads: int = 0
     ) -> None:
         super().__init__(path, cache_bytes)
-        check_file(path)
         if not torchcodec_available():
             require("torchcodec.decoders", "torchcodec", "the TorchCodec video decoder")
             raise VideoDecodeError(path, "TorchCodec cannot load the FFmpeg libraries")

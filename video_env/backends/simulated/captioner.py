@@ -19,7 +19,7 @@ import numpy as np
 
 from video_env._seeding import stable_seed
 from video_env.backends.base import FrameBatch
-from video_env.backends.simulated.model import SensorSettings, world_of
+from video_env.backends.simulated.model import SeededRole, SensorSettings, world_of
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.video.sampling import qwen_visual_tokens
@@ -57,7 +57,7 @@ class SimCaptionerSettings:
             raise ConfigError("max_words and detailed_max_words must be >= 1")
 
 
-class SimulatedCaptioner:
+class SimulatedCaptioner(SeededRole):
     """A simulated captioner (see the module docstring). Labelled ``simulated``.
 
     Args:
@@ -65,14 +65,9 @@ class SimulatedCaptioner:
         seed: Seed of the caption draws.
     """
 
-    simulated = True
-
     def __init__(self, settings: SimCaptionerSettings | None = None, seed: int = 0) -> None:
+        super().__init__("captioner", seed)
         self.settings = settings or SimCaptionerSettings()
-        self.seed = seed
-        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
-        self.name = f"simulated-captioner(seed={seed})"
-        self.usage = Cost()
 
     def caption(self, frames: FrameBatch, max_tokens: int = 64, style: str = "light") -> str:
         """A caption of ``frames`` in ``style`` (at most its word limit and ``max_tokens``).

@@ -20,6 +20,7 @@ import numpy as np
 
 from video_env.backends.base import FrameBatch
 from video_env.errors import BackendError, ConfigError
+from video_env.metrics.cost import Cost
 from video_env.synth.vocab import Category
 from video_env.synth.world import Needle, SynthVideo
 from video_env.video.base import Size
@@ -74,6 +75,23 @@ class SensorSettings:
         q = self.per_frame_detection[needle.category] * self.legibility(needle, frames.size, native)
         p = self.ceiling * (1.0 - (1.0 - q) ** k) * (k / n) ** self.dilution
         return p, k
+
+
+class SeededRole:
+    """What the simulated VLM and captioner share: their seeds, name and usage.
+
+    Args:
+        role: The role named in ``name`` (``simulated-<role>(seed=<seed>)``).
+        seed: Seed of the role's draws.
+    """
+
+    simulated = True
+
+    def __init__(self, role: str, seed: int) -> None:
+        self.seed = seed
+        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
+        self.name = f"simulated-{role}(seed={seed})"
+        self.usage = Cost()
 
 
 def evidence_frames(needle: Needle, times: np.ndarray) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 
 from video_env._seeding import stable_seed
 from video_env.backends.base import Answer, FrameBatch
-from video_env.backends.simulated.model import SensorSettings, world_of
+from video_env.backends.simulated.model import SeededRole, SensorSettings, world_of
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.types import OPTION_LETTERS
@@ -80,7 +80,7 @@ def calibrated_draw(
     return confidence, bool(rng.random() < p_correct)
 
 
-class SimulatedVLM:
+class SimulatedVLM(SeededRole):
     """A simulated VLM (see the module docstring). Labelled ``simulated`` everywhere.
 
     Args:
@@ -88,14 +88,9 @@ class SimulatedVLM:
         seed: A different seed gives a different but equally distributed model.
     """
 
-    simulated = True
-
     def __init__(self, settings: SimVLMSettings | None = None, seed: int = 0) -> None:
+        super().__init__("vlm", seed)
         self.settings = settings or SimVLMSettings()
-        self.seed = seed
-        self.episode_seed = 0  # set by the env at each reset: replicas draw independently
-        self.name = f"simulated-vlm(seed={seed})"
-        self.usage = Cost()
 
     def answer(
         self, frames: FrameBatch, question: str, options: Sequence[str] | None = None
