@@ -76,7 +76,7 @@ def rules_suffix(record: dict[str, Any]) -> str:
 
     Any difference in the rules (frames, sizes, chunk table, memory budget, reward
     weights) gives them another name (``pacing_rules``, from
-    :func:`video_env.envs.rules_record.rules_name`), so a run that mixes a checkpoint
+    :func:`video_env.envs.pacing_rules.rules_name`), so a run that mixes a checkpoint
     trained on the pixel VLM's 16:9 frames with a hub model on the paper's never averages
     or ranks them as one setting. Records without the field (written before it existed,
     or of other envs) get no suffix.

@@ -11,28 +11,19 @@ import argparse
 import os
 
 from policies.learned_pacing import ALGOS
+from policies.pacing_training import TrainConfig
+from video_env.cli.flags import Flags
 from video_env.errors import ConfigError
 
 DEFAULT_OUT = os.path.join("runs", "pacing")
+#: ``train pacing``'s flags (``--sensors`` and ``--quiet`` are added by hand).
+PACING_FLAGS = Flags(TrainConfig(), skip=("sensors", "progress_bar"), choices={"algo": ALGOS})
 
 
 def _train_pacing(args: argparse.Namespace) -> int:
-    from policies.pacing_training import TrainConfig, train
+    from policies.pacing_training import train
 
-    config = TrainConfig(
-        algo=args.algo,
-        suite=args.suite,
-        steps=args.steps,
-        seed=args.seed,
-        train_videos=args.train_videos,
-        n_envs=args.n_envs,
-        subprocess=args.subprocess,
-        sensors=tuple(args.sensors),
-        eval_every=args.eval_every,
-        eval_videos=args.eval_videos,
-        checkpoint_every=args.checkpoint_every,
-        progress_bar=not args.quiet,
-    )
+    config = PACING_FLAGS.build(args, sensors=tuple(args.sensors), progress_bar=not args.quiet)
     out = args.out or os.path.join(DEFAULT_OUT, f"{args.algo}-{args.suite}-seed{args.seed}")
     result = train(config, out, tensorboard=not args.no_tensorboard)
     print(
@@ -59,17 +50,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--suite SUITE`. Writes policy.zip/policy.json (run it in `video-env bench` as "
         "pacing-ALGO:OUT), best/, checkpoints/, evaluations.jsonl and TensorBoard logs (tb/).",
     )
-    pacing.add_argument("--algo", choices=list(ALGOS), default="maskable-ppo")
-    pacing.add_argument("--suite", default="synth-quick", help="test suite (default)")
-    pacing.add_argument("--steps", type=int, default=100_000, help="environment steps")
-    pacing.add_argument("--seed", type=int, default=0)
-    pacing.add_argument("--train-videos", type=int, help="training videos (default: 4x suite's)")
-    pacing.add_argument("--n-envs", type=int, default=4, help="vectorised envs")
-    pacing.add_argument("--subprocess", action="store_true", help="envs in subprocesses")
-    pacing.add_argument("--sensors", nargs="+", default=["vlm"], choices=["vlm", "clip"])
-    pacing.add_argument("--eval-every", type=int, default=20_000, help="steps (0: never)")
-    pacing.add_argument("--eval-videos", type=int, help="validation videos (default: suite's)")
-    pacing.add_argument("--checkpoint-every", type=int, default=50_000, help="steps (0: never)")
+    PACING_FLAGS.add(pacing)
+    pacing.add_argument("--sensors", nargs="+", default=list(TrainConfig().sensors),
+                        choices=["vlm", "clip"], help="the sensors the policy reads")  # fmt: skip
     pacing.add_argument("--out", help=f"output folder (default: {DEFAULT_OUT}/ALGO-SUITE-seedN)")
     pacing.add_argument("--no-tensorboard", action="store_true")
     pacing.add_argument("--quiet", action="store_true", help="no progress bar")

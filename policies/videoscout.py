@@ -17,32 +17,22 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from policies import prompts
 from policies.base import Policy
 from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
-from policies.observations import option_letters, parse_options
-from policies.observed_frames import observed_batch
-from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
-from video_env._optional import require
-from video_env.actions.pacing import PacingActionSet
-from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage, takes_guide
-from video_env.envs.pacing_rules import PacingRules, SpeedSpec
-from video_env.envs.rules_record import (
-    check_end_note,
+from policies.think_act_pattern import DEFAULT_MAX_CHARS
+from policies.videoscout_prompt import END_NOTE, PromptLayout, VideoScoutPrompt, legal_kinds
+from policies.videoscout_record import (
     trained_layout,
     trained_rules,
 )
+from video_env._optional import require
+from video_env.actions.pacing import PacingActionSet
+from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage, takes_guide
+from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
-from video_env.wrappers.text_actions import parse_text_action
 
-_SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
-
-
-#: Said on the turn that shows the last chunk (``end_note``): the env then takes
-#: ``answer`` only, and a small model reads a sentence more surely than it compares
-#: "chunk 10" with "10 chunks".
-END_NOTE = "This window ends the video: only answer is left."
+__all__ = ["END_NOTE", "SHIPPED", "VideoScoutPolicy", "legal_kinds", "make_videoscout"]
 
 
 class VideoScoutPolicy(Policy):
@@ -57,7 +47,7 @@ class VideoScoutPolicy(Policy):
         name: Name in result tables (default ``videoscout[<model>]``).
         end_note: Where to say, on the turn that shows the last chunk, that only ``answer``
             is left (:data:`END_NOTE`, one of
-            :data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the system prompt says
+            :data:`~policies.videoscout_prompt.END_NOTE_PLACES`; the system prompt says
             so once). Our addition to the paper's prompt (``docs/fidelity.md``):
             ``off`` gives the plain one.
         guided: Legal-action decoding: after ``</memory>`` the reply can only go on with
@@ -107,7 +97,6 @@ class VideoScoutPolicy(Policy):
         super().__init__()
         if not isinstance(vlm, VisionChat):
             raise ConfigError(f"videoscout needs a VisionChat model, got {type(vlm).__name__}")
-        check_end_note(end_note)
         if format_chars < 1:
             raise ConfigError(f"format_chars must be at least 1, got {format_chars}")
         if guided and not takes_guide(vlm, patterns=False):
@@ -122,24 +111,19 @@ class VideoScoutPolicy(Policy):
                 f"does not"
             )
         self.vlm = vlm
-        self.rules = rules or PacingRules()
-        self.strict = strict
+        self.prompt = VideoScoutPrompt(rules, PromptLayout(end_note, question_first), strict=strict)
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
-        self.end_note = end_note
         self.guided = guided
-        self.question_first = question_first
         self.format_guided = format_guided
         self.format_chars = format_chars
         suffix = ("+question-first" if question_first else "") + (
             "+format-guided" if format_guided else "+guided" if guided else ""
         )
         self.name = (name or f"videoscout[{vlm.name}]") + suffix
-        self.action_set = PacingActionSet()
-        settings: dict[str, Any] = {"pixel_observations": True, "sensors": ()}
-        if rules is not None:
-            settings["rules"] = rules
-        self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType({"pacing": settings})
+        self.env_kwargs: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+            {"pacing": self.prompt.env_kwargs}
+        )
         self.last_messages: list[VisionMessage] = []
         self.last_reply = ""
 
@@ -148,121 +132,44 @@ class VideoScoutPolicy(Policy):
         """The model: it reads the frames itself (the env runs without sensors)."""
         return (self.vlm,)
 
-    def system_prompt(self) -> str:
-        """The system prompt: actions, pacing, memory mechanism, Think-Act format."""
-        return prompts.render(
-            "videoscout/system", actions=self.action_set.describe(), **self.pacing_fields()
-        )
+    @property
+    def rules(self) -> PacingRules:
+        """The pacing rules its prompt describes."""
+        return self.prompt.rules
 
-    def pacing_fields(self) -> dict[str, Any]:
-        """The rules' part of a system prompt: ``speeds``, ``rewatch``, ``memory_words``."""
-        return {
-            "speeds": "\n".join(
-                f"- speed({factor}x): the next {spec.chunks} chunk{'s' * (spec.chunks > 1)} "
-                f"with {_frames(spec)}"
-                for factor, spec in sorted(self.rules.speeds.items())
-            ),
-            "rewatch": _frames(self.rules.rewatch),
-            "memory_words": self.rules.memory_words,
-        }
+    @property
+    def end_note(self) -> str:
+        """Where its prompt says that a window ends the video."""
+        return self.prompt.layout.end_note
+
+    @property
+    def question_first(self) -> bool:
+        """Whether its prompt puts the question before the frames."""
+        return self.prompt.layout.question_first
+
+    @property
+    def strict(self) -> bool:
+        """Whether replies are parsed strictly."""
+        return self.prompt.strict
+
+    @property
+    def action_set(self) -> PacingActionSet:
+        """The env's text action set its replies are parsed with."""
+        return self.prompt.action_set
 
     def messages(self, observation: dict[str, Any]) -> list[VisionMessage]:
-        """The turn's chat: the system prompt, then the window's frames, memory, question.
-
-        With ``question_first``: the window line, the question, the frames, the memory.
-        """
-        if "frames" not in observation:
-            raise ConfigError("videoscout needs the Pacing env's pixel_observations=True")
-        rewatching = bool(int(observation["rewatching"]))
-        speed = _SPEED_NAMES[int(observation["speed"])]
-        spec = self.rules.rewatch if rewatching else self.rules.speeds[int(speed[0])]
-        batch = observed_batch(observation, spec.size)
-        first, last = (int(c) for c in observation["chunks"])
-        n_chunks = int(observation["n_chunks"][0])
-        view = "rewatching" if rewatching else f"at {speed}"
-        at_end = float(observation["progress"][0]) >= 1.0 and not rewatching
-        note = self.end_note if at_end else "off"
-        window = prompts.render(
-            "videoscout/window",
-            turn=int(observation["turn"][0]),
-            n_chunks=n_chunks,
-            watched=round(float(observation["progress"][0]) * n_chunks),
-            progress=round(100 * float(observation["progress"][0])),
-            end_note=f" {END_NOTE}" if note == "window" else "",
-            view=view,
-            first=first,
-            last=last,
-            start=f"{float(observation['window'][0]):.0f}",
-            end=f"{float(observation['window'][1]):.0f}",
-            n_frames=len(batch),
-            size=f"{batch.size.width}x{batch.size.height}",
-            times=", ".join(f"{t:.1f}s" for t in batch.times),
-        )
-        error = str(observation["last_action_error"])
-        memory = str(observation["memory"]) or "(empty)"
-        feedback = f"Your last reply was invalid: {error}\n" if error else ""
-        options_block = prompts.options_block(parse_options(str(observation["options"])))
-        question = str(observation["question"])
-        if self.question_first:
-            ask = prompts.render("videoscout/ask", question=question, options_block=options_block)
-            notes = prompts.render(
-                "videoscout/memory",
-                memory=memory,
-                feedback=feedback,
-                end_note=f"{END_NOTE}\n" if note == "last" else "",
-            )
-            content: list[Any] = [window + ask, batch, notes]
-        else:
-            content = [
-                window,
-                batch,
-                prompts.render(
-                    "videoscout/question",
-                    memory=memory,
-                    feedback=feedback,
-                    question=question,
-                    options_block=options_block,
-                    end_note=f"\n{END_NOTE}" if note == "last" else "",
-                ),
-            ]
-        return [
-            {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": content},
-        ]
+        """The turn's chat (:meth:`VideoScoutPrompt.messages`)."""
+        return self.prompt.messages(observation)
 
     def reply_guide(self, observation: dict[str, Any], info: dict[str, Any]) -> ReplyGuide:
-        """The turn's legal actions as a :class:`ReplyGuide` after ``</memory>``.
-
-        Closed: ``<action>speed(Fx)</action>`` for the rules' speeds,
-        ``<action>rewatch(k)</action>`` for the window's chunks and
-        ``<action>answer("L")</action>`` for each option letter (the env takes the window
-        on screen as the evidence); open: ``<action>answer("`` for an open question (its
-        answer and window are the model's) — each only while the env's ``legal_actions``
-        has its kind. Under ``format_guided``, the whole reply's pattern instead
-        (:func:`~policies.think_act_pattern.think_act_pattern`), guided from its start.
-        """
-        kinds = info.get("legal_actions") or legal_kinds(observation)
-        closed: list[str] = []
-        if "speed" in kinds:
-            closed += [f"<action>speed({f}x)</action>" for f in sorted(self.rules.speeds)]
-        if "rewatch" in kinds:
-            first, last = (int(c) for c in observation["chunks"])
-            closed += [f"<action>rewatch({k})</action>" for k in range(first, last + 1)]
-        letters = option_letters(str(observation["options"]))
-        open_answer = "answer" in kinds and not letters
-        if "answer" in kinds and letters:
-            closed += [f'<action>answer("{letter}")</action>' for letter in letters]
-        if self.format_guided:
-            pattern = think_act_pattern(
-                closed, open_answer=open_answer, max_chars=self.format_chars
-            )
-            return ReplyGuide("", patterns=(pattern,))
-        open_heads = ('<action>answer("',) if open_answer else ()
-        return ReplyGuide("</memory>", tuple(closed), open_heads)
+        """The turn's guide under this policy's decoding (:meth:`VideoScoutPrompt.reply_guide`)."""
+        return self.prompt.reply_guide(
+            observation, info, format_guided=self.format_guided, format_chars=self.format_chars
+        )
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Ask the model; its raw reply, parsed by the env's text action set."""
-        self.last_messages = self.messages(observation)
+        self.last_messages = self.prompt.messages(observation)
         guided = self.guided or self.format_guided
         guide = {"guide": self.reply_guide(observation, info)} if guided else {}
         reply = self.vlm.chat(
@@ -278,22 +185,7 @@ class VideoScoutPolicy(Policy):
             money_usd=reply.cost_usd,
         )
         self.last_reply = reply.text
-        return parse_text_action(self.action_set, reply.text, self.strict)
-
-
-def legal_kinds(observation: dict[str, Any]) -> list[str]:
-    """The Pacing env's legal action kinds, read off an observation (as ``legal_actions``)."""
-    rewatching = bool(int(observation["rewatching"]))
-    if float(observation["progress"][0]) >= 1.0 and not rewatching:
-        return ["answer"]  # the last chunk has been shown
-    first, last = (int(c) for c in observation["chunks"])
-    if last > first and not rewatching:
-        return ["speed", "rewatch", "answer"]
-    return ["speed", "answer"]
-
-
-def _frames(spec: SpeedSpec) -> str:
-    return f"{spec.frames} frames at {spec.size.width}x{spec.size.height}"
+        return self.prompt.parse(reply.text)
 
 
 #: The VideoScout checkpoints shipped in the package, by their ``videoscout:NAME``:
@@ -342,7 +234,7 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     """``videoscout:SPEC`` in the registry (e.g. ``videoscout:qwen2.5-vl:PATH``).
 
     A checkpoint folder that records its pacing rules (``videoscout.json``,
-    :mod:`video_env.envs.rules_record`, written by the training commands) runs under them
+    :mod:`policies.videoscout_record`, written by the training commands) runs under them
     unless ``rules`` is given, and with the end-of-video note and the question's place as it
     was trained with them unless ``end_note`` / ``question_first`` are given.
     ``videoscout:pixel`` and ``videoscout:pixel-dapo`` are the checkpoints shipped in the

@@ -9,7 +9,7 @@ sft`` on ``train tool-chats`` data) writes tool calls, not Think-Act tags, so
 :class:`~policies.videoscout.VideoScoutPolicy` cannot play it. :class:`VideoScoutToolPolicy`
 plays it in a benchmark by keeping the same chat over an episode: each observation is
 rendered as ``PacingToolEnv`` renders it, each reply parsed as TRL parses it, and its
-first tool call becomes the action (:func:`~policies.training.trl_env.tool_action`).
+first tool call becomes the action (:func:`~policies.videoscout_tool_calls.tool_action`).
 The chat is rendered anew from its messages each turn, as the tool-call SFT data is
 (:func:`~policies.training.tool_chats.tool_chat`); TRL's rollouts instead join the
 generated token ids as they came, which is the same text where a reply is in the
@@ -32,9 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from policies.base import Policy
+from policies.videoscout_prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
+from policies.videoscout_record import trained_layout, trained_rules
+from policies.videoscout_tool_calls import (
+    TASK,
+    tool_action,
+    tool_content,
+    tool_methods,
+    tool_system_prompt,
+)
 from video_env.actions.types import InvalidAction
 from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout, trained_layout, trained_rules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 
@@ -83,20 +91,16 @@ class VideoScoutToolPolicy(Policy):
         name: str | None = None,
     ) -> None:
         super().__init__()
-        from policies.training.adapter import EngineModelSlot
-        from policies.training.tool_chats import tool_methods
-        from policies.videoscout import VideoScoutPolicy
-
         if max_new_tokens < 1 or temperature < 0:
             raise ConfigError("max_new_tokens must be >= 1 and temperature >= 0")
         self.model = model
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.name = name or f"videoscout-tools[{getattr(model, 'name', type(model).__name__)}]"
-        # the Think-Act policy renders each window exactly as TRL's env does
-        self._renderer = VideoScoutPolicy(EngineModelSlot(), rules=rules, **layout.policy_kwargs())
-        self.rules = self._renderer.rules
-        self.env_kwargs: Mapping[str, Mapping[str, Any]] = self._renderer.env_kwargs
+        # VideoScout's prompt renders each window exactly as TRL's env does
+        self._prompt = VideoScoutPrompt(rules, layout)
+        self.rules = self._prompt.rules
+        self.env_kwargs: Mapping[str, Mapping[str, Any]] = {"pacing": self._prompt.env_kwargs}
         self._tools = tool_methods()
         self.chat: list[dict[str, Any]] = []
         self.last_reply = ""
@@ -109,8 +113,6 @@ class VideoScoutToolPolicy(Policy):
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
         """Start the episode's chat: the tools' system prompt, the task and the first window."""
-        from policies.training.trl_env import TASK, tool_system_prompt
-
         self.chat, self._last_call = [], None  # nothing of an earlier episode stays
         task = [{"type": "text", "text": TASK}, *self._window(observation)]
         self.chat = [
@@ -155,9 +157,7 @@ class VideoScoutToolPolicy(Policy):
         return [m for m in self.chat if m.get("role") == "assistant"]
 
     def _window(self, observation: dict[str, Any]) -> list[dict[str, Any]]:
-        from policies.training.trl_env import tool_content
-
-        return tool_content(self._renderer.messages(observation))
+        return tool_content(self._prompt.messages(observation))
 
 
 def first_call(message: Mapping[str, Any]) -> tuple[str, Any] | None:
@@ -182,10 +182,8 @@ def reply_action(message: Mapping[str, Any]) -> Any:
 
     ``InvalidAction`` for a turn without a call, a call whose arguments are not an
     object, an unknown tool or arguments that do not fit it
-    (:func:`~policies.training.trl_env.tool_action`).
+    (:func:`~policies.videoscout_tool_calls.tool_action`).
     """
-    from policies.training.trl_env import tool_action
-
     call = first_call(message)
     if call is None:
         return InvalidAction("no tool call: call speed, rewatch or answer")

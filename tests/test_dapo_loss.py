@@ -138,7 +138,7 @@ def test_soft_overlong_punishment_and_the_papers_token_cap() -> None:
     assert overlong_penalty(3584, 4096, 1024) == pytest.approx(-0.5)  # half-way in the ramp
     assert overlong_penalty(4097, 4096, 1024) == -1.0
     cfg = DAPOConfig()
-    assert cfg.max_new_tokens == 4096 and cfg.overlong == "soft"
+    assert cfg.episode.max_new_tokens == 4096 and cfg.overlong == "soft"
     long = Trajectory([], 1.3, {"correct": True}, reply_tokens=(200, 3584))
     assert shaped(long, cfg).reward == pytest.approx(0.8)
     cut = Trajectory([], 0.3, {}, reply_tokens=(4096,), truncated=True)
@@ -172,7 +172,7 @@ def test_train_rl_cli_passes_the_rollouts_decoding_to_dapo(
     for flags in ([], ["--guided"], ["--format-guided"], ["--format-guided", "--score-guided"]):
         args = build_parser().parse_args([*common, *flags])
         assert args.func(args) == 0
-    assert [(c.guided, c.format_guided, c.score_guided) for c in configs] == [
+    assert [(c.episode.guided, c.episode.format_guided, c.score_guided) for c in configs] == [
         (False, False, False),
         (True, False, False),
         (False, True, False),

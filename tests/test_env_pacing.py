@@ -189,7 +189,7 @@ def test_answer_window_defaults_to_the_window_on_screen(samples: list[VideoQA]) 
 
 def test_episode_records_name_the_pacing_rules(samples: list[VideoQA]) -> None:
     from benchmarks.summary import policy_label
-    from video_env.envs.rules_record import pixel_vlm_rules, rules_name
+    from video_env.envs.pacing_rules import pixel_vlm_rules, rules_name
 
     custom = PacingRules(memory_words=50)
     names = []

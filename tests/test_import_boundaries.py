@@ -3,8 +3,9 @@
 ``video_env`` ← ``policies`` ← ``benchmarks`` ← ``experiments``: a package imports only
 those to its left, and the library (the first three) never imports the laboratory. Inside
 ``policies``, what users run imports nothing from the training recipe (``policies/training``)
-but the ``train`` command that hosts it. Every import counts, the ones inside functions too
-(read from the source, as a linter's import contracts do).
+but the ``train`` command that hosts it; the env package holds no policy's prompt. Every
+import counts, the ones inside functions too (read from the source, as a linter's import
+contracts do).
 """
 
 from __future__ import annotations
@@ -22,20 +23,9 @@ ALLOWED = {
     "policies": {"video_env", "policies"},
     "benchmarks": {"video_env", "policies", "benchmarks"},
 }
-#: Modules outside ``policies/training`` that import it, and why they still may: the
-#: ``train`` command hosts the recipe. Edges that remain to be cut (the VideoScout prompt
-#: as a class of its own, issue 59's item 3) are listed by name, so that a new one fails
-#: here and a cut one must leave the list.
-TRAINING_IMPORTERS = {
-    "policies.cli": {"policies.training.cli"},
-    "policies.videoscout_tools": {
-        "policies.training.adapter",
-        "policies.training.tool_chats",
-        "policies.training.trl_env",
-    },
-    "policies.verifiers_envs": {"policies.training.adapter"},
-    "policies.verifiers_envs.render": {"policies.training.adapter"},
-}
+#: Modules outside ``policies/training`` that import it: the ``train`` command that hosts
+#: the recipe, and nothing else.
+TRAINING_IMPORTERS = {"policies.cli": {"policies.training.cli"}}
 
 
 def module_name(path: Path) -> str:
@@ -116,3 +106,10 @@ def test_envs_backends_and_perceptions_import_no_training_code() -> None:
         for path in (ROOT / "video_env" / package).rglob("*.py"):
             training = {t for t in imported(path) if "train" in t.rpartition(".")[2]}
             assert not training, f"{path.relative_to(ROOT)} imports {training}"
+
+
+def test_the_env_package_holds_no_policys_prompt() -> None:
+    """VideoScout's prompt layout and checkpoint record are the policy's (``policies``)."""
+    for path in (ROOT / "video_env").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "class PromptLayout" not in text and "END_NOTE_PLACES = " not in text, path

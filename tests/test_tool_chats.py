@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES
 from policies.training.distill import DistillConfig, distill
 from policies.training.teachers import GroundTruthScriptedTeacher
@@ -19,9 +20,9 @@ from policies.training.tool_chats import (
     tool_methods,
     write_tool_chats,
 )
+from policies.videoscout_record import trained_rules
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction
-from video_env.envs.rules_record import trained_rules
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
 from video_env.types import Interval
@@ -34,14 +35,17 @@ SMOKE = RULES["cpu-smoke"]()
 def distilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("distilled")
     samples = load_suite("synth-tiny", limit=3)
-    distill(GroundTruthScriptedTeacher(), samples, out, DistillConfig(rules=SMOKE))
+    distill(GroundTruthScriptedTeacher(), samples, out, DistillConfig().with_episode(rules=SMOKE))
     return out / "trajectories.jsonl"
 
 
 @pytest.fixture(scope="module")
 def chats(distilled: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = write_tool_chats(
-        distilled, load_suite("synth-tiny", limit=3), tmp_path_factory.mktemp("chats"), rules=SMOKE
+        distilled,
+        load_suite("synth-tiny", limit=3),
+        tmp_path_factory.mktemp("chats"),
+        EpisodeSettings(rules=SMOKE),
     )
     assert result.skipped == {} and result.chats == len(_rows(distilled))
     return result.path
@@ -102,10 +106,12 @@ def test_an_episode_that_does_not_replay_is_left_out(distilled: Path, tmp_path: 
     changed = tmp_path / "trajectories.jsonl"
     changed.write_text("".join(json.dumps(r) + "\n" for r in rows))
     samples = load_suite("synth-tiny", limit=3)
-    result = write_tool_chats(changed, samples[1:], tmp_path / "chats", rules=SMOKE)
+    result = write_tool_chats(
+        changed, samples[1:], tmp_path / "chats", EpisodeSettings(rules=SMOKE)
+    )
     assert "not among" in result.skipped[rows[0]["sample_id"]]
     assert "did not end" in result.skipped[rows[1]["sample_id"]]
-    result = write_tool_chats(changed, samples, tmp_path / "chats", rules=SMOKE)
+    result = write_tool_chats(changed, samples, tmp_path / "chats", EpisodeSettings(rules=SMOKE))
     assert "replayed reward" in result.skipped[rows[0]["sample_id"]]
     assert "turn 1" in result.skipped[rows[2]["sample_id"]]  # a malformed action
     assert result.chats == len(rows) - 3

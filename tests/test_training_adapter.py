@@ -5,6 +5,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.adapter import PacingChatEnv, engine_messages
 from policies.training.cli import RULES
 from policies.training.episodes import run_recorded_episode
@@ -33,10 +34,10 @@ def test_engine_loop_matches_the_policy_loop_with_the_scripted_teacher() -> None
     (sample,) = load_suite("synth-tiny", limit=1)
     teacher = GroundTruthScriptedTeacher()
     teacher.begin_question(sample, 0)
-    env = PacingChatEnv(sample, rules=SMOKE, seed=3)
+    env = PacingChatEnv(sample, EpisodeSettings(rules=SMOKE), seed=3)
     replies, rewards = engine_loop(env, teacher)
     teacher.begin_question(sample, 0)
-    run = run_recorded_episode(teacher, sample, seed=3, rules=SMOKE)
+    run = run_recorded_episode(teacher, sample, EpisodeSettings(rules=SMOKE, max_turns=64), seed=3)
     assert replies == [t.reply for t in run.turns]
     assert env.record is not None and env.reward == run.reward > 1.0
     assert rewards[-1] == pytest.approx(run.reward)
@@ -49,7 +50,7 @@ def test_engine_loop_matches_the_policy_loop_with_the_scripted_teacher() -> None
 
 def test_turn_cap_and_invalid_replies() -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
-    env = PacingChatEnv(sample, rules=SMOKE, max_turns=2)
+    env = PacingChatEnv(sample, EpisodeSettings(rules=SMOKE, max_turns=2))
     env.reset()
     first = env.step("<think>x</think><memory>m</memory><action>speed(1x)</action>")
     assert not first.done and first.messages is not None and first.reward == 0.0
@@ -60,7 +61,7 @@ def test_turn_cap_and_invalid_replies() -> None:
 
 def test_engine_messages_keep_the_frames_as_shown() -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
-    env = PacingChatEnv(sample, rules=SMOKE)
+    env = PacingChatEnv(sample, EpisodeSettings(rules=SMOKE))
     chat = env.reset()
     messages, frames, times = engine_messages(chat)
     batch = chat[1]["content"][1]
@@ -79,8 +80,10 @@ def test_engine_loop_with_a_tiny_qwen_matches_the_policy_loop(tiny_qwen_dir: str
     model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
     chat = PolicyChat(model, processor)
     (sample,) = load_suite("synth-tiny", limit=1)
-    env = PacingChatEnv(sample, rules=SMOKE, seed=1, max_turns=3)
+    env = PacingChatEnv(sample, EpisodeSettings(rules=SMOKE, max_turns=3), seed=1)
     replies, _ = engine_loop(env, chat)
-    run = run_recorded_episode(chat, sample, seed=1, rules=SMOKE, max_turns=3, max_new_tokens=8)
+    run = run_recorded_episode(
+        chat, sample, EpisodeSettings(rules=SMOKE, max_turns=3, max_new_tokens=8), seed=1
+    )
     assert replies == [t.reply for t in run.turns]
     assert env.record is not None and env.record["ended_by"] == run.record["ended_by"]

@@ -22,6 +22,7 @@ from policies.training.distill import (
 )
 from policies.training.episodes import EpisodeRun, Turn
 from policies.training.teachers import GroundTruthScriptedTeacher
+from policies.videoscout_prompt import PromptLayout
 from video_env.cli import main
 from video_env.envs import PacingEnv
 from video_env.errors import ConfigError
@@ -37,7 +38,7 @@ def rows(path: Path) -> list[dict[str, Any]]:
 def test_kept_episodes_become_trl_rows_with_the_exact_frames(tmp_path: Path) -> None:
     samples = load_suite("synth-tiny", limit=2)
     teacher = GroundTruthScriptedTeacher(mistake_rate=0.5, seed=1)
-    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    stats = distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=SMOKE))
     assert stats.kept == 2 and stats.dropped == 0
     assert stats.episodes > 2 and stats.rejections["wrong answer"] == stats.episodes - 2
     turns = rows(tmp_path / "turns.jsonl")
@@ -68,7 +69,7 @@ def test_kept_episodes_become_trl_rows_with_the_exact_frames(tmp_path: Path) -> 
 def test_a_question_the_teacher_never_gets_right_is_dropped(tmp_path: Path) -> None:
     sample = load_suite("synth-tiny", limit=1)
     teacher = GroundTruthScriptedTeacher(mistake_rate=1.0)
-    stats = distill(teacher, sample, tmp_path, DistillConfig(rules=SMOKE, tries=3))
+    stats = distill(teacher, sample, tmp_path, DistillConfig(tries=3).with_episode(rules=SMOKE))
     assert (stats.kept, stats.dropped, stats.episodes) == (0, 1, 3)
     assert (tmp_path / "turns.jsonl").read_text() == ""
     (question,) = rows(tmp_path / "questions.jsonl")
@@ -78,12 +79,12 @@ def test_a_question_the_teacher_never_gets_right_is_dropped(tmp_path: Path) -> N
 def test_resuming_skips_finished_questions_and_drops_partial_ones(tmp_path: Path) -> None:
     samples = load_suite("synth-tiny", limit=3)
     teacher = GroundTruthScriptedTeacher()
-    distill(teacher, samples[:2], tmp_path, DistillConfig(rules=SMOKE))
+    distill(teacher, samples[:2], tmp_path, DistillConfig().with_episode(rules=SMOKE))
     before = rows(tmp_path / "turns.jsonl")
     # a run killed while writing the third question: its turns but no question row
     with (tmp_path / "turns.jsonl").open("a") as f:
         f.write(json.dumps({**before[0], "sample_id": samples[2].id}) + "\n{partial")
-    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    stats = distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=SMOKE))
     assert stats.resumed == 2 and stats.kept == 1 and stats.episodes == 1
     after = rows(tmp_path / "turns.jsonl")
     assert after[: len(before)] == before
@@ -124,69 +125,104 @@ def test_cli_prints_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -> None:
-    from video_env.envs.rules_record import trained_rules
+    from policies.videoscout_record import trained_rules
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
+    distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=SMOKE))
     assert trained_rules(tmp_path) == SMOKE
     with pytest.raises(ConfigError, match="other pacing rules"):
-        distill(teacher, samples, tmp_path, DistillConfig(rules=RULES["paper"]()))
+        distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=RULES["paper"]()))
     assert trained_rules(tmp_path) == SMOKE, "the record is left as it was"
 
 
 def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> None:
-    from video_env.envs.rules_record import trained_end_note
+    from policies.videoscout_record import trained_end_note
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))
+    distill(
+        teacher,
+        samples,
+        tmp_path,
+        DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(end_note="last")),
+    )
     assert trained_end_note(tmp_path) == "last"
     with pytest.raises(ConfigError, match="end note"):
-        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="window"))
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))  # resumes
+        distill(
+            teacher,
+            samples,
+            tmp_path,
+            DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(end_note="window")),
+        )
+    distill(
+        teacher,
+        samples,
+        tmp_path,
+        DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(end_note="last")),
+    )  # resumes
     assert trained_end_note(tmp_path) == "last"
     with pytest.raises(ConfigError, match="end_note"):
-        DistillConfig(end_note="top")
+        DistillConfig().with_episode(layout=PromptLayout(end_note="top"))
 
 
 def test_a_folder_made_with_the_question_elsewhere_is_not_resumed(tmp_path: Path) -> None:
-    from video_env.envs.rules_record import trained_question_first
+    from policies.videoscout_record import trained_question_first
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
+    distill(
+        teacher,
+        samples,
+        tmp_path,
+        DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(question_first=True)),
+    )
     assert trained_question_first(tmp_path) is True
     rows = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
     first_text = rows[0]["prompt"][-1]["content"][0]["text"]
     assert "Question:" in first_text, "the student is trained on the layout it will see"
     with pytest.raises(ConfigError, match="question"):
-        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
+        distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=SMOKE))
+    distill(
+        teacher,
+        samples,
+        tmp_path,
+        DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(question_first=True)),
+    )
     assert trained_question_first(tmp_path) is True
 
 
 def test_a_folder_recorded_before_question_first_is_the_papers_layout(tmp_path: Path) -> None:
-    from video_env.envs.rules_record import save_trained_rules, trained_question_first
+    from policies.videoscout_record import save_trained_rules, trained_question_first
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=2)
-    distill(teacher, samples[:1], tmp_path, DistillConfig(rules=SMOKE))
+    distill(teacher, samples[:1], tmp_path, DistillConfig().with_episode(rules=SMOKE))
     save_trained_rules(tmp_path, SMOKE)  # as written before the setting
     with pytest.raises(ConfigError, match="after the frames"):
-        distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, question_first=True))
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE))  # resumes
+        distill(
+            teacher,
+            samples,
+            tmp_path,
+            DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(question_first=True)),
+        )
+    distill(teacher, samples, tmp_path, DistillConfig().with_episode(rules=SMOKE))  # resumes
     assert trained_question_first(tmp_path) is None, "still says nothing"
 
 
 def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) -> None:
-    from video_env.envs.rules_record import save_trained_rules, trained_end_note
+    from policies.videoscout_record import save_trained_rules, trained_end_note
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=2)
-    distill(teacher, samples[:1], tmp_path, DistillConfig(rules=SMOKE))
+    distill(teacher, samples[:1], tmp_path, DistillConfig().with_episode(rules=SMOKE))
     save_trained_rules(tmp_path, SMOKE)  # as written before the setting: no place named
-    distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, end_note="last"))
+    distill(
+        teacher,
+        samples,
+        tmp_path,
+        DistillConfig().with_episode(rules=SMOKE, layout=PromptLayout(end_note="last")),
+    )
     assert trained_end_note(tmp_path) is None, "its first turns' place is unknown"
 
 
@@ -194,7 +230,7 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
     from argparse import Namespace
 
     from policies.training.cli import pacing_rules as _rules
-    from video_env.envs.rules_record import save_trained_rules
+    from policies.videoscout_record import save_trained_rules
 
     assert _rules(Namespace(rules=None, model=str(tmp_path))) == RULES["paper"]()
     save_trained_rules(tmp_path, SMOKE)
@@ -204,9 +240,9 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
 
 
 def test_rl_commands_ask_the_question_where_their_model_learned_it(tmp_path: Path) -> None:
-    from policies.training.cli import _layout
+    from policies.training.cli import layout_from_args as _layout
+    from policies.videoscout_record import save_trained_rules
     from video_env.cli import build_parser
-    from video_env.envs.rules_record import save_trained_rules
 
     def first(*flags: str) -> bool:
         args = build_parser().parse_args(

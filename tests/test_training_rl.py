@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES
 from video_env.synth.suites import load_suite
 
@@ -91,18 +92,14 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert transformers.AutoModelForImageTextToText.from_pretrained(rl) is not None
     record = json.loads((tmp_path / "rl" / "rl.json").read_text())
     assert record["group_size"] == 2 and record["freeze_vision"] and record["seconds"] > 0
-    assert record["guided"]  # rollouts sampled with legal-action decoding
+    assert record["episode"]["guided"]  # rollouts sampled with legal-action decoding
     # still the pixel VLM, with the whole chain of runs that made it
     marker = json.loads((tmp_path / "rl" / PIXEL_VLM_MARKER).read_text())
     assert marker["rl"]["base"] == sft and marker["continued_from"]["sft"]["base"] == str(base)
     assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
     # every stage keeps the rules its frames were shown under: bench loads it by name with them
     from policies.training.cli import RULES
-    from video_env.envs.rules_record import (
-        trained_end_note,
-        trained_question_first,
-        trained_rules,
-    )
+    from policies.videoscout_record import trained_end_note, trained_question_first, trained_rules
 
     assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
     # and the prompt it learned: rl's rollouts took the SFT start's end note
@@ -133,9 +130,15 @@ def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
     processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
     model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
     (sample,) = load_suite("synth-tiny", limit=1)
-    group = rollout_group(PolicyChat(model, processor), sample, group_size=2, seed=0,
-                          rules=SMOKE, max_turns=2, max_new_tokens=24,
-                          format_guided=True)  # fmt: skip
+    group = rollout_group(
+        PolicyChat(model, processor),
+        sample,
+        EpisodeSettings(
+            rules=SMOKE, max_turns=2, max_new_tokens=24, format_guided=True, temperature=1.0
+        ),
+        group_size=2,
+        seed=0,
+    )
     replies = [turn.reply for trajectory in group for turn in trajectory.turns]
     calls = ["speed(1x)", "speed(2x)", "speed(4x)", *(f"rewatch({k})" for k in range(1, 64))]
     calls += [f'answer("{letter}")' for letter in "ABCDEFGH"]
@@ -403,7 +406,7 @@ def test_a_spent_time_budget_stops_the_run_which_is_still_saved_and_recorded(
     from policies.training.rl import DAPOConfig, train_rl
 
     samples = load_suite("synth-tiny", limit=1)
-    config = DAPOConfig(steps=5, group_size=2, max_seconds=0.0, rules=SMOKE)
+    config = DAPOConfig(steps=5, group_size=2, max_seconds=0.0).with_episode(rules=SMOKE)
     lines: list[str] = []
     history = train_rl(tiny_qwen_dir, samples, tmp_path / "rl", config, log=lines.append)
     assert history == [] and "time budget" in lines[-1]
@@ -434,11 +437,11 @@ def test_a_resumed_run_takes_the_steps_the_uninterrupted_run_took(
     monkeypatch.setattr(rl, "rollout_group", rollouts_with_rewards_that_differ)
 
     samples = load_suite("synth-tiny", limit=2)  # the question queue refills after the resume
+    episode = EpisodeSettings(rules=SMOKE, max_turns=2, max_new_tokens=8, temperature=1.0)
     settings: dict[str, Any] = {
         "steps": 3, "group_size": 4, "groups_per_step": 1, "max_draws_per_step": 4,
-        "max_turns": 2, "max_new_tokens": 8, "temperature": 1.0, "learning_rate": 1e-2,
-        "dynamic_filter": "equal-reward", "overlong": "none", "rules": SMOKE,
-        "loss": DAPOSettings(beta=0.01), "seed": 3,
+        "learning_rate": 1e-2, "dynamic_filter": "equal-reward", "overlong": "none",
+        "loss": DAPOSettings(beta=0.01), "seed": 3, "episode": episode,
     }  # fmt: skip
 
     def run(out: Path, **changes: Any) -> list[Any]:
@@ -494,6 +497,6 @@ def test_resuming_a_run_without_a_saved_state_says_so(tiny_qwen_dir: str, tmp_pa
     from policies.training.rl import DAPOConfig, train_rl
     from video_env.errors import ConfigError
 
-    config = DAPOConfig(steps=1, group_size=2, rules=SMOKE, resume=True)
+    config = DAPOConfig(steps=1, group_size=2, resume=True).with_episode(rules=SMOKE)
     with pytest.raises(ConfigError, match=r"no trainer_state\.pt"):
         train_rl(tiny_qwen_dir, load_suite("synth-tiny", limit=1), tmp_path / "rl", config)

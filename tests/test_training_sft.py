@@ -20,7 +20,12 @@ transformers = pytest.importorskip("transformers")
 def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("distilled")
     samples = load_suite("synth-tiny", limit=2)
-    distill(GroundTruthScriptedTeacher(), samples, out, DistillConfig(rules=RULES["cpu-smoke"]()))
+    distill(
+        GroundTruthScriptedTeacher(),
+        samples,
+        out,
+        DistillConfig().with_episode(rules=RULES["cpu-smoke"]()),
+    )
     return out / "turns.jsonl"
 
 
@@ -110,7 +115,7 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     assert meta["sft"]["gradient_checkpointing"] is False, "TRL's default (on) is overridden"
     assert meta["sft"]["rows"] == len(turns.read_text().splitlines())
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
-    from video_env.envs.rules_record import trained_rules
+    from policies.videoscout_record import trained_rules
 
     assert trained_rules(tmp_path / "sft") == RULES["cpu-smoke"]()  # the data's, kept
 

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES
 from policies.training.trl_env import PacingToolEnv, pacing_env_factory, tool_dataset_rows
+from policies.videoscout_prompt import PromptLayout
 from video_env.actions.types import SpeedAction
-from video_env.envs.rules_record import PromptLayout
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
 
@@ -20,7 +21,7 @@ SMOKE = RULES["cpu-smoke"]()
 def test_tools_step_the_env_and_return_the_next_frames() -> None:
     pytest.importorskip("PIL")
     (sample,) = load_suite("synth-tiny", limit=1)
-    env = pacing_env_factory([sample], rules=SMOKE)()
+    env = pacing_env_factory([sample], EpisodeSettings(rules=SMOKE))()
     (row,) = tool_dataset_rows([sample], SMOKE)
     assert set(row) == {"prompt", "sample_id"}  # no answer, no annotation
     assert "speed(factor, notes)" in row["prompt"][0]["content"]
@@ -44,7 +45,7 @@ def test_tools_step_the_env_and_return_the_next_frames() -> None:
 def test_answer_ends_with_the_composite_reward() -> None:
     pytest.importorskip("PIL")
     (sample,) = load_suite("synth-tiny", limit=1)
-    env = PacingToolEnv({sample.id: sample}, rules=SMOKE)
+    env = PacingToolEnv({sample.id: sample}, EpisodeSettings(rules=SMOKE))
     env.reset(sample_id=sample.id)
     window = sample.gt_intervals[0]
     done = env.answer(str(sample.answer), window.start, window.end, notes="seen it")
@@ -63,7 +64,9 @@ def test_the_tool_results_say_where_the_video_ends_where_asked() -> None:
 
     (sample,) = load_suite("synth-tiny", limit=1)
     for place in ("window", "last", "off"):
-        env = pacing_env_factory([sample], rules=SMOKE, layout=PromptLayout(place))()
+        env = pacing_env_factory(
+            [sample], EpisodeSettings(rules=SMOKE, layout=PromptLayout(place))
+        )()
         result: Any = env.reset(sample_id=sample.id)
         for _ in range(20):  # to the window that shows the last chunk
             if "(100%)" in result[0]["text"]:
@@ -80,7 +83,9 @@ def test_the_tool_results_ask_the_question_before_the_frames_where_asked() -> No
     pytest.importorskip("PIL")
     (sample,) = load_suite("synth-tiny", limit=1)
     for first in (False, True):
-        env = pacing_env_factory([sample], rules=SMOKE, layout=PromptLayout(question_first=first))()
+        env = pacing_env_factory(
+            [sample], EpisodeSettings(rules=SMOKE, layout=PromptLayout(question_first=first))
+        )()
         result: Any = env.reset(sample_id=sample.id)
         kinds = [part["type"] for part in result]
         texts = [part["text"] for part in result if part["type"] == "text"]
@@ -174,10 +179,15 @@ def test_grpo_trainer_trains_in_the_pacing_env(flat_qwen_dir: str, tmp_path: Pat
     )
     assert config.lr_scheduler_type == "constant"  # as train rl's, resumed runs included
     trainer = build_trl_trainer(
-        model, processor, samples, config, rules=SMOKE, max_turns=4, reward_funcs=[fast_first]
+        model,
+        processor,
+        samples,
+        config,
+        EpisodeSettings(rules=SMOKE, max_turns=4),
+        reward_funcs=[fast_first],
     )
     branch = next(i for i, (a, b) in enumerate(zip(*calls, strict=True)) if a != b)
-    probe = pacing_env_factory(samples, rules=SMOKE)()
+    probe = pacing_env_factory(samples, EpisodeSettings(rules=SMOKE))()
 
     def p_fast() -> list[float]:
         """P(4 | the call's prefix) against P(2), on each question's first prompt."""
@@ -284,7 +294,7 @@ def test_train_trl_caps_each_reply_not_only_the_rollout(
     model = transformers.AutoModelForImageTextToText.from_pretrained(flat_qwen_dir)
     monkeypatch.undo()
     trainer = trl_grpo.build_trl_trainer(
-        model, processor, load_suite("synth-tiny", limit=1), capped, rules=SMOKE
+        model, processor, load_suite("synth-tiny", limit=1), capped, EpisodeSettings(rules=SMOKE)
     )
     assert trainer.generation_config.max_new_tokens == 7
     assert trl_grpo.reply_token_cap(5, vllm=True) == {"generation_kwargs": {"max_tokens": 5}}
@@ -367,10 +377,10 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     saved = transformers.AutoProcessor.from_pretrained(out)
     assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
     from policies.training.cli import RULES
-    from video_env.envs.rules_record import trained_rules
+    from policies.videoscout_record import trained_rules
 
     assert trained_rules(out) == RULES["cpu-smoke"]()  # benches under the rules it trained on
-    from video_env.envs.rules_record import trained_end_note
+    from policies.videoscout_record import trained_end_note
 
     assert trained_end_note(out) == "window"  # its start records none: the default place
 
@@ -431,7 +441,7 @@ def test_resume_point_refuses_another_number_of_processes(tmp_path: Path) -> Non
 
 def test_train_trl_records_its_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's settings hold the launcher's count, which a resumed call must repeat."""
-    from policies.training.cli import _WORLD_SIZE_VARIABLES, _trl_run_settings
+    from policies.training.cli_rl import _WORLD_SIZE_VARIABLES, _trl_run_settings
     from video_env.cli import build_parser
 
     for variable in _WORLD_SIZE_VARIABLES:

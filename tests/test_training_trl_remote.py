@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("openenv")
 
+from policies.episode_settings import EpisodeSettings
+from policies.training.adapter import RemotePacingEnv
 from policies.training.cli import RULES
 from policies.training.trl_env import PacingToolEnv, pacing_env_factory
 from policies.training.trl_remote import remote_pacing_env_factory, server_env_kwargs
@@ -22,7 +24,7 @@ SMOKE = RULES["cpu-smoke"]()
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalServer]:
     samples = load_suite("synth-tiny", limit=2)
-    kwargs = server_env_kwargs(samples, SMOKE)
+    kwargs = server_env_kwargs(samples, EpisodeSettings(rules=SMOKE))
     with LocalServer("VideoEnv/Pacing-v0", kwargs, max_sessions=8, image_format="png") as srv:
         yield srv
 
@@ -33,8 +35,8 @@ def test_remote_tools_give_the_in_process_chat(server: LocalServer) -> None:
     import numpy as np
 
     samples = load_suite("synth-tiny", limit=2)
-    remote = remote_pacing_env_factory(samples, server.base_url, rules=SMOKE)()
-    local = pacing_env_factory(samples, rules=SMOKE)()
+    remote = remote_pacing_env_factory(samples, server.base_url, EpisodeSettings(rules=SMOKE))()
+    local = pacing_env_factory(samples, EpisodeSettings(rules=SMOKE))()
     row = {"sample_id": samples[1].id}
 
     def same(a: list[dict[str, Any]] | str, b: list[dict[str, Any]] | str) -> bool:
@@ -66,7 +68,7 @@ def test_remote_tools_give_the_in_process_chat(server: LocalServer) -> None:
 
 def test_unanswered_remote_episode_is_abandoned_with_reward_zero(server: LocalServer) -> None:
     samples = load_suite("synth-tiny", limit=2)
-    env = remote_pacing_env_factory(samples, server.base_url, rules=SMOKE)()
+    env = remote_pacing_env_factory(samples, server.base_url, EpisodeSettings(rules=SMOKE))()
     env.reset(sample_id=samples[0].id)
     env.speed(1)
     assert env.get_reward() == 0.0
@@ -125,10 +127,9 @@ def test_grpo_step_against_a_local_server(server: LocalServer, tmp_path: Path) -
         processor,
         samples,
         config,
-        rules=SMOKE,
-        max_turns=4,
+        EpisodeSettings(rules=SMOKE, max_turns=4),
         reward_funcs=[fast_first],
-        environment_factory=remote_pacing_env_factory(samples, server.base_url, rules=SMOKE),
+        make_env=RemotePacingEnv(server.base_url),
     )
     trainer.train()
     envs: list[PacingToolEnv] = trainer._environment_pool[None]

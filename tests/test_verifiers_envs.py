@@ -7,6 +7,8 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from policies.episode_settings import EpisodeSettings
+
 pytest.importorskip("verifiers")
 
 import verifiers as vf
@@ -116,7 +118,9 @@ def test_rollout_against_a_video_env_server() -> None:
 
     samples = load_suite("synth-tiny", limit=1)
     replies = ["<think>a</think><memory>b</memory><action>speed(2x)</action>", "answer(A)"]
-    with LocalServer("VideoEnv/Pacing-v0", server_env_kwargs(samples, SMOKE)) as server:
+    with LocalServer(
+        "VideoEnv/Pacing-v0", server_env_kwargs(samples, EpisodeSettings(rules=SMOKE))
+    ) as server:
         out, requests = rollout(
             "policies.verifiers_envs.pacing",
             replies,

@@ -15,12 +15,13 @@ import pytest
 import policies
 from benchmarks.records import EpisodeLog
 from policies import run_episode, videoscout
+from policies import videoscout_record as rules_record
 from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
 from policies.videoscout import VideoScoutPolicy
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.cli import main
-from video_env.envs import PacingEnv, rules_record
+from video_env.envs import PacingEnv
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 from video_env.pixel import PIXEL_VLM_DIR, is_pixel_vlm
@@ -105,7 +106,7 @@ def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
 
 def test_the_turn_that_ends_the_video_says_only_answer_is_left_where_asked() -> None:
     from policies.videoscout import END_NOTE
-    from video_env.envs.rules_record import END_NOTE_PLACES
+    from policies.videoscout_prompt import END_NOTE_PLACES
 
     speeds = [WELL_FORMED.format(memory="m", action="speed(4x)")] * 12
     for place in END_NOTE_PLACES:

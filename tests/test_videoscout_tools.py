@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from policies.episode_settings import EpisodeSettings
 from policies.runner import run_episode
 from policies.training.cli import RULES
 from policies.training.distill import DistillConfig, distill
@@ -140,7 +141,7 @@ def test_an_episode_replays_the_chat_of_the_tool_call_sft_data(tmp_path: Path) -
     """
     sample = load_suite("synth-tiny", limit=1)[0]
     replies = _teacher_replies(sample, tmp_path)
-    messages, reward = tool_chat(sample, replies, rules=SMOKE)
+    messages, reward = tool_chat(sample, replies, EpisodeSettings(rules=SMOKE))
     assistant = [m for m in messages[:-1] if m["role"] == "assistant"]  # "Done." is TRL's end
     model = ScriptedToolModel(assistant)
     policy = VideoScoutToolPolicy(model, rules=SMOKE)
@@ -156,7 +157,9 @@ def test_an_episode_replays_the_chat_of_the_tool_call_sft_data(tmp_path: Path) -
 
 def _teacher_replies(sample: Any, folder: Path) -> list[str]:
     """The scripted teacher's Think-Act replies on ``sample`` (what `train distill` keeps)."""
-    distill(GroundTruthScriptedTeacher(), [sample], folder, DistillConfig(rules=SMOKE))
+    distill(
+        GroundTruthScriptedTeacher(), [sample], folder, DistillConfig().with_episode(rules=SMOKE)
+    )
     (row,) = [json.loads(line) for line in (folder / "trajectories.jsonl").open()]
     return list(row["replies"])
 

@@ -18,6 +18,7 @@ from experiments.videoscout_pixel.option_orders import prompt_options, with_opti
 from experiments.videoscout_pixel.sft_extension import PixelTurnExtension
 from policies.training.cli import split_samples
 from policies.training.distill import DistillConfig, distill
+from policies.videoscout_prompt import PromptLayout
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.types import OPTION_LETTERS
 
@@ -38,7 +39,9 @@ SMALL = PacingRules(
 def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("lead")
     teacher = FrameScriptedTeacher(SMALL, style="lead", guess_share=0.5)
-    config = DistillConfig(rules=SMALL, tries=1, question_first=True)
+    config = DistillConfig(tries=1).with_episode(
+        rules=SMALL, layout=PromptLayout(question_first=True)
+    )
     distill(teacher, split_samples("train", 1), out, config)
     return out / "turns.jsonl"
 
@@ -192,7 +195,12 @@ def test_binding_on_turns_without_sighted_lead_answers_is_refused(tmp_path: Path
 
     data = tmp_path / "scenes"
     teacher = FrameScriptedTeacher(SMALL, style="scenes")
-    distill(teacher, split_samples("train", 1, limit=2), data, DistillConfig(rules=SMALL, tries=1))
+    distill(
+        teacher,
+        split_samples("train", 1, limit=2),
+        data,
+        DistillConfig(tries=1).with_episode(rules=SMALL),
+    )
     settings = SFTSettings(max_steps=1, batch_size=2, per_device_batch=2)
     bound = PixelTurnExtension(binding=1.0)
     with pytest.raises(ConfigError, match="0 such turns"):

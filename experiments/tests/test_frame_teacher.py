@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from experiments.videoscout_pixel.frame_teacher import FrameScriptedTeacher, describe
+from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill, load_reference_chunks
+from policies.videoscout_prompt import PromptLayout
 from video_env.backends.base import FrameBatch
-from video_env.envs.rules_record import PromptLayout
 from video_env.errors import ConfigError
 from video_env.pixel.splits import READ_CATEGORIES, split_videos
 from video_env.synth.suites import load_suite
@@ -121,7 +122,10 @@ def test_distilled_frame_teacher_episodes_pass_validation_and_write_their_notes(
 ) -> None:
     samples = split_samples("train", 1, limit=4)
     stats = distill(
-        FrameScriptedTeacher(SMOKE), samples, tmp_path, DistillConfig(rules=SMOKE, tries=1)
+        FrameScriptedTeacher(SMOKE),
+        samples,
+        tmp_path,
+        DistillConfig(tries=1).with_episode(rules=SMOKE),
     )
     assert stats.kept >= 3, stats.summary()
     turns = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
@@ -208,7 +212,7 @@ def test_a_blind_teacher_guesses_at_a_short_last_chunk_its_frames_miss(tmp_path:
     # over it shows no frame inside it; the window line still says it reached the end
     samples = [s for s in load_suite("synth-tiny", limit=4) if s.options]
     teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
-    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, tries=4))
+    stats = distill(teacher, samples, tmp_path, DistillConfig(tries=4).with_episode(rules=SMOKE))
     assert stats.kept == len(samples) > 0, stats.summary()
     assert stats.guessed == len(samples)
 
@@ -216,7 +220,7 @@ def test_a_blind_teacher_guesses_at_a_short_last_chunk_its_frames_miss(tmp_path:
 def test_distilled_blind_questions_keep_the_try_whose_guess_was_right(tmp_path: Path) -> None:
     samples = [s for s in split_samples("train", 1) if s.options][:2]
     teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
-    stats = distill(teacher, samples, tmp_path, DistillConfig(rules=SMOKE, tries=4))
+    stats = distill(teacher, samples, tmp_path, DistillConfig(tries=4).with_episode(rules=SMOKE))
     assert stats.kept == len(samples), stats.summary()
     kept = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     for row, sample in zip(kept, samples, strict=True):
@@ -238,7 +242,12 @@ def test_a_blind_episode_ends_on_the_window_that_says_only_answer_is_left() -> N
     for place in ("window", "last", "off"):
         teacher = FrameScriptedTeacher(SMOKE, style="scenes", guess_share=1.0)
         teacher.begin_question(sample, 0)
-        run = run_recorded_episode(teacher, sample, seed=0, rules=SMOKE, layout=PromptLayout(place))
+        run = run_recorded_episode(
+            teacher,
+            sample,
+            EpisodeSettings(rules=SMOKE, layout=PromptLayout(place), max_turns=64),
+            seed=0,
+        )
         prompts = [" ".join(map(str, t.messages[-1]["content"])) for t in run.turns]
         assert run.record["ended_by"] == "answer" and "Guess: " in run.turns[-1].reply
         noted = [END_NOTE in p for p in prompts]
@@ -263,7 +272,7 @@ def test_a_steady_teacher_watches_on_at_one_speed_until_a_frame_shows_the_needle
     assert 'answer("' in sighted
     slow = FrameScriptedTeacher(SMOKE, style="lead", steady_speed=1)  # smoke 2x skips needles
     samples = split_samples("train", 1, limit=4)
-    stats = distill(slow, samples, tmp_path, DistillConfig(rules=SMOKE, tries=1))
+    stats = distill(slow, samples, tmp_path, DistillConfig(tries=1).with_episode(rules=SMOKE))
     rows = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
     actions = {re.search(r"<action>(\w+\(\S*?\))", r["completion"][-1]["content"])[1]
                for r in rows if "answer(" not in r["completion"][-1]["content"]}  # type: ignore[index]  # fmt: skip

@@ -8,6 +8,7 @@ from experiments.videoscout_pixel.frame_teacher import FrameScriptedTeacher, Tea
 from experiments.videoscout_pixel.letter_probe import CONDITIONS, answer_turns, probe, table
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill
+from policies.videoscout_prompt import PromptLayout
 from video_env.types import OPTION_LETTERS, VideoQA
 
 SMOKE = RULES["cpu-smoke"]()
@@ -18,7 +19,9 @@ def scenes_turns(
 ) -> list[VideoQA]:
     """A scenes teacher's turns on the first questions of one training video, in ``folder``."""
     samples = split_samples("train", 1, limit=questions)
-    config = DistillConfig(rules=SMOKE, tries=1, question_first=question_first)
+    config = DistillConfig(tries=1).with_episode(
+        rules=SMOKE, layout=PromptLayout(question_first=question_first)
+    )
     distill(FrameScriptedTeacher(SMOKE, style=style), samples, folder, config)
     return samples
 

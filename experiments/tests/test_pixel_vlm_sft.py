@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from experiments.videoscout_pixel.frame_teacher import FrameScriptedTeacher
+from policies.episode_settings import EpisodeSettings
 from policies.training.cli import split_samples
 from policies.training.distill import DistillConfig, distill
 from policies.training.episodes import format_valid, run_recorded_episode
@@ -37,7 +38,10 @@ def _valid_share(model: str, validation: list[VideoQA], max_turns: int = 3) -> f
     valid: list[bool] = []
     for i, sample in enumerate(validation):
         run = run_recorded_episode(
-            vlm, sample, seed=i, rules=SMALL, max_turns=max_turns, max_new_tokens=96
+            vlm,
+            sample,
+            EpisodeSettings(rules=SMALL, max_turns=max_turns, max_new_tokens=96),
+            seed=i,
         )
         valid.extend(format_valid(turn.reply) for turn in run.turns)
     return sum(valid) / len(valid)
@@ -52,7 +56,9 @@ def test_a_short_sft_raises_the_pixel_vlms_format_valid_rate_on_validation_video
 
     data = tmp_path / "distilled"
     teacher = FrameScriptedTeacher(SMALL, style="scenes")
-    distill(teacher, split_samples("train", 4), data, DistillConfig(rules=SMALL, tries=1))
+    distill(
+        teacher, split_samples("train", 4), data, DistillConfig(tries=1).with_episode(rules=SMALL)
+    )
     settings = SFTSettings(learning_rate=3e-3, epochs=3, batch_size=2, per_device_batch=2,
                            progress_bar=False, freeze_vision=True)  # fmt: skip
     train_sft(str(PIXEL_VLM_DIR), data / "turns.jsonl", tmp_path / "sft", settings)

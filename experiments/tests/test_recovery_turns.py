@@ -12,11 +12,10 @@ from experiments.videoscout_pixel.recovery_turns import (
     with_recovery_turns,
 )
 from experiments.videoscout_pixel.sft_extension import PixelTurnExtension
-from policies.training.adapter import EngineModelSlot
 from policies.training.cli import RULES
 from policies.training.distill import turn_row
 from policies.training.episodes import Turn
-from policies.videoscout import VideoScoutPolicy
+from policies.videoscout_prompt import PromptLayout, VideoScoutPrompt
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import SpeedAction
 from video_env.envs.pacing import PacingEnv
@@ -30,7 +29,7 @@ ANSWER = (
 )
 
 
-def _row(policy: VideoScoutPolicy, observation: dict[str, Any], reply: str) -> dict[str, Any]:
+def _row(policy: VideoScoutPrompt, observation: dict[str, Any], reply: str) -> dict[str, Any]:
     messages = policy.messages(observation)
     frames = sum(len(p.times) for m in messages for p in m["content"] if hasattr(p, "times"))
     return turn_row(Turn(messages, reply, "stop"), [f"f{i}.png" for i in range(frames)], "q#t1")
@@ -48,10 +47,8 @@ def test_a_recovery_turn_is_the_prompt_the_env_shows_after_the_failed_reply(
 ) -> None:
     (sample,) = load_suite("synth-tiny", limit=1)
     rules = RULES["cpu-smoke"]()
-    policy = VideoScoutPolicy(
-        EngineModelSlot(), rules=rules, question_first=question_first, end_note=end_note
-    )
-    env = PacingEnv([sample], **policy.env_kwargs["pacing"])
+    policy = VideoScoutPrompt(rules, PromptLayout(end_note, question_first))
+    env = PacingEnv([sample], **policy.env_kwargs)
     observation, _ = env.reset(seed=0, options={"sample": sample})
     while state == "last" and float(observation["progress"][0]) < 1.0:  # with notes, end note
         observation, *_ = env.step(SpeedAction(4, "Seen: beach."))

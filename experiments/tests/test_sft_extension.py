@@ -21,7 +21,12 @@ transformers = pytest.importorskip("transformers")
 def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("distilled")
     samples = load_suite("synth-tiny", limit=2)
-    distill(GroundTruthScriptedTeacher(), samples, out, DistillConfig(rules=RULES["cpu-smoke"]()))
+    distill(
+        GroundTruthScriptedTeacher(),
+        samples,
+        out,
+        DistillConfig().with_episode(rules=RULES["cpu-smoke"]()),
+    )
     return out / "turns.jsonl"
 
 
@@ -62,6 +67,6 @@ def test_the_recipes_extension_trains_on_option_orders_and_recovery_turns(
     assert meta["sft"]["rows"] == len(recovered) > len(rotated), "and recovery turns"
     assert meta["sft"]["extension"]["recovery_failures"] == ["cut", "speed"]
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
-    from video_env.envs.rules_record import trained_rules
+    from policies.videoscout_record import trained_rules
 
     assert trained_rules(tmp_path / "sft") == RULES["cpu-smoke"]()  # the data's, kept

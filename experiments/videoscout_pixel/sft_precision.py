@@ -44,7 +44,7 @@ def turns_file(folder: Path) -> Path:
     rules = RULES["pixel-vlm"]()
     samples = split_samples("train", 1, limit=2)
     distill(FrameScriptedTeacher(rules, style="terse"), samples, folder,
-            DistillConfig(rules=rules, tries=1))  # fmt: skip
+            DistillConfig(tries=1).with_episode(rules=rules))  # fmt: skip
     return folder / "turns.jsonl"
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from experiments._docs import update_block
+from policies.episode_settings import EpisodeSettings
 from policies.training.adapter import PacingChatEnv
 from policies.training.cli import RULES, split_samples
 from policies.training.trl_env import (
@@ -78,8 +79,9 @@ def count_contexts(
     processor: Any, sample: VideoQA, rules: PacingRules, speed: int, limit: int
 ) -> ContextCount:
     """Both prompts' tokens before each reply of ``sample`` played at ``speed`` to its end."""
-    episode = PacingChatEnv(sample, rules=rules)
-    tools = PacingToolEnv({}, rules=rules)
+    settings = EpisodeSettings(rules=rules)
+    episode = PacingChatEnv(sample, settings)
+    tools = PacingToolEnv({}, settings)
     schemas = [tools.speed, tools.rewatch, tools.answer]
     chat = list(tool_dataset_rows([sample], rules)[0]["prompt"])
     first = episode.reset()

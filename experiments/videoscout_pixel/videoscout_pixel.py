@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from experiments._docs import update_block
+from policies.episode_settings import EpisodeSettings
 from policies.think_act_pattern import pattern_id
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
@@ -45,15 +46,11 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
+from policies.videoscout_prompt import DEFAULT_LAYOUT, END_NOTE_PLACES, PromptLayout
+from policies.videoscout_record import trained_layout
 from policies.videoscout_tools import first_call, format_valid_call, writes_tool_calls
 from video_env._seeding import stable_seed
 from video_env.actions.parsing import find_calls, window_bounds
-from video_env.envs.rules_record import (
-    DEFAULT_LAYOUT,
-    END_NOTE_PLACES,
-    PromptLayout,
-    trained_layout,
-)
 from video_env.errors import ConfigError
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import Interval, VideoQA
@@ -277,19 +274,18 @@ def run_model(
     from video_env.backends.transformers_vlm import TransformersVLM
 
     vlm = TransformersVLM(model, device="cpu")
+    settings = EpisodeSettings(
+        rules=RULES[rules_name](),
+        layout=layout,
+        max_turns=max_turns,
+        max_new_tokens=max_new_tokens,
+        guided=guided,
+        format_guided=format_guided,
+    )
     rows = []
     for i, sample in enumerate(samples, start=1):
-        run = run_recorded_episode(
-            vlm,
-            sample,
-            seed=stable_seed("videoscout-pixel", sample.id) % 2**31,
-            rules=RULES[rules_name](),
-            max_turns=max_turns,
-            max_new_tokens=max_new_tokens,
-            layout=layout,
-            guided=guided,
-            format_guided=format_guided,
-        )
+        seed = stable_seed("videoscout-pixel", sample.id) % 2**31
+        run = run_recorded_episode(vlm, sample, settings, seed=seed)
         rows.append(episode_row(name or model, sample, run))
         if i % 10 == 0 or i == len(samples):
             log(f"{name or model}: {i}/{len(samples)} episodes")

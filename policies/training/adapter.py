@@ -4,50 +4,87 @@ Distributed RL engines (verl's agent loop, TRL's rollout hook, verl-tool's tool 
 own generation: they ask an environment for the next prompt, generate the reply on their
 inference servers, hand the reply back and read a reward. :class:`PacingChatEnv` is that
 environment for VideoScout: ``reset()`` returns the first turn's chat (system prompt,
-window text, frames, memory and question, exactly as :class:`~policies.videoscout.
-VideoScoutPolicy` builds it), ``step(reply)`` parses the raw reply with the env's text
-action set and returns the next turn's chat, the step reward and whether the episode is
-over. Each turn is a fresh single-turn chat (VideoScout's memory replaces the history),
-so an engine trains on (prompt, reply) pairs per turn with the trajectory's advantage
-(:mod:`policies.training.dapo`). :func:`engine_messages` turns a chat into the
-placeholder-plus-arrays form engines take (``{"type": "video"}`` parts and the frames).
+window text, frames, memory and question, rendered by
+:class:`~policies.videoscout_prompt.VideoScoutPrompt`), ``step(reply)`` parses the raw
+reply with the env's text action set and returns the next turn's chat, the step reward
+and whether the episode is over. Each turn is a fresh single-turn chat (VideoScout's
+memory replaces the history), so an engine trains on (prompt, reply) pairs per turn with
+the trajectory's advantage (:mod:`policies.training.dapo`). The env runs in this process
+or on a server (:class:`RemotePacingEnv`): one factory, :class:`EpisodeEnvFactory`, makes
+either. :func:`engine_messages` turns a chat into the placeholder-plus-arrays form engines
+take (``{"type": "video"}`` parts and the frames).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from policies.videoscout import VideoScoutPolicy
+from policies.episode_settings import EpisodeSettings
 from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
-from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
-from video_env.wrappers.text_actions import parse_text_action
 
-__all__ = ["ChatStep", "EngineModelSlot", "PacingChatEnv", "engine_messages"]
+__all__ = [
+    "ChatStep",
+    "EpisodeEnvFactory",
+    "PacingChatEnv",
+    "RemotePacingEnv",
+    "engine_messages",
+    "local_pacing_env",
+    "server_env_kwargs",
+]
 
 
-class EngineModelSlot:
-    """The policy's model slot: an engine generates the replies, never this object."""
+class EpisodeEnvFactory(Protocol):
+    """Makes the env of one episode: in this process, or a session on a server."""
 
-    name = "rl-engine"
-    simulated = False
-    usage = Cost()
+    def __call__(self, sample: VideoQA, env_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """An env that plays ``sample``, and the ``reset`` options that pick it.
 
-    def chat(self, messages: Any, *, max_new_tokens: int = 512, temperature: float = 0.0) -> Any:
-        """Never generates: the engine does.
-
-        Raises:
-            ConfigError: Always.
+        Args:
+            sample: The question.
+            env_kwargs: The Pacing env's arguments the episode's settings give.
         """
-        raise ConfigError("PacingChatEnv does not generate; pass the engine's reply to step()")
+        ...
+
+
+def local_pacing_env(sample: VideoQA, env_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A Pacing env in this process over ``sample`` alone (the default factory)."""
+    return PacingEnv([sample], **env_kwargs), {"sample": sample}
+
+
+@dataclass(frozen=True)
+class RemotePacingEnv:
+    """Episodes in sessions of a Pacing server (``video-env serve``), by question id.
+
+    The server holds its own env arguments: it must serve the same questions under the
+    same rules, with frames and no sensors (:func:`server_env_kwargs`).
+
+    Attributes:
+        base_url: The server, e.g. ``http://127.0.0.1:8000``.
+    """
+
+    base_url: str
+
+    def __call__(self, sample: VideoQA, env_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """A new session of the server; only the question's id travels."""
+        from video_env.serving.client import RemoteVideoEnv
+
+        return RemoteVideoEnv(self.base_url, "PacingEnv"), {"sample_id": sample.id}
+
+
+def server_env_kwargs(
+    samples: Sequence[VideoQA] | str, settings: EpisodeSettings | None = None
+) -> dict[str, Any]:
+    """The arguments a Pacing server needs to serve these questions for these episodes."""
+    env = (settings or EpisodeSettings()).pacing_env_kwargs()
+    return {"dataset": samples if isinstance(samples, str) else list(samples), **env}
 
 
 @dataclass(frozen=True)
@@ -73,36 +110,27 @@ class PacingChatEnv:
 
     Args:
         sample: The question (``meta["reference_chunk"]``: the timing reward's T).
-        rules: Pacing rules (default: the paper's).
+        settings: How the episode is played: rules, prompt layout, turn cap, parsing, and
+            the env's further arguments (default: the paper's).
         seed: Seed of the env's reset.
-        max_turns: Turns after which the episode ends without an answer (reward 0).
-        strict: Parse replies strictly.
-        env_kwargs: Further Pacing-env arguments.
-        layout: VideoScout's prompt layout (its end note and the question's place).
+        make_env: Where the env runs (default: in this process; :class:`RemotePacingEnv`:
+            on a server).
     """
 
     def __init__(
         self,
         sample: VideoQA,
+        settings: EpisodeSettings | None = None,
         *,
-        rules: PacingRules | None = None,
         seed: int = 0,
-        max_turns: int = 32,
-        strict: bool = False,
-        env_kwargs: dict[str, Any] | None = None,
-        layout: PromptLayout = DEFAULT_LAYOUT,
+        make_env: EpisodeEnvFactory = local_pacing_env,
     ) -> None:
         self.sample = sample
         self.seed = seed
-        self.max_turns = max_turns
-        self.policy = VideoScoutPolicy(
-            EngineModelSlot(),
-            rules=rules,
-            strict=strict,
-            **layout.policy_kwargs(),
-        )
-        kwargs = {**self.policy.env_kwargs["pacing"], **(env_kwargs or {})}
-        self.env = PacingEnv([sample], **kwargs)
+        self.settings = settings or EpisodeSettings()
+        self.max_turns = self.settings.max_turns
+        self.prompt = self.settings.prompt()
+        self.env, self._reset_options = make_env(sample, self.settings.pacing_env_kwargs())
         self.turns = 0
         self.done = True
         self.reward = 0.0
@@ -111,16 +139,21 @@ class PacingChatEnv:
 
     def reset(self) -> list[VisionMessage]:
         """Start the episode; the first turn's chat."""
-        self._observation, _ = self.env.reset(seed=self.seed, options={"sample": self.sample})
+        self._observation, _ = self.env.reset(seed=self.seed, options=self._reset_options)
+        if "frames" not in self._observation:
+            raise ConfigError(
+                "the env sends no frames: VideoScout's chat needs pixel observations (a "
+                "server: serve with --pixel-observations)"
+            )
         self.turns, self.done, self.reward, self.record = 0, False, 0.0, None
-        return self.policy.messages(self._observation)
+        return self.prompt.messages(self._observation)
 
     def step(self, reply: str | Completion) -> ChatStep:
         """Apply the model's raw reply; the next chat, the reward, and whether it is over."""
         if self.done:
             raise ConfigError("the episode is over; call reset()")
         text = reply.text if isinstance(reply, Completion) else reply
-        return self.step_action(parse_text_action(self.policy.action_set, text, self.policy.strict))
+        return self.step_action(self.prompt.parse(text))
 
     def step_action(self, action: Any) -> ChatStep:
         """Apply an already-built action (a Pacing action dataclass or ``InvalidAction``).
@@ -140,7 +173,7 @@ class PacingChatEnv:
             else:
                 self.record = dict(info["episode"])
             self.reward = float(self.record.get("reward") or 0.0)
-        messages = None if self.done else self.policy.messages(self._observation)
+        messages = None if self.done else self.prompt.messages(self._observation)
         return ChatStep(messages, float(reward), self.done, dict(info))
 
     def finish(self, reason: str = "max_steps") -> float:

@@ -38,19 +38,17 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
-from video_env._seeding import stable_seed
-from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import (
+from policies.videoscout_record import (
     RULES_FILE,
-    PromptLayout,
-    check_end_note,
     save_trained_rules,
     trained_end_note,
     trained_question_first,
     trained_rules,
 )
+from video_env._seeding import stable_seed
+from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.errors import ConfigError
 from video_env.metrics.answers import extract_option, normalize_text
 from video_env.types import VideoQA
@@ -77,33 +75,21 @@ class DistillConfig:
 
     Attributes:
         tries: Episodes per question at most (rejection sampling; 8 in VideoScout's recipe).
-        temperature: The teacher's sampling temperature (tries differ only if > 0).
-        max_new_tokens: The teacher's generation budget per turn.
-        max_turns: Turns after which an episode is abandoned.
-        rules: Pacing rules (default: the paper's).
         seed: Seed of the env resets.
-        end_note: Where VideoScout's prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`); the student is trained on it.
-        question_first: VideoScout's prompt puts the question before the frames
-            (:class:`~policies.videoscout.VideoScoutPolicy`); the student is trained on it.
+        episode: How the teacher's episodes are played: its rules and prompt layout (the
+            student is trained on both), turn cap, generation budget and temperature (tries
+            differ only above 0).
     """
 
     tries: int = 8
-    temperature: float = 0.7
-    max_new_tokens: int = 1024
-    max_turns: int = 64
-    rules: PacingRules | None = None
     seed: int = 0
-    end_note: str = "window"
-    question_first: bool = False
+    episode: EpisodeSettings = field(
+        default_factory=lambda: EpisodeSettings(max_turns=64, max_new_tokens=1024, temperature=0.7)
+    )
 
-    def __post_init__(self) -> None:
-        check_end_note(self.end_note)
-
-    @property
-    def layout(self) -> PromptLayout:
-        """The teacher's VideoScout prompt layout (``end_note``, ``question_first``)."""
-        return PromptLayout(self.end_note, self.question_first)
+    def with_episode(self, **changes: Any) -> DistillConfig:
+        """These settings with ``changes`` to the episode's (:class:`EpisodeSettings`)."""
+        return replace(self, episode=self.episode.replace(**changes))
 
 
 @dataclass
@@ -291,7 +277,6 @@ def distill(
     out: str | Path,
     config: DistillConfig | None = None,
     *,
-    env_kwargs: dict[str, Any] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> DistillStats:
     """Distil verified teacher trajectories of ``samples`` into ``out`` (resumable).
@@ -306,7 +291,8 @@ def distill(
     cfg = config or DistillConfig()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    rules = cfg.rules or PacingRules()
+    episode = cfg.episode
+    rules, layout = episode.rules, episode.layout
     recorded = trained_rules(folder)
     if recorded is not None and recorded != rules and (folder / "questions.jsonl").exists():
         raise ConfigError(
@@ -314,14 +300,14 @@ def distill(
             "resume with the same rules or write to a new folder"
         )
     resuming = recorded is not None and (folder / "questions.jsonl").exists()
-    note = trained_end_note(folder) if resuming else cfg.end_note
-    if note is not None and note != cfg.end_note:
+    note = trained_end_note(folder) if resuming else layout.end_note
+    if note is not None and note != layout.end_note:
         raise ConfigError(
             f"{folder} holds turns whose prompt placed the end note {note!r} ({RULES_FILE}); "
             "resume with the same --end-note or write to a new folder"
         )
-    first = trained_question_first(folder) if resuming else cfg.question_first
-    if bool(first) != cfg.question_first:
+    first = trained_question_first(folder) if resuming else layout.question_first
+    if bool(first) != layout.question_first:
         raise ConfigError(
             f"{folder} holds turns whose prompt put the question "
             f"{'before' if first else 'after'} the frames ({RULES_FILE}); resume with the "
@@ -341,17 +327,8 @@ def distill(
         for attempt in range(cfg.tries):
             if callable(begin):
                 begin(sample, attempt)
-            run = run_recorded_episode(
-                teacher,
-                sample,
-                seed=stable_seed(cfg.seed, sample.id, attempt) % 2**31,
-                rules=cfg.rules,
-                max_turns=cfg.max_turns,
-                max_new_tokens=cfg.max_new_tokens,
-                temperature=cfg.temperature,
-                env_kwargs=env_kwargs,
-                layout=cfg.layout,
-            )
+            seed = stable_seed(cfg.seed, sample.id, attempt) % 2**31
+            run = run_recorded_episode(teacher, sample, episode, seed=seed)
             stats.episodes += 1
             why = validate(run, sample)
             reasons.append(why)

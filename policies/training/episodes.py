@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from policies.episode_settings import EpisodeSettings
 from policies.runner import run_episode
 from policies.videoscout import VideoScoutPolicy
 from video_env.actions.pacing import PacingActionSet
@@ -19,8 +20,6 @@ from video_env.actions.types import InvalidAction
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import parse_text_action
@@ -127,8 +126,8 @@ class EpisodeRun:
 class _ProgressRecordingPolicy(VideoScoutPolicy):
     """VideoScout, noting the chunks passed (from the observation) at each turn."""
 
-    def __init__(self, vlm: VisionChat, **settings: Any) -> None:
-        super().__init__(vlm, **settings)
+    def __init__(self, vlm: VisionChat, settings: EpisodeSettings) -> None:
+        super().__init__(vlm, **settings.policy_kwargs())
         self.chunks_passed: list[int] = []
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
@@ -139,48 +138,22 @@ class _ProgressRecordingPolicy(VideoScoutPolicy):
 
 
 def run_recorded_episode(
-    model: VisionChat,
-    sample: VideoQA,
-    *,
-    seed: int,
-    rules: PacingRules | None = None,
-    max_turns: int = 64,
-    max_new_tokens: int = 512,
-    temperature: float = 0.0,
-    env_kwargs: dict[str, Any] | None = None,
-    layout: PromptLayout = DEFAULT_LAYOUT,
-    guided: bool = False,
-    format_guided: bool = False,
+    model: VisionChat, sample: VideoQA, settings: EpisodeSettings, *, seed: int
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
     Args:
         model: The chat model driving the policy.
         sample: The question (its ``meta["reference_chunk"]`` is the timing reward's T).
+        settings: How the episode is played (rules, prompt, turn cap, decoding, env).
         seed: Seed of the env's reset.
-        rules: Pacing rules (default: the paper's).
-        max_turns: Turns after which the episode is abandoned (no answer, reward 0).
-        max_new_tokens: Generation budget per turn.
-        temperature: Sampling temperature.
-        env_kwargs: Further Pacing-env arguments (e.g. ``perception``).
-        layout: VideoScout's prompt layout (its end note and the question's place).
-        guided: VideoScout's legal-action decoding (the model must take a guide).
-        format_guided: VideoScout's format-guided decoding (the whole reply).
     """
     chat = RecordingChat(model)
-    policy = _ProgressRecordingPolicy(
-        chat,
-        rules=rules,
-        max_new_tokens=max_new_tokens,
-        temperature=temperature,
-        guided=guided,
-        format_guided=format_guided,
-        **layout.policy_kwargs(),
-    )
-    env = PacingEnv([sample], **{**policy.env_kwargs["pacing"], **(env_kwargs or {})})
+    policy = _ProgressRecordingPolicy(chat, settings)
+    env = PacingEnv([sample], **settings.pacing_env_kwargs())
     try:
         record = run_episode(
-            env, policy, seed=seed, options={"sample": sample}, max_steps=max_turns
+            env, policy, seed=seed, options={"sample": sample}, max_steps=settings.max_turns
         )
     finally:
         env.close()

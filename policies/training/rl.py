@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.dapo import (
     DAPOSettings,
     dapo_loss,
@@ -47,9 +48,8 @@ from policies.training.rl_state import (
 )
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
 from policies.training.turn_inputs import TurnExample, collate_turns
+from policies.videoscout_record import save_trained_rules
 from video_env._optional import require
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import PromptLayout, check_end_note, save_trained_rules
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 from video_env.types import VideoQA
@@ -88,9 +88,6 @@ class DAPOConfig:
         max_draws_per_step: Groups drawn at most per step (dynamic sampling's bound).
         ppo_epochs: Passes over a batch (1: on-policy, the ratio is 1 at the first pass).
         steps: Optimiser steps.
-        temperature: Sampling temperature of rollouts (log-probs use the same).
-        max_turns: Turns per episode at most.
-        max_new_tokens: Tokens per reply at most (4,096, the paper's).
         dynamic_filter: ``"correctness"`` (drop groups all correct or all wrong, the
             paper's) or ``"equal-reward"`` (drop groups whose rewards are all equal, DAPO's).
         overlong: ``"soft"`` (DAPO's soft overlong punishment of the longest reply added
@@ -104,21 +101,15 @@ class DAPOConfig:
         max_seconds: A wall-clock budget: no step starts once it is spent (the run then
             ends as after its last step, saved and recorded; ``None``: no budget).
         seed: Seed of the question order and of the env resets.
-        rules: Pacing rules (default: the paper's).
+        episode: How rollouts are played: the rules and prompt layout (the SFT start's, to
+            match), the turn cap, the reply budget (4,096 tokens, the paper's), the
+            sampling temperature (log-probs use the same) and the decoding guides. With
+            ``guided`` or ``format_guided`` the loss still scores the free model's
+            log-probabilities of the sampled reply (a biased, off-policy update), so a
+            forced legal action with a positive advantage becomes likelier unguided too.
         bf16: Load the policy and the reference in bfloat16 (GPU memory; log-probabilities
             are still taken in float32).
         freeze_vision: Keep the vision tower's blocks as they are (its merger trains).
-        end_note: Where the rollouts' VideoScout prompt says a window ends the video
-            (:data:`~video_env.envs.rules_record.END_NOTE_PLACES`; the SFT start's, to match).
-        guided: Sample rollouts with legal-action decoding (``VideoScoutPolicy(guided=True)``);
-            the loss still scores the free model's log-probabilities of the sampled reply (a
-            biased, off-policy update: no correction for the guided sampling), so a forced
-            legal action with a positive advantage becomes likelier unguided too.
-        question_first: The rollouts' VideoScout prompt puts the question before the
-            frames (the SFT start's, to match).
-        format_guided: Sample rollouts with format-guided decoding (the whole reply,
-            ``VideoScoutPolicy(format_guided=True)``); scored as under ``guided`` unless
-            ``score_guided``.
         score_guided: Score format-guided rollouts under the distribution they were
             sampled from: at each reply position, the tokens the turn's pattern forbade
             are masked before the softmax (for the policy, the old policy and the
@@ -138,9 +129,6 @@ class DAPOConfig:
     max_draws_per_step: int = 16
     ppo_epochs: int = 1
     steps: int = 100
-    temperature: float = 1.0
-    max_turns: int = 32
-    max_new_tokens: int = 4096
     dynamic_filter: str = "correctness"
     overlong: str = "soft"
     overlong_buffer: int = 1024
@@ -149,35 +137,31 @@ class DAPOConfig:
     save_every: int = 0
     max_seconds: float | None = None
     seed: int = 0
-    rules: PacingRules | None = None
     bf16: bool = False
     freeze_vision: bool = False
-    end_note: str = "window"
-    guided: bool = False
-    question_first: bool = False
-    format_guided: bool = False
     score_guided: bool = False
     resume: bool = False
+    episode: EpisodeSettings = field(
+        default_factory=lambda: EpisodeSettings(max_new_tokens=4096, temperature=1.0)
+    )
+
+    def with_episode(self, **changes: Any) -> DAPOConfig:
+        """These settings with ``changes`` to the rollouts' (:class:`EpisodeSettings`)."""
+        return replace(self, episode=self.episode.replace(**changes))
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
             raise ConfigError("group_size must be >= 2 (advantages are relative to the group)")
-        if self.temperature <= 0:
+        if self.episode.temperature <= 0:
             raise ConfigError("rollouts must sample: temperature > 0")
         if self.dynamic_filter not in DYNAMIC_FILTERS or self.overlong not in OVERLONG:
             raise ConfigError(
                 f"dynamic_filter must be one of {DYNAMIC_FILTERS}, overlong one of {OVERLONG}"
             )
-        if self.overlong_buffer < 1 or self.max_new_tokens < 1:
-            raise ConfigError("overlong_buffer and max_new_tokens must be >= 1")
-        check_end_note(self.end_note)
-        if self.score_guided and not self.format_guided:
+        if self.overlong_buffer < 1:
+            raise ConfigError("overlong_buffer must be >= 1")
+        if self.score_guided and not self.episode.format_guided:
             raise ConfigError("score_guided scores format-guided rollouts: set format_guided")
-
-    @property
-    def layout(self) -> PromptLayout:
-        """The rollouts' VideoScout prompt layout (``end_note``, ``question_first``)."""
-        return PromptLayout(self.end_note, self.question_first)
 
 
 def group_filter(cfg: DAPOConfig) -> Callable[[Sequence[Trajectory]], bool]:
@@ -196,9 +180,10 @@ def shaped(trajectory: Trajectory, cfg: DAPOConfig) -> Trajectory:
         return trajectory
     longest = max(trajectory.reply_tokens)
     if trajectory.truncated:
-        longest = max(longest, cfg.max_new_tokens + 1)  # cut by the cap: the full penalty
-    buffer = min(cfg.overlong_buffer, cfg.max_new_tokens)
-    penalty = overlong_penalty(longest, cfg.max_new_tokens, buffer, cfg.overlong_factor)
+        longest = max(longest, cfg.episode.max_new_tokens + 1)  # cut by the cap: the full penalty
+    budget = cfg.episode.max_new_tokens
+    buffer = min(cfg.overlong_buffer, budget)
+    penalty = overlong_penalty(longest, budget, buffer, cfg.overlong_factor)
     return replace(trajectory, reward=trajectory.reward + penalty)
 
 
@@ -379,7 +364,6 @@ def train_rl(
     out: str | Path,
     config: DAPOConfig | None = None,
     *,
-    env_kwargs: dict[str, Any] | None = None,
     log: Callable[[str], None] | None = print,
 ) -> list[StepStats]:
     """DAPO on ``samples`` from the checkpoint ``model_path``; saves to ``out``.
@@ -452,21 +436,17 @@ def train_rl(
         if not queue:
             queue.extend(order.sample(list(samples), len(samples)))
         sample = queue.pop()
-        group = rollout_group(
-            chat, sample, group_size=cfg.group_size, seed=order.randrange(2**31),
-            rules=cfg.rules, max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature, env_kwargs=env_kwargs, layout=cfg.layout,
-            guided=cfg.guided, format_guided=cfg.format_guided,
-        )  # fmt: skip
+        seed = order.randrange(2**31)
+        group = rollout_group(chat, sample, cfg.episode, group_size=cfg.group_size, seed=seed)
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]
 
     folder.mkdir(parents=True, exist_ok=True)
     # first: its checkpoint-N folders, and a run that is stopped, bench under these rules
+    layout = cfg.episode.layout
     save_trained_rules(
-        folder, cfg.rules or PacingRules(), end_note=cfg.end_note,
-        question_first=cfg.question_first,
-    )  # fmt: skip
+        folder, cfg.episode.rules, end_note=layout.end_note, question_first=layout.question_first
+    )
     history: list[StepStats] = []
     board = _tensorboard(folder / "tensorboard", purge_step=done + 1 if done else None)
 
@@ -490,7 +470,7 @@ def train_rl(
         if batch.groups:
             model.train()
             totals = dapo_step(model, reference, processor, optimizer, batch.groups, cfg.loss,
-                               temperature=cfg.temperature, ppo_epochs=cfg.ppo_epochs,
+                               temperature=cfg.episode.temperature, ppo_epochs=cfg.ppo_epochs,
                                max_grad_norm=cfg.max_grad_norm,
                                mask_truncated=cfg.overlong == "filter",
                                score_guided=cfg.score_guided)  # fmt: skip
@@ -526,8 +506,7 @@ def train_rl(
     steps_done = done + len(history)
     save(folder, steps_done)
     settings = {
-        **asdict(cfg),
-        "rules": repr(cfg.rules),
+        **_settings(cfg),
         "base": model_path,
         "questions": len(samples),
         "steps_done": steps_done,
@@ -574,10 +553,15 @@ _NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
 
 def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:
     """What a resumed call must repeat: the settings but its length, and the questions."""
-    settings = {k: v for k, v in asdict(cfg).items() if k not in _NOT_RESUMED}
-    settings.update(rules=repr(cfg.rules), questions=[s.id for s in samples])
+    settings = {k: v for k, v in _settings(cfg).items() if k not in _NOT_RESUMED}
+    settings.update(questions=[s.id for s in samples])
     normalised: dict[str, Any] = json.loads(json.dumps(settings, default=str))
     return normalised
+
+
+def _settings(cfg: DAPOConfig) -> dict[str, Any]:
+    """The run's settings, JSON-ready (the episode's as :meth:`EpisodeSettings.to_dict`)."""
+    return {**asdict(cfg), "episode": cfg.episode.to_dict()}
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.episodes import EpisodeRun, run_recorded_episode
 from policies.training.turn_inputs import TurnExample, conversation_from_messages
 from video_env._optional import require
@@ -22,8 +23,6 @@ from video_env._seeding import stable_seed
 from video_env.backends.base import ReplyGuide, VisionMessage
 from video_env.backends.hf_generation import generate
 from video_env.backends.llm.base import Completion
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 
@@ -150,35 +149,12 @@ def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
 
 
 def rollout_group(
-    chat: PolicyChat,
-    sample: VideoQA,
-    *,
-    group_size: int,
-    seed: int,
-    rules: PacingRules | None = None,
-    max_turns: int = 32,
-    max_new_tokens: int = 512,
-    temperature: float = 1.0,
-    env_kwargs: dict[str, Any] | None = None,
-    layout: PromptLayout = DEFAULT_LAYOUT,
-    guided: bool = False,
-    format_guided: bool = False,
+    chat: PolicyChat, sample: VideoQA, settings: EpisodeSettings, *, group_size: int, seed: int
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
     group = []
     for i in range(group_size):
-        run = run_recorded_episode(
-            chat,
-            sample,
-            seed=stable_seed(seed, sample.id, i) % 2**31,
-            rules=rules,
-            max_turns=max_turns,
-            max_new_tokens=max_new_tokens,
-            temperature=temperature,
-            env_kwargs=env_kwargs,
-            layout=layout,
-            guided=guided,
-            format_guided=format_guided,
-        )
+        episode_seed = stable_seed(seed, sample.id, i) % 2**31
+        run = run_recorded_episode(chat, sample, settings, seed=episode_seed)
         group.append(trajectory_from_run(chat, run))
     return group

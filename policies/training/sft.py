@@ -41,14 +41,14 @@ from policies.training.tool_chats import (
 )
 from policies.training.trl_env import tool_chat_processor
 from policies.training.turn_inputs import collate_turns, conversation_from_row
-from video_env._optional import require
-from video_env.envs.rules_record import (
+from policies.videoscout_record import (
     RULES_FILE,
     save_trained_rules,
     trained_end_note,
     trained_question_first,
     trained_rules,
 )
+from video_env._optional import require
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine
 

@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policies.episode_settings import EpisodeSettings
 from policies.training.distill import read_rows
 from policies.training.trl_env import PacingToolEnv, tool_dataset_rows
+from policies.videoscout_record import save_trained_rules
+from policies.videoscout_tool_calls import tool_methods
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet, split_think_act
 from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout, save_trained_rules
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import VideoQA
 
@@ -89,10 +90,8 @@ def tool_call(action: SpeedAction | RewatchAction | AnswerAction) -> dict[str, A
 def tool_chat(
     sample: VideoQA,
     replies: Sequence[str],
+    settings: EpisodeSettings | None = None,
     *,
-    rules: PacingRules | None = None,
-    layout: PromptLayout = DEFAULT_LAYOUT,
-    max_turns: int = 32,
     seed: int = 0,
 ) -> tuple[list[dict[str, Any]], float]:
     """Replay ``replies`` (Think-Act) on ``sample`` as TRL's tool chat.
@@ -106,10 +105,9 @@ def tool_chat(
             episode does not end with the last reply (the replay left the distilled one).
     """
     parser = PacingActionSet()
-    env = PacingToolEnv(
-        {sample.id: sample}, rules=rules, max_turns=max_turns, seed=seed, layout=layout
-    )
-    prompt = tool_dataset_rows([sample], rules)[0]["prompt"]
+    settings = settings or EpisodeSettings()
+    env = PacingToolEnv({sample.id: sample}, settings, seed=seed)
+    prompt = tool_dataset_rows([sample], settings.rules)[0]["prompt"]
     first = env.reset(sample_id=sample.id)
     task = prompt[-1]["content"]
     messages = [*prompt[:-1], {"role": "user", "content": [{"type": "text", "text": task}, *first]}]
@@ -154,10 +152,8 @@ def write_tool_chats(
     trajectories: str | Path,
     samples: Sequence[VideoQA],
     out: str | Path,
+    settings: EpisodeSettings | None = None,
     *,
-    rules: PacingRules | None = None,
-    layout: PromptLayout = DEFAULT_LAYOUT,
-    max_turns: int = 32,
     seed: int = 0,
 ) -> ToolChatsResult:
     """Write each episode of ``trajectories`` (``train distill``'s) as a tool chat.
@@ -171,6 +167,7 @@ def write_tool_chats(
     """
     if not Path(trajectories).is_file():
         raise ConfigError(f"no trajectories file at {trajectories}")
+    settings = settings or EpisodeSettings()
     by_id = {sample.id: sample for sample in samples}
     folder = Path(out)
     (folder / "images").mkdir(parents=True, exist_ok=True)
@@ -182,14 +179,7 @@ def write_tool_chats(
                 result.skipped[sample_id] = "not among the given questions"
                 continue
             try:
-                messages, reward = tool_chat(
-                    by_id[sample_id],
-                    row["replies"],
-                    rules=rules,
-                    layout=layout,
-                    max_turns=max_turns,
-                    seed=seed,
-                )
+                messages, reward = tool_chat(by_id[sample_id], row["replies"], settings, seed=seed)
             except ConfigError as exc:
                 result.skipped[sample_id] = str(exc)
                 continue
@@ -202,7 +192,7 @@ def write_tool_chats(
             record = {"sample_id": sample_id, "reward": reward, "messages": messages}
             sink.write(json.dumps(record) + "\n")
             result.chats += 1
-    save_trained_rules(folder, rules or PacingRules(), **layout.policy_kwargs())
+    save_trained_rules(folder, settings.rules, **settings.layout.policy_kwargs())
     return result
 
 
@@ -322,12 +312,3 @@ def _with_images(messages: list[dict[str, Any]], folder: Path, image: Any) -> li
 def max_positions(config: Any) -> int | None:
     """A model config's context in positions (its text config's, for a VLM)."""
     return getattr(getattr(config, "text_config", config), "max_position_embeddings", None)
-
-
-def tool_methods() -> list[Any]:
-    """The env's tools as ``GRPOTrainer`` lists them: its public methods by name.
-
-    ``reset`` and ``get_reward`` are not tools; the schemas do not depend on the rules.
-    """
-    env = PacingToolEnv({})
-    return [env.answer, env.rewatch, env.speed]

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from policies.episode_settings import EpisodeSettings
+from policies.training.adapter import EpisodeEnvFactory, local_pacing_env
 from policies.training.trl_env import pacing_env_factory, tool_chat_processor, tool_dataset_rows
 from video_env._optional import require
-from video_env.envs.pacing_rules import PacingRules
-from video_env.envs.rules_record import DEFAULT_LAYOUT, PromptLayout
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
 
@@ -149,14 +149,12 @@ def build_trl_trainer(
     processor: Any,
     samples: Sequence[VideoQA],
     config: Any,
+    settings: EpisodeSettings | None = None,
     *,
-    rules: PacingRules | None = None,
-    max_turns: int = 32,
     seed: int = 0,
     reward_funcs: Sequence[Callable[..., list[float]]] = (),
     callbacks: Sequence[Any] = (),
-    environment_factory: Callable[[], Any] | None = None,
-    layout: PromptLayout = DEFAULT_LAYOUT,
+    make_env: EpisodeEnvFactory = local_pacing_env,
 ) -> Any:
     """A ``trl.GRPOTrainer`` training ``model`` in the Pacing env on ``samples``.
 
@@ -166,15 +164,13 @@ def build_trl_trainer(
             (:func:`~policies.training.trl_env.tool_chat_processor`).
         samples: The questions (``meta["reference_chunk"]``: the timing reward's T).
         config: A ``GRPOConfig`` (see :func:`trl_dapo_config`).
-        rules: Pacing rules (default: the paper's).
-        max_turns: Env steps per episode at most.
+        settings: How episodes are played: rules, env steps at most, the tool results'
+            prompt layout (default: the paper's).
         seed: Seed of the env resets.
         reward_funcs: Extra TRL reward functions, added to the env's reward.
         callbacks: ``transformers`` trainer callbacks.
-        environment_factory: Another factory of tool envs (default: in-process
-            :class:`~policies.training.trl_env.PacingToolEnv`; a server's:
-            :func:`~policies.training.trl_remote.remote_pacing_env_factory`).
-        layout: The layout of the tool results' VideoScout text (the default factory's).
+        make_env: Where the episodes run (default: in the trainer's process;
+            :class:`~policies.training.adapter.RemotePacingEnv`: a server's sessions).
     """
     trl = require("trl", "train", _PURPOSE)
     datasets = require("datasets", "train", _PURPOSE)
@@ -184,20 +180,14 @@ def build_trl_trainer(
             "upgrade trl (tested with 1.16)"
         )
 
-    dataset = datasets.Dataset.from_list(tool_dataset_rows(samples, rules))
+    settings = settings or EpisodeSettings()
+    dataset = datasets.Dataset.from_list(tool_dataset_rows(samples, settings.rules))
     return trl.GRPOTrainer(
         model=model,
         reward_funcs=list(reward_funcs) or None,
         args=config,
         train_dataset=dataset,
         processing_class=tool_chat_processor(processor),
-        environment_factory=environment_factory
-        or pacing_env_factory(
-            samples,
-            rules=rules,
-            max_turns=max_turns,
-            seed=seed,
-            layout=layout,
-        ),
+        environment_factory=pacing_env_factory(samples, settings, seed=seed, make_env=make_env),
         callbacks=list(callbacks) or None,
     )

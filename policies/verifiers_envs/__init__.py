@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from policies.training.adapter import EngineModelSlot
-from policies.videoscout import VideoScoutPolicy
+from policies.episode_settings import EpisodeSettings
 from video_env._optional import require
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -82,9 +81,11 @@ def build_environment(
         }
         for i, sample in enumerate(samples)
     ]
-    kwargs = dict(env_kwargs)
-    if paradigm == "pacing":
-        kwargs = {**VideoScoutPolicy(EngineModelSlot(), rules=rules).env_kwargs["pacing"], **kwargs}
+    episode = None
+    if paradigm == "pacing":  # VideoScout's prompt, rules and turns
+        episode = EpisodeSettings(
+            rules=rules or PacingRules(), max_turns=max_turns, env_kwargs=dict(env_kwargs)
+        )
     from policies.verifiers_envs.env import VideoMultiTurnEnv
 
     env_id, env_class = PARADIGMS[paradigm]
@@ -93,8 +94,8 @@ def build_environment(
         env_id=env_id,
         env_class=env_class,
         samples=samples,
-        env_kwargs=kwargs,
-        rules=rules,
+        env_kwargs=dict(env_kwargs),
+        episode=episode,
         base_url=base_url,
         seed=seed,
         dataset=datasets.Dataset.from_list(rows),

@@ -9,8 +9,8 @@ import gymnasium as gym
 import verifiers as vf
 from verifiers.utils.message_utils import normalize_messages
 
+from policies.episode_settings import EpisodeSettings
 from policies.verifiers_envs.render import first_messages, next_messages
-from video_env.envs.pacing_rules import PacingRules
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
@@ -25,8 +25,9 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         env_id: The environment id.
         env_class: Its class name (for remote wire actions).
         samples: The rollout inputs' questions, by ``info["sample_index"]``.
-        env_kwargs: Arguments of each episode's environment.
-        rules: Pacing rules (the prompt's text follows them).
+        env_kwargs: Arguments of each episode's environment (Pacing: the episode's).
+        episode: Pacing's episode settings: rules, prompt layout, parsing (``None``
+            for the other paradigms).
         base_url: A ``video-env serve`` server instead of in-process environments.
         seed: Seed of every env reset.
         **kwargs: ``vf.MultiTurnEnv`` arguments (``dataset``, ``max_turns``...).
@@ -40,7 +41,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         env_class: str,
         samples: Sequence[VideoQA],
         env_kwargs: dict[str, Any],
-        rules: PacingRules | None,
+        episode: EpisodeSettings | None,
         base_url: str | None,
         seed: int,
         **kwargs: Any,
@@ -50,8 +51,8 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         self.video_env_id = env_id
         self.env_class = env_class
         self.samples = list(samples)
-        self.env_kwargs = env_kwargs
-        self.rules = rules
+        self.env_kwargs = episode.pacing_env_kwargs() if episode is not None else env_kwargs
+        self.prompt = episode.prompt() if episode is not None else None
         self.base_url = base_url
         self.seed = seed
 
@@ -72,7 +73,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         state["video_env"] = env
         state["video_env_done"] = False
         state["video_env_record"] = None
-        state["prompt"] = _messages(first_messages(self.paradigm, observation, self.rules))
+        state["prompt"] = _messages(first_messages(self.paradigm, observation, self.prompt))
         return state
 
     async def get_prompt_messages(self, state: Any) -> Any:
@@ -101,7 +102,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
             final = _messages([{"role": "user", "content": f"The episode is over ({ended})."}])
             state["final_env_response"] = final
             return final
-        return _messages(next_messages(self.paradigm, observation, self.rules))
+        return _messages(next_messages(self.paradigm, observation, self.prompt))
 
     @vf.cleanup
     async def finish_episode(self, state: Any) -> None:

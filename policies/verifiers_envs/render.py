@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies.training.adapter import EngineModelSlot
-from policies.videoscout import VideoScoutPolicy
+from policies.videoscout_prompt import VideoScoutPrompt
 from video_env.actions import ClipQueryActionSet, ZoomActionSet
 from video_env.backends.base import FrameBatch
-from video_env.envs.pacing_rules import PacingRules
 from video_env.serving.images import encode_frames
 
 __all__ = ["first_messages", "next_messages", "observation_text"]
@@ -21,11 +19,11 @@ _SYSTEM = (
 
 
 def first_messages(
-    paradigm: str, observation: dict[str, Any], rules: PacingRules | None = None
+    paradigm: str, observation: dict[str, Any], prompt: VideoScoutPrompt | None = None
 ) -> list[dict[str, Any]]:
     """The first turn's chat: the system prompt and the first observation."""
     if paradigm == "pacing":
-        return pacing_messages(observation, rules)
+        return pacing_messages(observation, prompt)
     action_set = ZoomActionSet() if paradigm == "zoom" else ClipQueryActionSet()
     system = _SYSTEM.format(actions=action_set.describe(), example=action_set.example())
     return [
@@ -35,21 +33,20 @@ def first_messages(
 
 
 def next_messages(
-    paradigm: str, observation: dict[str, Any], rules: PacingRules | None = None
+    paradigm: str, observation: dict[str, Any], prompt: VideoScoutPrompt | None = None
 ) -> list[dict[str, Any]]:
     """What follows the model's reply: Pacing's fresh chat, or one more user turn."""
     if paradigm == "pacing":
-        return pacing_messages(observation, rules)
+        return pacing_messages(observation, prompt)
     return [{"role": "user", "content": observation_text(paradigm, observation)}]
 
 
 def pacing_messages(
-    observation: dict[str, Any], rules: PacingRules | None = None
+    observation: dict[str, Any], prompt: VideoScoutPrompt | None = None
 ) -> list[dict[str, Any]]:
-    """VideoScout's chat for the turn, frames as JPEG ``image_url`` parts."""
-    policy = VideoScoutPolicy(EngineModelSlot(), rules=rules)
+    """VideoScout's chat for the turn (default: the paper's), frames as JPEG images."""
     out: list[dict[str, Any]] = []
-    for message in policy.messages(observation):
+    for message in (prompt or VideoScoutPrompt()).messages(observation):
         content = message["content"]
         if isinstance(content, str):
             out.append({"role": message["role"], "content": content})

@@ -13,8 +13,7 @@ from video_env.actions.validation import dict_text
 from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
-from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk
-from video_env.envs.rules_record import rules_name
+from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk, rules_name
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -97,7 +96,7 @@ class PacingEnv(VideoQAEnv):
     window, gtou, iou, reward, reward_parts (acc, fmt, timing), turns, frames,
     frames_shown, vlm_calls, caption_calls, clip_calls, visual_tokens, invalid_actions,
     ended_by, simulated, explored, trajectory, pacing_rules`` (the rules' name,
-    :func:`~video_env.envs.rules_record.rules_name`). (Wall time is not in ``info``, which
+    :func:`~video_env.envs.pacing_rules.rules_name`). (Wall time is not in ``info``, which
     Gymnasium requires to be deterministic; the episode runner measures it.)
 
     ## Arguments
@@ -374,7 +373,7 @@ class PacingEnv(VideoQAEnv):
         return out
 
     def record_fields(self) -> dict[str, Any]:
-        """The pacing rules' name (:func:`~video_env.envs.rules_record.rules_name`)."""
+        """The pacing rules' name (:func:`~video_env.envs.pacing_rules.rules_name`)."""
         return {"pacing_rules": rules_name(self.rules)}
 
     def _info(self) -> dict[str, Any]:

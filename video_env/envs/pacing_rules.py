@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -174,3 +176,46 @@ def reference_chunk(chunks: list[Interval], evidence_end: float) -> int:
         if evidence_end <= chunk.end:
             return number
     return len(chunks)
+
+
+def pixel_vlm_rules() -> PacingRules:
+    """The pacing preset ``pixel-vlm``: the paper's frame counts at the pixel VLM's size.
+
+    Its own 16:9 fed size, 504x280 (4x at the paper's 316/448 of that side, 364x196): that
+    model never saw a square frame.
+    """
+    return PacingRules(
+        speeds={
+            1: SpeedSpec(20, 504, 1, 280),
+            2: SpeedSpec(16, 504, 2, 280),
+            4: SpeedSpec(12, 364, 4, 196),
+        },
+        rewatch=SpeedSpec(20, 504, 1, 280),
+    )
+
+
+def rules_name(rules: PacingRules) -> str:
+    """A short name of ``rules`` for episode records and result tables.
+
+    ``paper`` and ``pixel-vlm`` for those presets; any other rules ``custom-`` and the
+    first 8 hex digits of a hash of :meth:`PacingRules.to_dict` with every number as a
+    float, so equal rules get one name (``1 == 1.0``; a record read back by
+    :meth:`PacingRules.from_dict` keeps its name).
+    """
+    if rules == PacingRules():
+        return "paper"
+    if rules == pixel_vlm_rules():
+        return "pixel-vlm"
+    text = json.dumps(_floats(rules.to_dict()), sort_keys=True)
+    return "custom-" + hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+
+
+def _floats(value: Any) -> Any:
+    """``value`` with every int or float inside it a float (bools and ``None`` kept)."""
+    if isinstance(value, dict):
+        return {str(k): _floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_floats(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
