@@ -14,11 +14,12 @@ from typing import Any
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
 from benchmarks.jobs import standin_samples, validate
 from benchmarks.progress import ProgressBar
-from benchmarks.summary import BRIEF, STANDIN_NOTE, standin_count, to_markdown
+from benchmarks.summary import BRIEF, to_markdown
 from video_env._optional import require
 from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
+from video_env.provenance import STANDIN_NOTE, perception_notes
 
 DEFAULT_OUT = "runs"
 
@@ -73,15 +74,8 @@ def _run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
-    standins = standin_count(result.records)
-    if standins:
-        print(f"stand-ins: {standins} of {len(result.records)} episodes {STANDIN_NOTE}")
-    if any(r.get("simulated") for r in result.records):
-        print("perception: SIMULATED (synthetic world; not a model's result)")
-    elif any(r.get("pixel_vlm") for r in result.records):
-        print("perception: PIXEL-VLM (a tiny Qwen2.5-VL trained on the synthetic world's pixels)")
-    elif any(r.get("pixel_real") for r in result.records):
-        print("perception: PIXEL-REAL (tiny models trained on the synthetic world's pixels)")
+    for note in perception_notes(result.records):
+        print(note)
     print(to_markdown(result.rows, BRIEF))
     _warn_llm_failures(result.rows)
     return 0

@@ -22,6 +22,7 @@ import numpy as np
 
 from video_env._optional import require
 from video_env.metrics.calibration import ece, reliability_bins
+from video_env.provenance import SIMULATED, Provenance
 
 SIM_NOTE = "perception: SIMULATED (synthetic world, not a model's result)"
 
@@ -44,7 +45,7 @@ def plot_all(
     categories: Sequence[dict[str, Any]],
 ) -> list[str]:
     """Write every plot into ``folder``; return the file names."""
-    simulated = any(r.get("simulated") for r in records)
+    simulated = Provenance.of(records).has(SIMULATED)
     suites = sorted({str(r["source"]) for r in records if r.get("source")})
     written = [
         frontier(folder / "frontier.png", rows, simulated),

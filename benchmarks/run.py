@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +30,6 @@ from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
     COLUMNS,
-    STANDIN_NOTE,
     TIMING_COLUMNS,
     by_category,
     standin_count,
@@ -37,8 +37,8 @@ from benchmarks.summary import (
     to_csv,
     to_markdown,
 )
-from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.errors import BackendNotInstalled, ConfigError
+from video_env.provenance import STANDIN_NOTE, perception_notes
 
 RUN_JSON = "run.json"
 #: What a run writes into its folder (``--fresh`` removes these, and nothing else).
@@ -176,37 +176,21 @@ def setup_line(meta: dict[str, Any]) -> str:
     )
 
 
+def _bold_label(note: str) -> str:
+    """A provenance note with its capitalised label in bold (``Perception: **SIMULATED**``)."""
+    return re.sub(r"^(Perception: )?([A-Z][A-Z ()-]+[A-Z)])(?=[ :])", r"\1**\2**", note, count=1)
+
+
 def _markdown(
     records: list[dict[str, Any]],
     rows: list[dict[str, Any]],
     cats: list[dict[str, Any]],
     meta: dict[str, Any],
 ) -> str:
-    simulated = any(r.get("simulated") for r in records)
     head = "# Benchmark results\n\n"
     if setup_line(meta):
         head += setup_line(meta) + " (the full set-up and its fingerprint: run.json).\n\n"
-    if simulated:
-        head += (
-            "> Perception: **SIMULATED** (synthetic world and simulated VLM/captioner/CLIP, "
-            "see docs/simulator.md). These numbers measure exploration strategies in the "
-            "simulator, not any model.\n\n"
-        )
-    random = meta.get("random_weights") or (
-        ["perception"] if any(r.get("random_weights") for r in records) else []
-    )
-    if random:
-        head += f"> **{RANDOM_LABEL.upper()}**: {', '.join(random)} loaded a checkpoint the "
-        head += "tiny test builders made; these numbers test the plumbing, not a model.\n\n"
-    standins = standin_count(records)
-    if standins:
-        head += f"> {standins} of {len(records)} episodes {STANDIN_NOTE}.\n\n"
-    elif any(r.get("pixel_real") for r in records):
-        head += (
-            "> Perception: **PIXEL-REAL** (synthetic world perceived from its rendered pixels "
-            "by tiny models trained on it, see docs/pixel_real.md). Not simulated, and not a "
-            "real model's result.\n\n"
-        )
+    head += "".join(f"> {_bold_label(note)}\n\n" for note in perception_notes(records))
     return (
         head
         + to_markdown(rows, COLUMNS)

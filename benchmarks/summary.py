@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
+from video_env.provenance import STANDIN, Provenance, perception_label
 
 COLUMNS = (
     "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
@@ -130,19 +130,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         groups[(r["env"], policy_label(r))].append(r)
     rows = []
     for (env, policy), rs in sorted(groups.items()):
-        graded = [r for r in rs if r.get("correct") is not None]
-        correct = [bool(r["correct"]) for r in graded]
-        low, high = cluster_bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
         rows.append({
             "env": env,
             "policy": policy,
             "perception": perception_label(rs),
             "episodes": len(rs),
             "failures": sum(1 for r in rs if r.get("error")),
-            "accuracy": _mean(correct),
-            "acc_ci_low": low,
-            "acc_ci_high": high,
-            "score": _mean(r.get("score") for r in graded),
+            **_accuracy(rs),
+            "score": _mean(r.get("score") for r in rs if r.get("correct") is not None),
             "mean_gtou": _mean(r.get("gtou") for r in rs),
             "mean_iou": _mean(r.get("iou") for r in rs),
             "mean_reward": _mean(r.get("return", r.get("reward")) for r in rs),
@@ -175,20 +170,23 @@ def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         groups[(r["env"], policy_label(r), str(r.get("category") or "(none)"))].append(r)
     rows = []
     for (env, policy, category), rs in sorted(groups.items()):
-        graded = [r for r in rs if r.get("correct") is not None]
-        correct = [bool(r["correct"]) for r in graded]
-        low, high = cluster_bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
         rows.append({
             "env": env,
             "policy": policy,
             "category": category,
             "episodes": len(rs),
-            "accuracy": _mean(correct),
-            "acc_ci_low": low,
-            "acc_ci_high": high,
+            **_accuracy(rs),
             "mean_gtou": _mean(r.get("gtou") for r in rs),
         })  # fmt: skip
     return rows
+
+
+def _accuracy(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Accuracy over the graded records, with its bootstrap CI clustered by video."""
+    graded = [r for r in records if r.get("correct") is not None]
+    correct = [bool(r["correct"]) for r in graded]
+    low, high = cluster_bootstrap_ci(correct, [str(r.get("video_id")) for r in graded])
+    return {"accuracy": _mean(correct), "acc_ci_low": low, "acc_ci_high": high}
 
 
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -234,39 +232,12 @@ def _fmt(value: Any, csv_mode: bool = False, decimals: int | None = None) -> str
     return str(value)
 
 
-#: What run.json, the summary and the CLI say of episodes on stand-ins.
-STANDIN_NOTE = (
-    "ran on simulated stand-ins of the dataset's videos: their perception is simulated "
-    "from the annotations (intervals, answer, options), not read from the video"
-)
-
-
 def standin_count(records: Sequence[dict[str, Any]]) -> int:
     """Episodes whose perception was simulated from a real sample's annotations."""
-    return sum(1 for r in records if r.get("standin") is True)
+    return Provenance.of(records).counts.get(STANDIN, 0)
 
 
 #: Columns of the compact table printed after a run.
 BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
          "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
          "mean_model_tokens")  # fmt: skip
-
-
-def perception_label(records: Sequence[dict[str, Any]]) -> str:
-    """``simulated`` if any record is, else ``pixel-vlm``/``pixel-real`` if any is, else ``real``.
-
-    Episodes that ran on simulated stand-ins of real videos (``standin``) are counted:
-    ``simulated (3 of 12 on stand-ins)``; models loaded from the tiny test builders'
-    folders add ``, random weights (plumbing test)``.
-    """
-    standins = standin_count(records)
-    if standins:
-        return f"simulated ({standins} of {len(records)} on stand-ins)"
-    if any(r.get("simulated") for r in records):
-        return "simulated"
-    label = "pixel-real" if any(r.get("pixel_real") for r in records) else "real"
-    if any(r.get("pixel_vlm") for r in records):
-        label = "pixel-vlm"
-    if any(r.get("random_weights") for r in records):
-        label += f", {RANDOM_LABEL}"
-    return label

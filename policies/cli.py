@@ -61,8 +61,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     add_training_commands(kinds)
     for kind in MOVED_TO_LAB:
-        moved = kinds.add_parser(kind, help=f"moved: {MOVED_TO_LAB[kind]}", add_help=False)
-        moved.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        # every argument is taken (no option prefix), so the old command line gets the answer
+        moved = kinds.add_parser(
+            kind, help=f"moved: {MOVED_TO_LAB[kind]}", add_help=False, prefix_chars="+"
+        )
+        moved.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
         moved.set_defaults(func=_moved, moved_kind=kind)
 
 

@@ -10,6 +10,7 @@ import gymnasium as gym
 
 from policies.base import Policy, env_kind
 from video_env.errors import ContextExceeded
+from video_env.provenance import object_labels, record_flags, record_labels
 
 #: Steps after which an episode is abandoned (a policy that never answers).
 DEFAULT_MAX_STEPS = 200
@@ -120,15 +121,8 @@ def _label_perceivers(record: dict[str, Any], policy: Policy) -> None:
     """
     if policy.perceivers:
         record["frames"] = int(record.get("frames") or 0) + int(record.get("frames_shown") or 0)
-    for model in policy.perceivers:
-        if getattr(model, "simulated", False):
-            record["simulated"] = True
-        if getattr(model, "random_weights", False):
-            record["random_weights"] = True
-        if getattr(model, "pixel_vlm", False):
-            record["pixel_vlm"] = True
-    if record.get("simulated"):
-        record["pixel_vlm"] = record["pixel_real"] = False  # as the env labels its own
+    labels = record_labels(record).union(*(object_labels(m) for m in policy.perceivers))
+    record.update(record_flags(labels))
 
 
 def _llm_part(cost: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ it says that a window ends the video and where the question stands.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
 from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env.actions.pacing import PacingActionSet
-from video_env.backends.base import ReplyGuide, VisionMessage
+from video_env.backends.base import FrameBatch, ReplyGuide, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.errors import ConfigError
 from video_env.wrappers.text_actions import parse_text_action
@@ -30,6 +31,7 @@ __all__ = [
     "VideoScoutPrompt",
     "check_end_note",
     "legal_kinds",
+    "message_parts",
 ]
 
 _SPEED_NAMES = {0: "1x", 1: "2x", 2: "4x"}
@@ -254,3 +256,26 @@ def legal_kinds(observation: dict[str, Any]) -> list[str]:
 
 def _frames(spec: SpeedSpec) -> str:
     return f"{spec.frames} frames at {spec.size.width}x{spec.size.height}"
+
+
+def message_parts(
+    messages: Sequence[VisionMessage], frame_parts: Callable[[FrameBatch], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """A chat as content parts: texts as text parts, frame batches as ``frame_parts`` says.
+
+    ``frame_parts`` renders one batch: engines' placeholders, images or data URLs.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content", "")
+        if isinstance(content, str):
+            out.append({"role": message["role"], "content": content})
+            continue
+        parts: list[dict[str, Any]] = []
+        for part in content:
+            if isinstance(part, FrameBatch):
+                parts += frame_parts(part)
+            else:
+                parts.append({"type": "text", "text": str(part)})
+        out.append({"role": message["role"], "content": parts})
+    return out

@@ -64,7 +64,7 @@ def test_a_bench_on_real_files_says_how_many_ran_on_standins(
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "stand-ins: 3 sample(s) ran on simulated stand-ins" in printed  # the header
-    assert "stand-ins: 3 of 3 episodes ran on simulated stand-ins" in printed
+    assert "3 of 3 episodes ran on simulated stand-ins" in printed
     meta = json.loads((out / "run.json").read_text())
     assert meta["standin_samples"] == 3 and meta["standin_episodes"] == 3
     assert "simulated from the annotations" in meta["standin_note"]

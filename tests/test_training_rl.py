@@ -375,7 +375,7 @@ def test_one_pass_dapo_takes_the_behaviour_log_probs_from_its_own_pass(
 def test_dapo_step_scores_policy_old_policy_and_reference_alike(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import policies.training.rl as rl
+    import policies.training.dapo_step as rl  # the step's module: where it scores replies
     from policies.training.dapo import DAPOSettings
     from policies.training.rollout import Trajectory
     from video_env.backends.hf_turns import TurnExample

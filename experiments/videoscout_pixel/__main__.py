@@ -15,8 +15,7 @@ from typing import Any
 
 from policies.training.cli import (
     FRAME_TEACHER,
-    add_distill_command,
-    add_sft_command,
+    add_recipe_commands,
     pacing_rules,
     run_distill,
     run_sft,
@@ -80,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m experiments.videoscout_pixel", description=__doc__.split("\n")[0]
     )
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
-    distill = add_distill_command(kinds, lab_flags_moved=False)
+    distill, sft = add_recipe_commands(kinds, lab_flags_moved=False)
     distill.add_argument("--guess-share", type=float, default=0.0,
                          help=f"share of MCQs the {FRAME_TEACHER}:scenes|:lead teacher plays "
                          "blind: skims at a steady speed and guesses at the end (option k "
@@ -89,7 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"the {FRAME_TEACHER} teacher watches on at S x every turn "
                          "until a frame shows the asked needle (0: privileged pacing)")  # fmt: skip
     distill.set_defaults(func=_distill)
-    sft = add_sft_command(kinds, lab_flags_moved=False)
     sft.add_argument("--option-orders", type=int, default=1, metavar="N",
                      help="each MCQ answer turn in N orders of its options")  # fmt: skip
     sft.add_argument("--open-answer-repeats", type=int, default=1, metavar="N",

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from policies.episode_settings import EpisodeSettings
+from policies.videoscout_prompt import message_parts
 from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv
@@ -198,21 +199,12 @@ def engine_messages(
         The messages with text parts and placeholders, the frames of each placeholder
         (``uint8[N, H, W, 3]``, as shown) and their timestamps, in order.
     """
-    out: list[dict[str, Any]] = []
     frames: list[np.ndarray[Any, np.dtype[np.uint8]]] = []
     times: list[list[float]] = []
-    for message in messages:
-        content = message.get("content", "")
-        if isinstance(content, str):
-            out.append({"role": message["role"], "content": content})
-            continue
-        parts: list[dict[str, Any]] = []
-        for part in content:
-            if isinstance(part, FrameBatch):
-                parts.append({"type": "image" if len(part) == 1 else "video"})
-                frames.append(np.asarray(part.pixels(), dtype=np.uint8))
-                times.append([float(t) for t in part.times])
-            else:
-                parts.append({"type": "text", "text": str(part)})
-        out.append({"role": message["role"], "content": parts})
-    return out, frames, times
+
+    def placeholder(batch: FrameBatch) -> list[dict[str, Any]]:
+        frames.append(np.asarray(batch.pixels(), dtype=np.uint8))
+        times.append([float(t) for t in batch.times])
+        return [{"type": "image" if len(batch) == 1 else "video"}]
+
+    return message_parts(messages, placeholder), frames, times

@@ -21,8 +21,7 @@ from policies.training.cli_common import (
     split_samples,
 )
 from policies.training.cli_recipe import (
-    add_distill_command,
-    add_sft_command,
+    add_recipe_commands,
     add_tool_chats_command,
     run_distill,
     run_sft,
@@ -35,8 +34,7 @@ __all__ = [
     "LAB_COMMAND",
     "RULES",
     "SCRIPTED_TEACHER",
-    "add_distill_command",
-    "add_sft_command",
+    "add_recipe_commands",
     "add_training_commands",
     "layout_from_args",
     "pacing_rules",
@@ -50,7 +48,6 @@ __all__ = [
 
 def add_training_commands(kinds: Any) -> None:
     """Add ``distill``, ``tool-chats``, ``sft``, ``rl`` and ``trl`` under ``video-env train``."""
-    add_distill_command(kinds)
+    add_recipe_commands(kinds)
     add_tool_chats_command(kinds)
-    add_sft_command(kinds)
     add_rl_commands(kinds)

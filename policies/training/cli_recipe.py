@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from policies.training.sft_extension import SFTExtension
 
 __all__ = [
-    "add_distill_command",
-    "add_sft_command",
+    "add_recipe_commands",
     "add_tool_chats_command",
     "run_distill",
     "run_sft",
@@ -166,14 +165,23 @@ def run_sft(args: argparse.Namespace, extension: SFTExtension | None = None) -> 
     return 0
 
 
-def add_distill_command(kinds: Any, *, lab_flags_moved: bool = True) -> argparse.ArgumentParser:
-    """Add ``distill`` (its handler: :func:`run_distill`); returns its parser.
+def add_recipe_commands(
+    kinds: Any, *, lab_flags_moved: bool = True
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """Add ``distill`` and ``sft`` (handlers :func:`run_distill`, :func:`run_sft`).
 
     Args:
-        kinds: The subparsers to add it to.
-        lab_flags_moved: Refuse the laboratory's teacher flags, naming its command (the
-            laboratory's own command adds them instead).
+        kinds: The subparsers to add them to.
+        lab_flags_moved: Refuse the laboratory's teacher and SFT flags, naming its command
+            (the laboratory's own command adds them instead).
+
+    Returns:
+        The ``distill`` and ``sft`` parsers.
     """
+    return _add_distill(kinds, lab_flags_moved), _add_sft(kinds, lab_flags_moved)
+
+
+def _add_distill(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
     distill = kinds.add_parser(
         "distill",
         help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
@@ -221,14 +229,7 @@ def add_tool_chats_command(kinds: Any) -> None:
     chats.set_defaults(func=run_tool_chats)
 
 
-def add_sft_command(kinds: Any, *, lab_flags_moved: bool = True) -> argparse.ArgumentParser:
-    """Add ``sft`` (its handler: :func:`run_sft`); returns its parser.
-
-    Args:
-        kinds: The subparsers to add it to.
-        lab_flags_moved: Refuse the laboratory's SFT flags, naming its command (the
-            laboratory's own command adds them instead).
-    """
+def _add_sft(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
     sft = kinds.add_parser(
         "sft",
         help="supervised fine-tuning on distilled turns (TRL SFTTrainer)",

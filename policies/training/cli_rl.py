@@ -319,41 +319,43 @@ _SAVE_AT_END = 10**9
 TRL_RECORD_FILE = "trl.json"
 
 
-def _start_args(parser: argparse.ArgumentParser) -> None:
-    """What every RL kind takes besides its settings: start, output, timing references."""
+def _rl_kind(kinds: Any, name: str, flags: Flags[Any], run: Any, **texts: str) -> None:
+    """Add the RL kind ``name`` with its ``flags`` (and the start, output, questions, prompt).
+
+    The prompt's flags default to the start model's record.
+    """
+    parser = kinds.add_parser(name, **texts)
     parser.add_argument("--model", required=True, help="starting checkpoint (e.g. the SFT output)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--trajectories", help="trajectories.jsonl of `train distill` (timing T)")
+    flags.add(parser)
+    dataset_args(parser)
+    end_note_arg(parser, default=None)
+    question_first_arg(parser, recorded=True)
+    parser.set_defaults(func=run)
 
 
 def add_rl_commands(kinds: Any) -> None:
     """Add ``rl`` and ``trl`` under ``video-env train``."""
-    rl = kinds.add_parser(
+    _rl_kind(
+        kinds,
         "rl",
+        RL_FLAGS,
+        run_rl,
         help="multi-turn DAPO in the Pacing env (single process)",
         description="DAPO from a checkpoint (usually the SFT output): G episodes per question, "
         "the env's composite reward, group-relative advantages, decoupled clipping, token-level "
         "normalisation, k3 KL to the frozen start, dynamic sampling. Writes log.jsonl, "
         "checkpoint-N/ and the final model. Defaults are VideoScout's where it gives one.",
     )
-    _start_args(rl)
-    RL_FLAGS.add(rl)
-    dataset_args(rl)
-    end_note_arg(rl, default=None)
-    question_first_arg(rl, recorded=True)
-    rl.set_defaults(func=run_rl)
-
-    trl = kinds.add_parser(
+    _rl_kind(
+        kinds,
         "trl",
+        TRL_FLAGS,
+        run_trl,
         help="DAPO through TRL's GRPOTrainer, the env as its tool environment (multi-GPU)",
         description="The Pacing env as TRL's environment_factory: actions are tool calls in a "
         "growing chat, each tool result carries the next window's frames (not the paper's "
         "fresh chat per turn; see docs/training.md). Launch with `accelerate launch` for "
         "several GPUs. Loss: TRL's dapo loss with VideoScout's eps/beta/G/lr.",
     )
-    _start_args(trl)
-    TRL_FLAGS.add(trl)
-    dataset_args(trl)
-    end_note_arg(trl, default=None)
-    question_first_arg(trl, recorded=True)
-    trl.set_defaults(func=run_trl)

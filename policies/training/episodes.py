@@ -83,19 +83,10 @@ class RecordingChat:
         self.usage: Cost = inner.usage
         self.turns: list[Turn] = []
 
-    def chat(
-        self,
-        messages: Sequence[VisionMessage],
-        *,
-        max_new_tokens: int = 512,
-        temperature: float = 0.0,
-        guide: ReplyGuide | None = None,
-    ) -> Completion:
-        """Forward the call (and its guide, if any); keep ``(messages, reply, finish_reason)``."""
-        extra = {"guide": guide} if guide is not None else {}
-        reply = self.inner.chat(
-            messages, max_new_tokens=max_new_tokens, temperature=temperature, **extra
-        )
+    def chat(self, messages: Sequence[VisionMessage], **options: Any) -> Completion:
+        """Forward the call as made (its guide too); keep ``(messages, reply, finish_reason)``."""
+        reply = self.inner.chat(messages, **options)
+        guide: ReplyGuide | None = options.get("guide")
         self.turns.append(
             Turn(
                 list(messages),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies.videoscout_prompt import VideoScoutPrompt
+from policies.videoscout_prompt import VideoScoutPrompt, message_parts
 from video_env.actions import ClipQueryActionSet, ZoomActionSet
 from video_env.backends.base import FrameBatch
 from video_env.serving.images import encode_frames
@@ -45,21 +45,12 @@ def pacing_messages(
     observation: dict[str, Any], prompt: VideoScoutPrompt | None = None
 ) -> list[dict[str, Any]]:
     """VideoScout's chat for the turn (default: the paper's), frames as JPEG images."""
-    out: list[dict[str, Any]] = []
-    for message in (prompt or VideoScoutPrompt()).messages(observation):
-        content = message["content"]
-        if isinstance(content, str):
-            out.append({"role": message["role"], "content": content})
-            continue
-        parts: list[dict[str, Any]] = []
-        for part in content:
-            if isinstance(part, FrameBatch):
-                for url in encode_frames(part.pixels(), "jpeg"):
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
-            else:
-                parts.append({"type": "text", "text": str(part)})
-        out.append({"role": message["role"], "content": parts})
-    return out
+
+    def images(batch: FrameBatch) -> list[dict[str, Any]]:
+        urls = encode_frames(batch.pixels(), "jpeg")
+        return [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+
+    return message_parts((prompt or VideoScoutPrompt()).messages(observation), images)
 
 
 def observation_text(paradigm: str, observation: dict[str, Any]) -> str:

@@ -29,16 +29,11 @@ from video_env.envs.arguments import (
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception
 from video_env.envs.render import render_ansi, render_rgb
-from video_env.envs.spaces import (
-    MAX_SECONDS,
-    fraction_to_window,
-    option_list,
-    option_list_space,
-    scalar,
-)
+from video_env.envs.spaces import fraction_to_window, option_list, scalar, versioned_space
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
+from video_env.provenance import info_flags
 from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
 from video_env.video.base import VideoReader
@@ -331,9 +326,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             "last_action_error": self._last_error,
             "invalid_actions": episode.invalid_actions,
             "legal_actions": [] if episode.done else self._legal_kinds(),
-            "simulated": episode.simulated,
-            "pixel_real": not episode.simulated and episode.perception.is_pixel_real,
-            "pixel_vlm": not episode.simulated and episode.perception.is_pixel_vlm,
+            **info_flags(episode.labels),
             "step_cost": episode.steps[-1].cost if episode.steps else {},
         }
 
@@ -360,13 +353,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
 
     def _versioned_space(self, space: spaces.Dict) -> spaces.Dict:
         """``space`` with the fields of :attr:`observation_version` the env does not have."""
-        if self.observation_version < 1:
-            return space
-        extra: dict[str, spaces.Space[Any]] = {
-            "option_list": option_list_space(),
-            "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
-        }
-        return spaces.Dict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
+        return versioned_space(space, self.observation_version)
 
     def _versioned(self, obs: dict[str, Any]) -> dict[str, Any]:
         """``obs`` with the values of the :meth:`_versioned_space` fields."""

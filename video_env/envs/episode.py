@@ -9,6 +9,7 @@ from video_env.envs.perception import Perception
 from video_env.metrics.cost import Cost
 from video_env.metrics.judges import Grade, Judge, grade_answer
 from video_env.metrics.localization import gtou, iou
+from video_env.provenance import STANDIN, record_flags
 from video_env.types import Interval, VideoQA
 
 #: Steps an episode record's trajectory keeps (the first ones; the rest are counted in
@@ -68,6 +69,11 @@ class EpisodeTracker:
     def simulated(self) -> bool:
         """Whether the episode's perception is simulated (a backend, or a stand-in video)."""
         return self.standin or self.perception.simulated
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """Its perception's provenance labels (:mod:`video_env.provenance`), stand-in too."""
+        return self.perception.labels | ({STANDIN} if self.standin else frozenset())
 
     def explore(self, window: Interval, kind: str) -> None:
         """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""
@@ -151,11 +157,7 @@ class EpisodeTracker:
             "perception_money_usd": cost.money_usd,
             "invalid_actions": self.invalid_actions,
             "ended_by": ended_by,
-            "simulated": self.simulated,
-            "standin": self.standin,
-            "pixel_real": not self.simulated and self.perception.is_pixel_real,
-            "pixel_vlm": not self.simulated and self.perception.is_pixel_vlm,
-            "random_weights": self.perception.random_weights,
+            **record_flags(self.labels),
             "explored": [[w.start, w.end, kind] for w, kind in self.explored],
             "vlm_readings": [[c, ok] for c, ok in self.vlm_readings],
             "trajectory": [s.to_dict() for s in self.steps[:MAX_RECORDED_STEPS]],

@@ -10,6 +10,15 @@ from dataclasses import dataclass
 from video_env.backends.base import CLIP, VLM, Captioner
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
+from video_env.provenance import (
+    PIXEL_REAL,
+    PIXEL_VLM,
+    RANDOM_WEIGHTS,
+    SIMULATED,
+    object_labels,
+    perception_label,
+    record_flags,
+)
 from video_env.synth.standin import standin_video
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
@@ -123,33 +132,34 @@ class Perception:
         return unique
 
     @property
+    def labels(self) -> frozenset[str]:
+        """The provenance labels of its backends (:mod:`video_env.provenance`)."""
+        return frozenset().union(*(object_labels(b) for b in self.backends))
+
+    @property
     def simulated(self) -> bool:
         """Whether any configured backend is simulated (results must say so)."""
-        return any(getattr(b, "simulated", False) for b in self.backends)
+        return SIMULATED in self.labels
 
     @property
     def random_weights(self) -> bool:
         """Whether a backend was loaded from a random-weights test checkpoint."""
-        return any(getattr(b, "random_weights", False) for b in self.backends)
+        return RANDOM_WEIGHTS in self.labels
 
     @property
     def is_pixel_real(self) -> bool:
         """Whether any configured backend is a pixel-real model (results must say so)."""
-        return any(getattr(b, "pixel_real", False) for b in self.backends)
+        return PIXEL_REAL in self.labels
 
     @property
     def is_pixel_vlm(self) -> bool:
         """Whether any backend is the pixel VLM (a tiny Qwen2.5-VL trained on the renderer)."""
-        return any(getattr(b, "pixel_vlm", False) for b in self.backends)
+        return PIXEL_VLM in self.labels
 
     @property
     def label(self) -> str:
         """``simulated``, ``pixel-vlm``, ``pixel-real`` or ``real``: how results are labelled."""
-        if self.simulated:
-            return "simulated"
-        if self.is_pixel_vlm:
-            return "pixel-vlm"
-        return "pixel-real" if self.is_pixel_real else "real"
+        return perception_label([record_flags(self.labels)]).partition(",")[0]
 
     def usage(self) -> Cost:
         """Total usage of all backends so far."""

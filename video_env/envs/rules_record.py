@@ -12,29 +12,13 @@ from video_env.envs.pacing_rules import pixel_vlm_rules, rules_name
 
 __all__ = ["pixel_vlm_rules", "rules_name"]
 
-_MOVED = {
-    **dict.fromkeys(
-        ("DEFAULT_LAYOUT", "END_NOTE_PLACES", "PromptLayout", "check_end_note"),
-        "policies.videoscout_prompt",
-    ),
-    **dict.fromkeys(
-        (
-            "RULES_FILE",
-            "save_trained_rules",
-            "trained_end_note",
-            "trained_layout",
-            "trained_question_first",
-            "trained_rules",
-        ),
-        "policies.videoscout_record",
-    ),
-}
-
 
 def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        raise AttributeError(
-            f"video_env.envs.rules_record.{name} moved to {_MOVED[name]}.{name} "
-            "(VideoScout's prompt and checkpoint record are the policy's own)"
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name.startswith("__"):  # the import system's own lookups
+        raise AttributeError(name)
+    raise ImportError(  # not AttributeError: ``from ... import`` shows this text
+        f"video_env.envs.rules_record.{name}: VideoScout's prompt layout and checkpoint "
+        "record are the policy's own now, in policies.videoscout_prompt (PromptLayout, "
+        "END_NOTE_PLACES, DEFAULT_LAYOUT, check_end_note) and policies.videoscout_record "
+        "(RULES_FILE, save_trained_rules, trained_rules, trained_layout, ...)"
+    )

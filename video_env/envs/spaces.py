@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -110,3 +111,17 @@ def option_list(options: Sequence[str] | None) -> tuple[str, ...]:
     Text ``i`` is the option of letter ``OPTION_LETTERS[i]``.
     """
     return tuple(clean_text(text, OPTION_CHARS) for text in options or ())
+
+
+def versioned_space(space: spaces.Dict, version: int) -> spaces.Dict:
+    """``space`` with the fields observation ``version`` adds that it does not have.
+
+    Version 1 adds ``option_list`` (the options as a sequence) and ``duration``.
+    """
+    if version < 1:
+        return space
+    extra: dict[str, spaces.Space[Any]] = {
+        "option_list": option_list_space(),
+        "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+    }
+    return spaces.Dict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})

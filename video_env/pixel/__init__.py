@@ -46,8 +46,8 @@ _MOVED = {"VIDEOSCOUT_DIR": "VIDEOSCOUT_SFT_DIR", "VIDEOSCOUT_DAPO_DIR": "VIDEOS
 
 
 def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        raise AttributeError(
+    if name in _MOVED:  # an ImportError: ``from video_env.pixel import ...`` shows this text
+        raise ImportError(
             f"video_env.pixel.{name} moved: the shipped VideoScout checkpoints are the "
             f"policies' own, policies.checkpoints.{_MOVED[name]}"
         )

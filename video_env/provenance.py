@@ -1,0 +1,161 @@
+"""Where a result's perception came from: one set of labels, rendered by one function.
+
+Every backend, perception and policy model says what it is with the same flags
+(``simulated``, ``pixel_real``, ``pixel_vlm``, ``random_weights``), episode records keep
+them (and ``standin`` for a real sample played on a simulated stand-in), and this module
+is the one place that reads them: :func:`object_labels` off an object, :func:`record_labels`
+off a record, and :func:`perception_notes` / :func:`perception_label` to say them — in run
+headers, ``run.json``, summaries, Markdown and plots alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from video_env.backends.random_weights import LABEL as RANDOM_WEIGHTS_NOTE
+
+__all__ = [
+    "FLAGS",
+    "LABELS",
+    "PIXEL_REAL",
+    "PIXEL_VLM",
+    "RANDOM_WEIGHTS",
+    "SIMULATED",
+    "STANDIN",
+    "STANDIN_NOTE",
+    "Provenance",
+    "info_flags",
+    "object_labels",
+    "perception_label",
+    "perception_notes",
+    "record_flags",
+    "record_labels",
+]
+
+SIMULATED = "simulated"
+STANDIN = "stand-in"
+PIXEL_REAL = "pixel-real"
+PIXEL_VLM = "pixel-vlm"
+RANDOM_WEIGHTS = "random-weights"
+#: The labels, most telling first (a simulated result is simulated whatever else it is).
+LABELS = (STANDIN, SIMULATED, PIXEL_VLM, PIXEL_REAL, RANDOM_WEIGHTS)
+#: The attribute (and record key) each label is read from.
+FLAGS: Mapping[str, str] = {
+    SIMULATED: "simulated",
+    STANDIN: "standin",
+    PIXEL_REAL: "pixel_real",
+    PIXEL_VLM: "pixel_vlm",
+    RANDOM_WEIGHTS: "random_weights",
+}
+
+#: What episodes on stand-ins are (after their count).
+STANDIN_NOTE = (
+    "ran on simulated stand-ins of the dataset's videos: their perception is simulated "
+    "from the annotations (intervals, answer, options), not read from the video"
+)
+#: What each label means, said once (the CLI, run.json, Markdown and plots take these).
+_NOTES = {
+    SIMULATED: "Perception: SIMULATED (synthetic world and simulated VLM/captioner/CLIP, "
+    "see docs/simulator.md). These numbers measure exploration strategies in the "
+    "simulator, not any model.",
+    PIXEL_VLM: "Perception: PIXEL-VLM (a tiny Qwen2.5-VL trained on the synthetic world's "
+    "pixels, see docs/pixel_vlm.md). Not simulated, and not a real model's result.",
+    PIXEL_REAL: "Perception: PIXEL-REAL (synthetic world perceived from its rendered pixels "
+    "by tiny models trained on it, see docs/pixel_real.md). Not simulated, and not a real "
+    "model's result.",
+    RANDOM_WEIGHTS: f"{RANDOM_WEIGHTS_NOTE.upper()}: a checkpoint the tiny test builders "
+    "made; these numbers test the plumbing, not a model.",
+}
+
+
+def object_labels(obj: Any) -> frozenset[str]:
+    """The labels an object (a backend, a perception, a model) carries by its flags."""
+    return frozenset(label for label, flag in FLAGS.items() if getattr(obj, flag, False) is True)
+
+
+def record_flags(labels: Iterable[str]) -> dict[str, bool]:
+    """Every flag of a record for ``labels``.
+
+    A stand-in episode is simulated, and a simulated one neither pixel-real nor pixel-vlm
+    (what it perceived is the simulator's), whatever its models are.
+    """
+    found = set(labels)
+    if STANDIN in found:
+        found.add(SIMULATED)
+    if SIMULATED in found:
+        found -= {PIXEL_REAL, PIXEL_VLM}
+    return {flag: label in found for label, flag in FLAGS.items()}
+
+
+def info_flags(labels: Iterable[str]) -> dict[str, bool]:
+    """The flags an env's ``info`` carries each step: simulated, pixel-real, pixel-vlm."""
+    flags = record_flags(labels)
+    return {key: flags[key] for key in ("simulated", "pixel_real", "pixel_vlm")}
+
+
+def record_labels(record: Mapping[str, Any]) -> frozenset[str]:
+    """The labels of an episode record (its flags as written)."""
+    return frozenset(label for label, flag in FLAGS.items() if record.get(flag) is True)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The labels of a set of episodes: how many episodes carry each.
+
+    Attributes:
+        counts: Episodes by label.
+        episodes: Episodes in all.
+    """
+
+    counts: Mapping[str, int]
+    episodes: int
+
+    @classmethod
+    def of(cls, records: Iterable[Mapping[str, Any]]) -> Provenance:
+        """The provenance of ``records``."""
+        counts: Counter[str] = Counter()
+        episodes = 0
+        for record in records:
+            episodes += 1
+            counts.update(record_labels(record))
+        return cls(dict(counts), episodes)
+
+    def has(self, label: str) -> bool:
+        """Whether any episode carries ``label``."""
+        return self.counts.get(label, 0) > 0
+
+
+def perception_label(records: Iterable[Mapping[str, Any]]) -> str:
+    """A result's perception in a few words: ``simulated``, ``pixel-vlm``, ``real``, ...
+
+    Stand-ins are counted (``simulated (3 of 12 on stand-ins)``); random weights add
+    ``, random weights (plumbing test)``.
+    """
+    seen = Provenance.of(records)
+    if seen.has(STANDIN):
+        return f"{SIMULATED} ({seen.counts[STANDIN]} of {seen.episodes} on stand-ins)"
+    if seen.has(SIMULATED):
+        return SIMULATED
+    label = next((lab for lab in (PIXEL_VLM, PIXEL_REAL) if seen.has(lab)), "real")
+    return label + (f", {RANDOM_WEIGHTS_NOTE}" if seen.has(RANDOM_WEIGHTS) else "")
+
+
+def perception_notes(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The sentences that must stand beside a result, most telling first (none: real).
+
+    A stand-in note counts its episodes; a simulated result is not also called pixel-real.
+    """
+    seen = Provenance.of(records)
+    notes = []
+    if seen.has(STANDIN):
+        notes.append(f"{seen.counts[STANDIN]} of {seen.episodes} episodes {STANDIN_NOTE}.")
+    if seen.has(SIMULATED):
+        notes.append(_NOTES[SIMULATED])
+    elif seen.has(PIXEL_VLM) or seen.has(PIXEL_REAL):
+        notes.append(_NOTES[PIXEL_VLM if seen.has(PIXEL_VLM) else PIXEL_REAL])
+    if seen.has(RANDOM_WEIGHTS):
+        notes.append(_NOTES[RANDOM_WEIGHTS])
+    return notes
