@@ -59,8 +59,10 @@ def test_a_short_sft_raises_the_pixel_vlms_format_valid_rate_on_validation_video
     distill(
         teacher, split_samples("train", 4), data, DistillConfig(tries=1).with_episode(rules=SMALL)
     )
+    # seed 0's data order reaches 0.83 here; other orders land between 0.50 (seed 1) and
+    # 0.88 (seed 2): the seed is named, not left to SFTSettings' default
     settings = SFTSettings(learning_rate=3e-3, epochs=3, batch_size=2, per_device_batch=2,
-                           progress_bar=False, freeze_vision=True)  # fmt: skip
+                           progress_bar=False, freeze_vision=True, seed=0)  # fmt: skip
     train_sft(str(PIXEL_VLM_DIR), data / "turns.jsonl", tmp_path / "sft", settings)
     validation = split_samples("calib", 2)[::3]  # two videos the SFT never saw
     assert {bool(s.options) for s in validation} == {True, False}
