@@ -147,7 +147,7 @@ class BenchConfig:
         return sources
 
     def pixel_vlm_roles(self) -> list[str]:
-        """Perception roles served by the pixel VLM (a folder ``video-env train vlm`` wrote)."""
+        """Perception roles served by the pixel VLM (a folder the pixel VLM's training wrote)."""
         from video_env.backends.registry import parse_spec
         from video_env.pixel import is_pixel_vlm
 

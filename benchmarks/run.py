@@ -190,7 +190,8 @@ def _markdown(
     head = "# Benchmark results\n\n"
     if setup_line(meta):
         head += setup_line(meta) + " (the full set-up and its fingerprint: run.json).\n\n"
-    head += "".join(f"> {_bold_label(note)}\n\n" for note in perception_notes(records))
+    notes = perception_notes(records, meta.get("random_weights") or ())
+    head += "".join(f"> {_bold_label(note)}\n\n" for note in notes)
     return (
         head
         + to_markdown(rows, COLUMNS)

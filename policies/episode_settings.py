@@ -14,9 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.videoscout import VideoScoutPolicy
 from policies.videoscout_prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
-from video_env.backends.base import VisionChat
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 
@@ -81,10 +79,6 @@ class EpisodeSettings:
             "end_note": self.layout.end_note,
             "question_first": self.layout.question_first,
         }
-
-    def policy(self, model: VisionChat, name: str | None = None) -> VideoScoutPolicy:
-        """The VideoScout policy of ``model`` under these settings."""
-        return VideoScoutPolicy(model, name=name, **self.policy_kwargs())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the rules as :meth:`PacingRules.to_dict`, the layout's fields."""

@@ -113,8 +113,9 @@ def run_episode(
 def _label_perceivers(record: dict[str, Any], policy: Policy) -> None:
     """Add the labels of the models the policy perceives with to the env's.
 
-    A simulated model makes the episode ``simulated`` (and so neither ``pixel_vlm`` nor
-    ``pixel_real``, as the env labels its own); the pixel VLM adds ``pixel_vlm``, a
+    Every provenance label of such a model joins the episode's (:mod:`video_env.provenance`):
+    a simulated model makes it ``simulated`` (and so neither ``pixel_vlm`` nor
+    ``pixel_real``, as the env labels its own), the pixel VLM adds ``pixel_vlm``, a
     random-weights folder ``random_weights``. Their frames count too: a perceiving
     policy's model reads every frame it is shown (``frames_shown``), on top of what the
     env's perception read (``frames``); the env's reward is left as it was computed.

@@ -1,5 +1,6 @@
 """DAPO's loss pieces (Eqs. (4)–(6)) against values computed by hand for tiny tensors."""
 
+import json
 import math
 
 import pytest
@@ -188,3 +189,15 @@ def test_settings_are_the_papers_by_default() -> None:
     assert (s.eps_low, s.eps_high, s.beta) == (0.20, 0.28, 0.01)
     with pytest.raises(ConfigError):
         DAPOSettings(eps_low=1.5)
+
+
+def test_a_runs_record_keeps_the_episodes_env_arguments_by_name_not_by_copy() -> None:
+    """Env arguments may hold backends (locks, models): the record names them, copies none."""
+    import threading
+
+    from policies.training.rl import DAPOConfig, _settings
+
+    config = DAPOConfig().with_episode(env_kwargs={"perception": threading.Lock()})
+    record = json.loads(json.dumps(_settings(config)))
+    assert record["episode"]["env_kwargs"] == ["perception"]
+    assert record["loss"]["eps_high"] == 0.28 and record["steps"] == 100

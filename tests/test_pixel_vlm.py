@@ -35,9 +35,9 @@ def test_pixel_vlm_specs_and_labels(tmp_path: Path) -> None:
         assert specs == {"vlm": "pixel-vlm", "captioner": "pixel-vlm", "clip": "pixel-real"}
         assert config.perception_label == "pixel-vlm"
     else:
-        with pytest.raises(ConfigError, match="video-env train vlm"):
+        with pytest.raises(ConfigError, match=r"experiments\.pixel_models vlm"):
             parse_spec("vlm", "pixel-vlm")
-        with pytest.raises(ConfigError, match="video-env train vlm"):
+        with pytest.raises(ConfigError, match=r"experiments\.pixel_models vlm"):
             BenchConfig(perception="pixel-vlm")
     (tmp_path / PIXEL_VLM_MARKER).write_text("{}")
     spec = f"pixel-vlm:{tmp_path}"

@@ -51,3 +51,12 @@ def test_the_label_and_the_notes_of_a_set_of_episodes() -> None:
     assert notes[0].startswith("1 of 3 episodes ran on simulated stand-ins")
     assert "SIMULATED" in notes[1] and not any("PIXEL" in n for n in notes)
     assert Provenance.of(mixed).counts == {STANDIN: 1, SIMULATED: 1, PIXEL_REAL: 1}
+
+
+def test_random_weights_named_by_their_sources_stand_beside_any_result() -> None:
+    """An LLM or a policy's model with random weights leaves no perception flag: named."""
+    notes = perception_notes([record_flags(set())], ["llm", "policy videoscout:x"])
+    assert notes == [
+        f"{LABEL.upper()}: llm, policy videoscout:x loaded a checkpoint the tiny test builders "
+        "made; these numbers test the plumbing, not a model."
+    ]

@@ -4,14 +4,14 @@ Every backend, perception and policy model says what it is with the same flags
 (``simulated``, ``pixel_real``, ``pixel_vlm``, ``random_weights``), episode records keep
 them (and ``standin`` for a real sample played on a simulated stand-in), and this module
 is the one place that reads them: :func:`object_labels` off an object, :func:`record_labels`
-off a record, and :func:`perception_notes` / :func:`perception_label` to say them — in run
-headers, ``run.json``, summaries, Markdown and plots alike.
+off a record, :func:`record_flags` to write them, and :func:`perception_notes` /
+:func:`perception_label` to say them — after a bench, in summaries and in ``summary.md``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,10 +143,14 @@ def perception_label(records: Iterable[Mapping[str, Any]]) -> str:
     return label + (f", {RANDOM_WEIGHTS_NOTE}" if seen.has(RANDOM_WEIGHTS) else "")
 
 
-def perception_notes(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def perception_notes(
+    records: Iterable[Mapping[str, Any]], random_weight_sources: Sequence[str] = ()
+) -> list[str]:
     """The sentences that must stand beside a result, most telling first (none: real).
 
     A stand-in note counts its episodes; a simulated result is not also called pixel-real.
+    ``random_weight_sources`` names the roles or specs (an LLM, a policy's model) that
+    loaded random weights, which the records' perception flags may not show.
     """
     seen = Provenance.of(records)
     notes = []
@@ -156,6 +160,10 @@ def perception_notes(records: Iterable[Mapping[str, Any]]) -> list[str]:
         notes.append(_NOTES[SIMULATED])
     elif seen.has(PIXEL_VLM) or seen.has(PIXEL_REAL):
         notes.append(_NOTES[PIXEL_VLM if seen.has(PIXEL_VLM) else PIXEL_REAL])
-    if seen.has(RANDOM_WEIGHTS):
+    if random_weight_sources:
+        notes.append(f"{RANDOM_WEIGHTS_NOTE.upper()}: {', '.join(random_weight_sources)} "
+                     "loaded a checkpoint the tiny test builders made; these numbers test the "
+                     "plumbing, not a model.")  # fmt: skip
+    elif seen.has(RANDOM_WEIGHTS):
         notes.append(_NOTES[RANDOM_WEIGHTS])
     return notes

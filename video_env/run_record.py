@@ -26,5 +26,14 @@ def machine() -> dict[str, object]:
 
 
 def command_line() -> str:
-    """The command as typed (``video-env ...``)."""
-    return " ".join(["video-env", *sys.argv[1:]]) if sys.argv else ""
+    """The command as typed, to run again: ``video-env ...`` or ``python -m PACKAGE ...``.
+
+    The second for a module run as a program (the laboratory's commands).
+    """
+    if not sys.argv:
+        return ""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    program = "video-env"
+    if spec is not None and not spec.name.startswith("video_env.cli"):
+        program = f"python -m {spec.name.removesuffix('.__main__')}"
+    return " ".join([program, *sys.argv[1:]])

@@ -9,7 +9,7 @@ reset) run twice in this process, with pixel-real perception on ``--weights``:
 
 - ``old``: the path before the tile-feature cache (:class:`LegacyScorer`): every answer
   and caption cuts its tiles with a numpy copy and a ``fromarray`` per tile
-  (:func:`experiments.pixel_models.data.tiles`), preprocesses each tile with open_clip's Pillow
+  (:func:`video_env.pixel.tiles.tiles`), preprocesses each tile with open_clip's Pillow
   transforms and encodes them on torch's default threads; nothing is kept between calls;
 - ``new``: :class:`~video_env.pixel.vlm.PixelScorer` as shipped: tile features computed
   once per (frame, grid) (memory LRU + a fresh disk cache in a temporary folder), tiles

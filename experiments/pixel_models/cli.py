@@ -60,7 +60,7 @@ def add_perception_command(kinds: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def vlm_recipe(args: argparse.Namespace) -> VLMRecipe:
-    """The pixel VLM's recipe from ``video-env train vlm``'s arguments."""
+    """The pixel VLM's recipe from ``python -m experiments.pixel_models vlm``'s arguments."""
     from experiments.pixel_models.vlm_train import VLMRecipe
 
     return VLMRecipe(

@@ -1,4 +1,4 @@
-"""``video-env train perception`` end to end: render, train, save, calibrate, evaluate."""
+"""``python -m experiments.pixel_models perception``: render, train, save, calibrate, evaluate."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Run: ``python -m experiments.pixel_models.pixel_real_table [--weights DIR] [--update-docs]``
 
-Reads the evaluation that ``video-env train perception`` (or ``--evaluate-only``) stored in
+Reads the evaluation that ``python -m experiments.pixel_models perception`` (or
+``--evaluate-only``) stored in
 the weights' ``pixel_real.json`` and prints it as the table of ``docs/pixel_real.md``;
 ``--update-docs`` replaces the block between ``<!-- pixel-real-table -->`` and
 ``<!-- /pixel-real-table -->`` there. ``tests/test_pixel_real.py`` checks that the docs'

@@ -3,7 +3,7 @@
 ``python -m experiments.pixel_models.pixel_vlm_eval [--model FOLDER] [--videos 24]`` loads the
 checkpoint through the library's own :class:`~video_env.backends.transformers_vlm.TransformersVLM`
 (the path Qwen2.5-VL-7B takes) and measures, on the pixel-real harness's held-out test
-split (:func:`experiments.pixel_models.data.split_videos`, ``"test"``; the same windows as
+split (:func:`video_env.pixel.splits.split_videos`, ``"test"``; the same windows as
 :mod:`experiments.pixel_models.evaluate`):
 
 - MCQ accuracy per kind from 4 frames inside the needle at 1280×720 (``720p``), from a

@@ -1,6 +1,6 @@
 """Seconds per training step of the pixel-real recipe on this machine, and its projected time.
 
-Run: ``python -m benchmarks.perf.pixel_train_step [--steps 40] [--videos 20]``
+Run: ``python -m experiments.pixel_models.train_step_perf [--steps 40] [--videos 20]``
 
 The issue's budget (training ≤ 15 min on 2 cores) depends on the machine: machines of one
 kind differ (docs/pixel_real.md). This renders the training samples of ``--videos``

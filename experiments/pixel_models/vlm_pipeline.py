@@ -1,4 +1,4 @@
-"""``video-env train vlm`` end to end: render, train both stages, save a transformers checkpoint.
+"""``python -m experiments.pixel_models vlm``: render, train both stages, save a checkpoint.
 
 The folder written is a standard Qwen2.5-VL checkpoint (``config.json``,
 ``model.safetensors``, tokenizer, processor and video-processor configs, chat template)

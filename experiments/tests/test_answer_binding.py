@@ -1,4 +1,4 @@
-"""Binding targets in VideoScout's SFT (``train sft --binding``): which turns, where, and a fall.
+"""Binding targets in the lab's SFT (``sft --binding``): which turns, where, and a fall.
 
 The turns come from the lead teacher on one pixel-real training video with small frames
 (4 frames of 224x112 a window), the question before the frames as the shipped

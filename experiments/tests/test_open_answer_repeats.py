@@ -1,4 +1,4 @@
-"""Open answer repeats of distilled turns (``train sft --open-answer-repeats``)."""
+"""Open answer repeats of distilled turns (the lab's ``sft --open-answer-repeats``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Option-order augmentation of distilled turns (``train sft --option-orders``)."""
+"""Option-order augmentation of distilled turns (the lab's ``sft --option-orders``)."""
 
 from __future__ import annotations
 

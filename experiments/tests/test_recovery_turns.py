@@ -1,4 +1,4 @@
-"""Recovery turns of distilled data (``train sft --recovery-turns``)."""
+"""Recovery turns of distilled data (the lab's ``sft --recovery-turns``)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def _sft(args: argparse.Namespace) -> int:
         binding_open=args.binding_open,
         binding_letters=not args.binding_attention_only,
     )
-    return run_sft(args, extension)
+    return run_sft(args, None if extension == PixelTurnExtension() else extension)
 
 
 def build_parser() -> argparse.ArgumentParser:

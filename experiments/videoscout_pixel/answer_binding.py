@@ -6,14 +6,14 @@ their letters, the visual tokens that show the fact attend to the option naming 
 the reply's first position reads the letter off those tokens. A VideoScout reply puts the
 letter later — the ``lead`` teacher's thought opens with it, ``<think>C (pink): …`` — and
 SFT on the reply alone did not teach the model to read it there (the letter probe stays at
-chance, ``docs/training.md``). ``train sft --binding W`` adds the same targets to each
+chance, ``docs/training.md``). the lab's ``sft --binding W`` adds the same targets to each
 sighted MCQ answer turn of the pixel-real world, with the read moved to the position
 before the thought's letter.
 
 A turn gets targets when its reply opens with a letter that is right (a guess is left
 out), its question is about a needle the pixel VLM is taught to read, and its frames show
 that needle's fact (token labels from the renderer's needle boxes, as the pixel VLM's
-own training data). With open answers bound too (``train sft --binding-open``), an open
+own training data). With open answers bound too (the lab's ``sft --binding-open``), an open
 question's answer turn whose thought opens with the right fact word, ``<think>violin: …``,
 gets the last hop's targets, as the pixel VLM's own open answers did: the position before
 the word attends to the evidence, whose tokens name the word's first token. The labels

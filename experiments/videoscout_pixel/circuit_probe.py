@@ -2,7 +2,7 @@
 
 ``python -m experiments.videoscout_pixel.circuit_probe --turns TURNS --models M [M ...]``
 takes the sighted MCQ answer turns of a ``lead`` teacher's ``turns.jsonl`` (those that
-``train sft --binding`` gives targets: the thought opens with the right letter, the frames
+the lab's ``sft --binding`` gives targets: the thought opens with the right letter, the frames
 show the asked fact;
 :class:`~experiments.videoscout_pixel.answer_binding.AnswerEvidence`), runs each
 model on the turn with the teacher's reply forced, and reads the circuit that
@@ -19,7 +19,7 @@ model on the turn with the teacher's reply forced, and reads the circuit that
 - ``letter``: the model's most likely option letter at that position (the letter probe's
   ``after <think>``).
 
-With ``--open`` it takes the sighted open answer turns instead (``train sft --binding
+With ``--open`` it takes the sighted open answer turns instead (the lab's ``sft --binding
 --binding-open`` targets: the thought opens with the right fact word, ``<think>violin:``),
 whose reply is the circuit's last hop alone, and reads (of the whole vocabulary, as an
 open reply is written):

@@ -2,7 +2,7 @@
 
 ``python -m experiments.videoscout_pixel.decision_probe --turns TURNS --models M [M ...]``
 takes the multiple-choice turns of a ``lead`` frame teacher's ``turns.jsonl``
-(``train distill --teacher scripted-frames:lead``), whose thought opens with the answer on
+(the lab's ``distill --teacher scripted-frames:lead``), whose thought opens with the answer on
 the turn it answers (``<think>C (pink): I see …``) and with the scene's name on a turn it
 watches on (``<think>Beach. No balloon. Skim.``). On each turn's own prompt (the teacher's
 frames and notes), the probe lets each model write the first three tokens of its thought

@@ -2,7 +2,7 @@
 
 ``python -m experiments.videoscout_pixel.letter_probe --turns TURNS --models M [M ...]``
 takes the answer turns of a ``scenes``- or ``lead``-style frame teacher's ``turns.jsonl``
-(``train distill --teacher scripted-frames:scenes``): turns whose frames show the asked
+(the lab's ``distill --teacher scripted-frames:scenes``): turns whose frames show the asked
 needle, where the teacher answers a multiple-choice question. For each model it reads the
 letter the model puts first at the answer's place (the most likely of the question's
 option letters) under six conditions, all on the turn's own frames:

@@ -7,7 +7,7 @@ letter, or its thought shaped ``C (word)``). Repeating each open answer turn wei
 two answer forms alike again, without changing what any turn says.
 
 :func:`with_open_answer_repeats` repeats the open answer turns of ``turns.jsonl`` rows
-(:mod:`policies.training.distill`); ``video-env train sft --open-answer-repeats N`` trains
+(:mod:`policies.training.distill`); the lab's ``sft --open-answer-repeats N`` trains
 on them. An open answer turn is one whose reply calls ``answer`` (the env's call parser)
 and whose prompt has no options block.
 """

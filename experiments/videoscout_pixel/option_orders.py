@@ -8,7 +8,7 @@ reply's letters rewritten to follow — leaves the frames as the only thing that
 letters apart: what the student must read to answer.
 
 :func:`with_option_orders` rotates the MCQ answer turns of ``turns.jsonl`` rows
-(:mod:`policies.training.distill`); ``video-env train sft --option-orders N`` trains on
+(:mod:`policies.training.distill`); the lab's ``sft --option-orders N`` trains on
 them. A reply names a letter as the teacher writes it: ``answer("C"`` in its action and
 ``C (option text)`` in its thought or notes; a row whose reply names a letter any other
 way stays as it is (never a half-rewritten reply; "A" and "I" opening a sentence before a

@@ -12,7 +12,7 @@ the failure one a student makes from the teacher's own reply (its action cut off
 answer window reversed, a speed the rules lack), the message the env's own parser gives
 for it — with the teacher's reply unchanged as the completion: after a slip, act as
 before. :func:`with_recovery_turns` adds one to a share of ``turns.jsonl`` rows;
-``video-env train sft --recovery-turns SHARE`` trains on them. A row whose user texts do
+the lab's ``sft --recovery-turns SHARE`` trains on them. A row whose user texts do
 not hold exactly one turn line and one notes line (the policy's templates) is left
 without one. The message is the lenient parser's (VideoScout's default, ``strict=False``).
 The env never shows this prompt where it would end the episode instead (a turn at the

@@ -1,6 +1,7 @@
 """An SFT step on pixel-world VideoScout turns in float32 against bf16 autocast, on the CPU.
 
-Run: ``python -m benchmarks.perf.sft_precision [--rows 2] [--repeats 3] [--data TURNS]``
+Run: ``python -m experiments.videoscout_pixel.sft_precision [--rows 2] [--repeats 3]
+[--data TURNS]``
 
 ``video-env train sft --bf16`` on a machine without a GPU trains in the Trainer's CPU
 autocast (bfloat16 matrix products, float32 master weights). This times the forward and

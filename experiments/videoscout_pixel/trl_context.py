@@ -151,7 +151,7 @@ def _span(values: Sequence[int]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Count, print the table and (with ``--block``) write it into docs/training.md."""
+    """Count, print the table and (with ``--block``) write it where its block is (the LOG)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="video_env/pixel/vlm_weights")
     parser.add_argument("--rules", default="pixel-vlm", choices=sorted(RULES))

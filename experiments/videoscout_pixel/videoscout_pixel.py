@@ -82,7 +82,7 @@ __all__ = [
     "tool_episode_row",
 ]
 
-#: The marked block of docs/training.md each split's table replaces.
+#: The marked block each split's table replaces (in experiments/videoscout_pixel/LOG.md).
 BLOCKS = {
     "calib": ("<!-- videoscout-pixel -->", "<!-- /videoscout-pixel -->"),
     "test": ("<!-- videoscout-pixel-test -->", "<!-- /videoscout-pixel-test -->"),

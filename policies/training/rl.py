@@ -17,7 +17,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -386,8 +386,13 @@ def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str
 
 
 def _settings(cfg: DAPOConfig) -> dict[str, Any]:
-    """The run's settings, JSON-ready (the episode's as :meth:`EpisodeSettings.to_dict`)."""
-    return {**asdict(cfg), "episode": cfg.episode.to_dict()}
+    """The run's settings, JSON-ready (the episode's as :meth:`EpisodeSettings.to_dict`).
+
+    Not ``asdict(cfg)`` whole: it would deep-copy the episode's env arguments, which may
+    hold backends (a lock, a model).
+    """
+    plain = {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name not in ("loss", "episode")}
+    return {**plain, "loss": asdict(cfg.loss), "episode": cfg.episode.to_dict()}
 
 
 def _save(model: Any, processor: Any, folder: Path) -> None:

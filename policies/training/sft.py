@@ -81,7 +81,7 @@ class SFTSettings:
         lora_alpha: LoRA scaling.
         bf16: bfloat16 mixed precision (on a GPU; without one, the Trainer's CPU
             autocast, faster where the CPU has bf16 instructions:
-            ``benchmarks/perf/sft_precision.py``); with LoRA the frozen base is loaded
+            ``experiments.videoscout_pixel.sft_precision``); with LoRA the frozen base is loaded
             in bf16.
         gradient_checkpointing: Trade compute for memory.
         seed: Seed of shuffling and initialisation.

@@ -83,9 +83,8 @@ def build_environment(
     ]
     episode = None
     if paradigm == "pacing":  # VideoScout's prompt, rules and turns
-        episode = EpisodeSettings(
-            rules=rules or PacingRules(), max_turns=max_turns, env_kwargs=dict(env_kwargs)
-        )
+        # the turns are verifiers' own (``max_turns``, -1: unlimited), not the episode's cap
+        episode = EpisodeSettings(rules=rules or PacingRules(), env_kwargs=dict(env_kwargs))
     from policies.verifiers_envs.env import VideoMultiTurnEnv
 
     env_id, env_class = PARADIGMS[paradigm]

@@ -66,11 +66,6 @@ class EpisodeTracker:
         self._start_usage = self._last_usage = self.perception.usage()
 
     @property
-    def simulated(self) -> bool:
-        """Whether the episode's perception is simulated (a backend, or a stand-in video)."""
-        return self.standin or self.perception.simulated
-
-    @property
     def labels(self) -> frozenset[str]:
         """Its perception's provenance labels (:mod:`video_env.provenance`), stand-in too."""
         return self.perception.labels | ({STANDIN} if self.standin else frozenset())

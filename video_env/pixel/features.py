@@ -1,7 +1,7 @@
 """Tile features of the frames the pixel-real roles look at, computed once per frame.
 
 Every answer and caption of the pixel-real VLM and captioner scores texts against the
-CLIP features of tiles of the frames it looks at (:func:`experiments.pixel_models.data.tiles`).
+CLIP features of tiles of the frames it looks at (:func:`video_env.pixel.tiles.tiles`).
 Those features depend only on the frame (video, timestamp, size), the tile grid and the
 model, not on the question: the 53 light captions of a one-hour video, the windows
 FALCONEye evaluates for the MCQ and the open form of one question, the chunks every
@@ -12,7 +12,7 @@ every later run reuses them), keyed by the video's fingerprint (which covers the
 renderer's code for synthetic videos), the timestamp, the frame size, the grid and the
 CLIP's ``config`` (its weight files' sizes and modification times).
 
-Tiles are cut exactly as :func:`experiments.pixel_models.data.tiles` cuts them (the training
+Tiles are cut exactly as :func:`video_env.pixel.tiles.tiles` cuts them (the training
 data's tiling), with Pillow crops instead of a numpy copy and a ``fromarray`` per tile;
 only the frames with a missing (frame, grid) are rendered, and all their missing tiles
 are encoded in one call.
@@ -47,7 +47,7 @@ Box = tuple[int, int, int, int]
 def cut_tiles(frame: FrameArray, boxes: Sequence[Box]) -> list[npt.NDArray[np.uint8]]:
     """The ``boxes`` of ``frame`` resized (bilinear) to the input size.
 
-    Pixel for pixel what :func:`experiments.pixel_models.data.cut_tile` returns for each box
+    Pixel for pixel what :func:`video_env.pixel.tiles.cut_tile` returns for each box
     (tested), with one Pillow image per frame.
     """
     image = Image.fromarray(np.ascontiguousarray(frame))
@@ -80,7 +80,7 @@ class TileFeatures:
     def features(self, frames: FrameBatch, grids: Sequence[int]) -> npt.NDArray[np.float32]:
         """Features of every tile of every frame: per frame, per grid, its boxes in order.
 
-        The rows are in the order of :func:`experiments.pixel_models.data.tiles` on
+        The rows are in the order of :func:`video_env.pixel.tiles.tiles` on
         ``frames.pixels()``, ``float32[len(frames) * tiles, D]`` (rows L2-normalised).
         """
         if len(frames) == 0:

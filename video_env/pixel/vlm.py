@@ -1,7 +1,7 @@
 """The pixel-real VLM and captioner: the trained tiny CLIP looking at decoded frames.
 
 Both look at every frame of a :class:`~video_env.backends.base.FrameBatch` (the env's
-frame count and size) through a grid of tiles (:func:`experiments.pixel_models.data.tiles`): the
+frame count and size) through a grid of tiles (:func:`video_env.pixel.tiles.tiles`): the
 whole frame, then 2 and 3 rows of tiles. A tile of a high-resolution frame shows a needle
 large; the same tile of a low-resolution frame is upsampled and blurry — so accuracy
 follows what was looked at and at what resolution, from pixels.
