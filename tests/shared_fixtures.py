@@ -109,3 +109,17 @@ def bench_records(folder: Path) -> list[dict[str, Any]]:
         r.pop("wall_s")
         r.pop("traceback")
     return sorted(out, key=lambda r: r["job"])
+
+
+@pytest.fixture(scope="module")
+def smoke_turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``turns.jsonl`` of the scripted teacher on two synth-tiny questions, cpu-smoke rules."""
+    from policies.training.cli import RULES
+    from policies.training.distill import DistillConfig, distill
+    from policies.training.teachers import GroundTruthScriptedTeacher
+    from video_env.synth.suites import load_suite
+
+    out = tmp_path_factory.mktemp("distilled")
+    config = DistillConfig().with_episode(rules=RULES["cpu-smoke"]())
+    distill(GroundTruthScriptedTeacher(), load_suite("synth-tiny", limit=2), out, config)
+    return out / "turns.jsonl"

@@ -7,26 +7,15 @@ from typing import Any
 import pytest
 
 from policies.training.cli import RULES
-from policies.training.distill import DistillConfig, distill
-from policies.training.teachers import GroundTruthScriptedTeacher
 from video_env.errors import ConfigError
-from video_env.synth.suites import load_suite
 
 pytest.importorskip("trl")
 transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("distilled")
-    samples = load_suite("synth-tiny", limit=2)
-    distill(
-        GroundTruthScriptedTeacher(),
-        samples,
-        out,
-        DistillConfig().with_episode(rules=RULES["cpu-smoke"]()),
-    )
-    return out / "turns.jsonl"
+def turns(smoke_turns: Path) -> Path:
+    return smoke_turns
 
 
 def test_labels_cover_the_reply_only(turns: Path, tiny_qwen_dir: str) -> None:

@@ -8,11 +8,10 @@ writes the weights the library ships (``video_env/pixel/weights``, ``vlm_weights
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
+from experiments._cli import run_command
 from experiments.pixel_models.cli import add_perception_command, add_vlm_command
-from video_env.errors import VideoEnvError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,13 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
     add_perception_command(kinds)
     add_vlm_command(kinds)
-    args = parser.parse_args(argv)
-    try:
-        code: int = args.func(args)
-    except VideoEnvError as exc:
-        print(f"experiments.pixel_models: error: {exc}", file=sys.stderr)
-        return 2
-    return code
+    return run_command(parser, argv)
 
 
 if __name__ == "__main__":

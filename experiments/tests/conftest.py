@@ -14,6 +14,7 @@ from shared_fixtures import (  # noqa: F401 (fixtures are found by their names h
     bench_records,
     checker_warnings,
     coded_video,
+    smoke_turns,
     tiny_clip_dir,
     tiny_qwen_dir,
 )

@@ -9,25 +9,14 @@ from experiments.videoscout_pixel.option_orders import with_option_orders
 from experiments.videoscout_pixel.recovery_turns import with_recovery_turns
 from experiments.videoscout_pixel.sft_extension import PixelTurnExtension
 from policies.training.cli import RULES
-from policies.training.distill import DistillConfig, distill
-from policies.training.teachers import GroundTruthScriptedTeacher
-from video_env.synth.suites import load_suite
 
 pytest.importorskip("trl")
 transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("distilled")
-    samples = load_suite("synth-tiny", limit=2)
-    distill(
-        GroundTruthScriptedTeacher(),
-        samples,
-        out,
-        DistillConfig().with_episode(rules=RULES["cpu-smoke"]()),
-    )
-    return out / "turns.jsonl"
+def turns(smoke_turns: Path) -> Path:
+    return smoke_turns
 
 
 def test_the_recipes_extension_trains_on_option_orders_and_recovery_turns(

@@ -9,10 +9,10 @@ this laboratory's: the frame teacher (``--teacher scripted-frames[:STYLE]``,
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
+from experiments._cli import run_command
 from policies.training.cli import (
     FRAME_TEACHER,
     add_recipe_commands,
@@ -21,7 +21,7 @@ from policies.training.cli import (
     run_sft,
     samples_from_args,
 )
-from video_env.errors import ConfigError, VideoEnvError
+from video_env.errors import ConfigError
 
 
 def _frame_teacher(args: argparse.Namespace) -> Any:
@@ -108,13 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    try:
-        code: int = args.func(args)
-    except VideoEnvError as exc:
-        print(f"experiments.videoscout_pixel: error: {exc}", file=sys.stderr)
-        return 2
-    return code
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":
