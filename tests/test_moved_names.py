@@ -44,14 +44,11 @@ def test_moved_python_names_say_where_they_went() -> None:
 
 def test_a_lab_command_is_recorded_as_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
-    from types import ModuleType, SimpleNamespace
 
-    from video_env.run_record import command_line
+    from video_env.run_record import command_line, recorded_as
 
-    main_module = ModuleType("__main__")
-    main_module.__spec__ = SimpleNamespace(name="experiments.videoscout_pixel.__main__")  # type: ignore[assignment]
-    monkeypatch.setitem(sys.modules, "__main__", main_module)
     monkeypatch.setattr(sys, "argv", ["/x/__main__.py", "sft", "--option-orders", "4"])
-    assert command_line() == "python -m experiments.videoscout_pixel sft --option-orders 4"
-    main_module.__spec__ = None
-    assert command_line() == "video-env sft --option-orders 4"  # the console script
+    assert command_line() == "video-env sft --option-orders 4"  # the console script's
+    with recorded_as("python -m experiments.videoscout_pixel"):
+        assert command_line() == "python -m experiments.videoscout_pixel sft --option-orders 4"
+    assert command_line().startswith("video-env ")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import platform
 import sys
+from collections.abc import Iterator, Sequence
 
 from video_env._optional import require
 
-__all__ = ["command_line", "machine"]
+__all__ = ["command_line", "machine", "recorded_as"]
 
 
 def machine() -> dict[str, object]:
@@ -25,15 +28,30 @@ def machine() -> dict[str, object]:
     }
 
 
-def command_line() -> str:
-    """The command as typed, to run again: ``video-env ...`` or ``python -m PACKAGE ...``.
+#: The command a run is recorded under while :func:`recorded_as` runs it (else
+#: ``video-env`` and the process's arguments).
+_COMMAND: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "command", default=None
+)
 
-    The second for a module run as a program (the laboratory's commands).
+
+@contextlib.contextmanager
+def recorded_as(program: str, args: Sequence[str] | None = None) -> Iterator[None]:
+    """Record the runs inside as ``program ARGS`` (``args``: the process's by default).
+
+    For a command other than ``video-env`` (the laboratory's ``python -m PACKAGE``), and for
+    one run in-process with its own arguments.
     """
-    if not sys.argv:
-        return ""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    program = "video-env"
-    if spec is not None and not spec.name.startswith("video_env.cli"):
-        program = f"python -m {spec.name.removesuffix('.__main__')}"
-    return " ".join([program, *sys.argv[1:]])
+    token = _COMMAND.set((program, *(sys.argv[1:] if args is None else args)))
+    try:
+        yield
+    finally:
+        _COMMAND.reset(token)
+
+
+def command_line() -> str:
+    """The command as typed, to run again: ``video-env ...`` (or :func:`recorded_as`'s)."""
+    command = _COMMAND.get()
+    if command is not None:
+        return " ".join(command)
+    return " ".join(["video-env", *sys.argv[1:]]) if sys.argv else ""
