@@ -9,6 +9,7 @@ laboratory's experiments on the pixel VLM; :class:`PixelTurnExtension` hands the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -72,9 +73,12 @@ class PixelTurnExtension:
         if self.binding_open and not self.binding:
             raise ConfigError("binding_open=True (open answers bound too) needs binding > 0")
 
-    @property
+    @functools.cached_property
     def evidence(self) -> AnswerEvidence | None:
-        """What finds the binding targets' evidence (``None`` without binding)."""
+        """What finds the binding targets' evidence (``None`` without binding).
+
+        One for the run, so its cache of videos and found rows serves every batch.
+        """
         return AnswerEvidence(open_answers=self.binding_open) if self.binding else None
 
     def settings(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = [
     "SCRIPTED_TEACHER",
     "dataset_args",
     "end_note_arg",
+    "episode_by_hand",
     "layout_from_args",
     "moved_flags",
     "pacing_rules",
@@ -128,6 +129,11 @@ def question_first_arg(parser: argparse.ArgumentParser, recorded: bool) -> None:
                         help="VideoScout's prompt puts the question and its options before "
                         "the frames, the memory after them (the paper: frames, memory, "
                         f"question; default: {default})")  # fmt: skip
+
+
+def episode_by_hand(args: argparse.Namespace) -> dict[str, Any]:
+    """The episode settings the rules and layout flags give (``from_flags``'s ``given``)."""
+    return {"episode__rules": pacing_rules(args), "episode__layout": layout_from_args(args)}
 
 
 def layout_from_args(args: argparse.Namespace) -> PromptLayout:

@@ -23,9 +23,8 @@ from policies.training.cli_common import (
     SCRIPTED_TEACHER,
     dataset_args,
     end_note_arg,
-    layout_from_args,
+    episode_by_hand,
     moved_flags,
-    pacing_rules,
     question_first_arg,
     samples_from_args,
 )
@@ -93,9 +92,7 @@ def run_distill(args: argparse.Namespace, teacher: Any = None) -> int:
     """``train distill`` with ``args``; ``teacher`` instead of ``--teacher``'s, if given."""
     from policies.training.distill import distill
 
-    config = DISTILL_FLAGS.build(
-        args, episode__rules=pacing_rules(args), episode__layout=layout_from_args(args)
-    )
+    config = DISTILL_FLAGS.build(args, **episode_by_hand(args))
     samples = samples_from_args(args)
     if teacher is None:
         teacher = teacher_from_spec(args.teacher, args.mistake_rate)

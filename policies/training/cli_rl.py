@@ -20,8 +20,7 @@ from policies.training.cli_common import (
     EPISODE_FLAGS_SET_BY_HAND,
     dataset_args,
     end_note_arg,
-    layout_from_args,
-    pacing_rules,
+    episode_by_hand,
     question_first_arg,
     samples_from_args,
 )
@@ -119,11 +118,6 @@ TRL_FLAGS = Flags(
 )
 
 
-def _episode_by_hand(args: argparse.Namespace) -> dict[str, Any]:
-    """The episode settings the rules and layout flags give (``from_flags``'s ``given``)."""
-    return {"episode__rules": pacing_rules(args), "episode__layout": layout_from_args(args)}
-
-
 def run_rl(args: argparse.Namespace) -> int:
     """``train rl`` with ``args``."""
     from policies.training.distill import load_reference_chunks, with_reference_chunks
@@ -134,7 +128,7 @@ def run_rl(args: argparse.Namespace) -> int:
         chunks = load_reference_chunks(args.trajectories)
         samples = with_reference_chunks(samples, chunks)
         print(f"reference chunks of the teacher for {len(chunks)} questions")
-    config = RL_FLAGS.build(args, **_episode_by_hand(args))
+    config = RL_FLAGS.build(args, **episode_by_hand(args))
     history = train_rl(args.model, samples, args.out, config)
     updated = sum(1 for s in history if s.groups)
     print(f"DAPO: {len(history)} steps ({updated} with an update); model: {args.out}")
@@ -156,7 +150,7 @@ def run_trl(args: argparse.Namespace) -> int:
     from video_env.run_record import machine
 
     transformers = require("transformers", "train", "video-env train trl")
-    run_settings = TRL_FLAGS.build(args, **_episode_by_hand(args))
+    run_settings = TRL_FLAGS.build(args, **episode_by_hand(args))
     episode = run_settings.episode
     samples = samples_from_args(args)
     if args.trajectories:

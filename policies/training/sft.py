@@ -209,8 +209,9 @@ def train_sft(
     if chats and extension is not None:
         raise ConfigError(f"an SFT extension takes Think-Act turns, not tool chats ({turns})")
     dataset = load_tool_chats(turns) if chats else load_turns(turns, extension, cfg.seed)
+    rows = dataset.to_list() if extension is not None else []  # the extension's to read
     if extension is not None:
-        extension.check(model_path, cfg, dataset.to_list())
+        extension.check(model_path, cfg, rows)
     processor = transformers.AutoProcessor.from_pretrained(model_path, local_files_only=True)
     config = transformers.AutoConfig.from_pretrained(model_path, local_files_only=True)
     built_for = with_context(config, cfg.context)
@@ -287,7 +288,7 @@ def train_sft(
     }
     if extension is not None:
         record["extension"] = extension.settings()
-        record.update(extension.record(trainer.state.log_history, dataset.to_list()))
+        record.update(extension.record(trainer.state.log_history, rows))
     (Path(out) / "sft.json").write_text(json.dumps(record, indent=2), "utf-8")
     if rules is not None:
         save_trained_rules(out, rules, end_note=end_note, question_first=question_first)

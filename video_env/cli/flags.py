@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import inspect
 import re
 import types
@@ -27,6 +28,7 @@ _T = TypeVar("_T")
 _ATTRIBUTE = re.compile(r"^(\s*)(\w+)(?: \([^)]*\))?: (.*)$")
 
 
+@functools.cache
 def field_docs(cls: type) -> dict[str, str]:
     """The ``Attributes:`` section of ``cls``'s Google docstring, one text a field."""
     docs: dict[str, str] = {}
@@ -68,21 +70,18 @@ def add_flags(
         skip: Field paths without a flag (set by the command itself).
         choices: The values a field path takes, where it is one of a few.
     """
-    for path, field, value in _leaves(settings, skip):
-        flag = (names or {}).get(path, "--" + field.name.replace("_", "-"))
-        dest = flag.lstrip("-").replace("-", "_")
-        docs = field_docs(type(_owner(settings, path)))
-        text = docs.get(field.name, "").replace("%", "%%")
-        kwargs: dict[str, Any] = {"dest": dest, "default": value}
-        kind = _kind(type(_owner(settings, path)), field.name)
+    choices = choices or {}
+    for path, owner, field, value in _leaves(settings, skip):
+        flag = _flag(path, field.name, names)
+        text = field_docs(owner).get(field.name, "").replace("%", "%%")
+        kwargs: dict[str, Any] = {"dest": _dest(flag), "default": value}
+        kind = _kind(owner, field.name)
         if kind is bool:
             kwargs["action"] = argparse.BooleanOptionalAction if value else "store_true"
+        elif path in choices:
+            kwargs.update(type=kind, choices=tuple(choices[path]))
         else:
-            kwargs["type"] = kind
-            kwargs["metavar"] = field.name.upper() if kind is not str else None
-        if (choices or {}).get(path):
-            kwargs["choices"] = tuple((choices or {})[path])
-            kwargs.pop("metavar", None)
+            kwargs.update(type=kind, metavar=field.name.upper() if kind is not str else None)
         default = "" if value is None or kind is bool else f" (default: {value})"
         parser.add_argument(flag, help=f"{text}{default}" or None, **kwargs)
 
@@ -130,17 +129,26 @@ def _rebuild(
         elif nested and path not in skip:  # a skipped one keeps its default whole
             changes[field.name] = _rebuild(value, args, path + ".", names, given, skip)
         elif not nested:  # its flag, or one another helper added (``--seed``)
-            flag = names.get(path, "--" + field.name.replace("_", "-"))
-            dest = flag.lstrip("-").replace("-", "_")
+            dest = _dest(_flag(path, field.name, names))
             if hasattr(args, dest):
                 changes[field.name] = getattr(args, dest)
     return dataclasses.replace(settings, **changes)
 
 
+def _flag(path: str, name: str, names: Mapping[str, str] | None) -> str:
+    """The flag of the field ``name`` at ``path``: ``names``' or ``--`` + the name, dashed."""
+    return (names or {}).get(path, "--" + name.replace("_", "-"))
+
+
+def _dest(flag: str) -> str:
+    """The ``argparse`` destination of ``flag``."""
+    return flag.lstrip("-").replace("-", "_")
+
+
 def _leaves(
     settings: Any, skip: Collection[str], prefix: str = ""
-) -> list[tuple[str, dataclasses.Field[Any], Any]]:
-    """``(path, field, value)`` of every non-dataclass field, nested ones flattened."""
+) -> list[tuple[str, type, dataclasses.Field[Any], Any]]:
+    """``(path, owner class, field, value)`` of every scalar field, nested ones flattened."""
     out = []
     for field in dataclasses.fields(settings):
         path = prefix + field.name
@@ -150,15 +158,8 @@ def _leaves(
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             out += _leaves(value, skip, path + ".")
         else:
-            out.append((path, field, value))
+            out.append((path, type(settings), field, value))
     return out
-
-
-def _owner(settings: Any, path: str) -> Any:
-    """The (nested) settings object holding the field at ``path``."""
-    for part in path.split(".")[:-1]:
-        settings = getattr(settings, part)
-    return settings
 
 
 def _kind(cls: type, name: str) -> type:
