@@ -17,6 +17,7 @@ from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
+from video_env.provenance import SENSORS_ON_REAL, STANDIN
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
 
@@ -84,21 +85,48 @@ def samples_for(config: BenchConfig) -> list[VideoQA]:
     return _SAMPLES[key]
 
 
-def standin_samples(config: BenchConfig) -> int:
-    """Samples of the run whose perception will be simulated on a stand-in of their video.
+def video_samples(config: BenchConfig) -> dict[str, int]:
+    """Samples of a dataset run by what their simulated backends will perceive.
 
-    With simulated perception every sample of a dataset (not a synthetic suite) runs on a
-    stand-in; with real backends only those whose file is missing, under
-    ``standin_missing_videos``.
+    :data:`~video_env.provenance.SENSORS_ON_REAL`: files that exist, perceived by at least
+    one simulated role (the env shows the file's frames; those roles answer from the
+    annotations). :data:`~video_env.provenance.STANDIN`: missing files played as simulated
+    stand-ins (``standin_missing_videos``).
     """
+    counts = {SENSORS_ON_REAL: 0, STANDIN: 0}
     if config.dataset is None:
-        return 0
+        return counts
+    for sample in samples_for(config):
+        if isinstance(sample.video, SynthVideo):
+            continue
+        path = sample.video_path
+        if path is not None and not os.path.exists(path):
+            counts[STANDIN] += int(config.standin_missing_videos)
+        elif config.simulated_roles():
+            counts[SENSORS_ON_REAL] += 1
+    return counts
+
+
+def check_videos_exist(config: BenchConfig) -> None:
+    """Refuse a dataset run whose video files are missing, unless stand-ins are asked for.
+
+    Raises:
+        ConfigError: Counting the missing files, naming the first, and the two ways out.
+    """
+    if config.dataset is None or config.standin_missing_videos:
+        return
     samples = samples_for(config)
-    if len(config.simulated_roles()) == len(config.perception_specs()):
-        return sum(1 for s in samples if not isinstance(s.video, SynthVideo))
-    if config.standin_missing_videos:
-        return sum(1 for s in samples if s.video_path and not os.path.exists(s.video_path))
-    return 0
+    missing = [
+        s.video_path
+        for s in samples
+        if s.video_path is not None and not os.path.exists(s.video_path)
+    ]
+    if missing:
+        raise ConfigError(
+            f"{len(missing)} of {len(samples)} video files are missing (first: {missing[0]!r}): "
+            "give --videos DIR where they are, or --standin-missing-videos to play simulated "
+            "stand-ins built from the annotations (labelled stand-in)"
+        )
 
 
 def policy_names(config: BenchConfig) -> list[str]:
@@ -163,6 +191,7 @@ def validate(config: BenchConfig) -> None:
         from video_env import data
 
         data.get_loader(config.dataset)
+        check_videos_exist(config)
 
 
 def check_workers_can_build(config: BenchConfig, executor: str) -> None:

@@ -9,6 +9,7 @@ from video_env.provenance import (
     PIXEL_REAL,
     PIXEL_VLM,
     RANDOM_WEIGHTS,
+    SENSORS_ON_REAL,
     SIMULATED,
     STANDIN,
     Provenance,
@@ -30,9 +31,11 @@ def test_labels_are_read_off_objects_and_records_by_their_flags() -> None:
 def test_a_simulated_or_stand_in_episode_is_never_pixel_real_or_pixel_vlm() -> None:
     flags = record_flags({STANDIN, PIXEL_REAL, RANDOM_WEIGHTS})
     assert flags == {
-        "simulated": True, "standin": True, "pixel_real": False, "pixel_vlm": False,
-        "random_weights": True,
+        "simulated": True, "standin": True, "sensors_on_real_video": False,
+        "pixel_real": False, "pixel_vlm": False, "random_weights": True,
     }  # fmt: skip
+    on_real = record_flags({SENSORS_ON_REAL, PIXEL_VLM})
+    assert on_real["simulated"] and on_real["sensors_on_real_video"] and not on_real["pixel_vlm"]
     assert record_flags({PIXEL_VLM})["pixel_vlm"] and not record_flags({PIXEL_VLM})["simulated"]
     assert record_labels(record_flags({SIMULATED, PIXEL_VLM})) == {SIMULATED}
 
@@ -51,6 +54,11 @@ def test_the_label_and_the_notes_of_a_set_of_episodes() -> None:
     assert notes[0].startswith("1 of 3 episodes ran on simulated stand-ins")
     assert "SIMULATED" in notes[1] and not any("PIXEL" in n for n in notes)
     assert Provenance.of(mixed).counts == {STANDIN: 1, SIMULATED: 1, PIXEL_REAL: 1}
+    own = [record_flags({SENSORS_ON_REAL}), record_flags({STANDIN})]
+    assert perception_label(own) == "simulated sensors on real video (1 of 2 on stand-ins)"
+    notes = perception_notes(own)
+    assert notes[0].startswith("1 of 2 episodes ran on simulated stand-ins of missing video")
+    assert notes[1].startswith("1 of 2 episodes ran simulated sensors on real video")
 
 
 def test_random_weights_named_by_their_sources_stand_beside_any_result() -> None:

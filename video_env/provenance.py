@@ -2,7 +2,8 @@
 
 Every backend, perception and policy model says what it is with the same flags
 (``simulated``, ``pixel_real``, ``pixel_vlm``, ``random_weights``), episode records keep
-them (and ``standin`` for a real sample played on a simulated stand-in), and this module
+them (and ``sensors_on_real_video`` for simulated sensors on a real file's frames,
+``standin`` for a missing file played as a simulated stand-in), and this module
 is the one place that reads them: :func:`object_labels` off an object, :func:`record_labels`
 off a record, :func:`record_flags` to write them, and :func:`perception_notes` /
 :func:`perception_label` to say them — after a bench, in summaries and in ``summary.md``.
@@ -23,9 +24,12 @@ __all__ = [
     "PIXEL_REAL",
     "PIXEL_VLM",
     "RANDOM_WEIGHTS",
+    "SENSORS_ON_REAL",
+    "SENSORS_ON_REAL_NOTE",
     "SIMULATED",
     "STANDIN",
     "STANDIN_NOTE",
+    "VIDEO_NOTES",
     "Provenance",
     "info_flags",
     "object_labels",
@@ -37,15 +41,17 @@ __all__ = [
 
 SIMULATED = "simulated"
 STANDIN = "stand-in"
+SENSORS_ON_REAL = "simulated sensors on real video"
 PIXEL_REAL = "pixel-real"
 PIXEL_VLM = "pixel-vlm"
 RANDOM_WEIGHTS = "random-weights"
 #: The labels, most telling first (a simulated result is simulated whatever else it is).
-LABELS = (STANDIN, SIMULATED, PIXEL_VLM, PIXEL_REAL, RANDOM_WEIGHTS)
+LABELS = (STANDIN, SENSORS_ON_REAL, SIMULATED, PIXEL_VLM, PIXEL_REAL, RANDOM_WEIGHTS)
 #: The attribute (and record key) each label is read from.
 FLAGS: Mapping[str, str] = {
     SIMULATED: "simulated",
     STANDIN: "standin",
+    SENSORS_ON_REAL: "sensors_on_real_video",
     PIXEL_REAL: "pixel_real",
     PIXEL_VLM: "pixel_vlm",
     RANDOM_WEIGHTS: "random_weights",
@@ -53,9 +59,16 @@ FLAGS: Mapping[str, str] = {
 
 #: What episodes on stand-ins are (after their count).
 STANDIN_NOTE = (
-    "ran on simulated stand-ins of the dataset's videos: their perception is simulated "
-    "from the annotations (intervals, answer, options), not read from the video"
+    "ran on simulated stand-ins of missing video files: their frames are synthetic and "
+    "their perception is simulated from the annotations (intervals, answer, options)"
 )
+#: What episodes of simulated sensors on real files are (after their count).
+SENSORS_ON_REAL_NOTE = (
+    "ran simulated sensors on real video: the frames are the files' own, but the simulated "
+    "VLM, captioner and CLIP answered from the annotations (intervals, answer, options)"
+)
+#: The labels of a dataset's videos: what their episodes are (after a count).
+VIDEO_NOTES: Mapping[str, str] = {STANDIN: STANDIN_NOTE, SENSORS_ON_REAL: SENSORS_ON_REAL_NOTE}
 #: What each label means, said once (the CLI, run.json, Markdown and plots take these).
 _NOTES = {
     SIMULATED: "Perception: SIMULATED (synthetic world and simulated VLM/captioner/CLIP, "
@@ -79,11 +92,12 @@ def object_labels(obj: Any) -> frozenset[str]:
 def record_flags(labels: Iterable[str]) -> dict[str, bool]:
     """Every flag of a record for ``labels``.
 
-    A stand-in episode is simulated, and a simulated one neither pixel-real nor pixel-vlm
-    (what it perceived is the simulator's), whatever its models are.
+    A stand-in episode, or one of simulated sensors on a real file, is simulated, and a
+    simulated one neither pixel-real nor pixel-vlm (what it perceived is the simulator's),
+    whatever its models are.
     """
     found = set(labels)
-    if STANDIN in found:
+    if found & {STANDIN, SENSORS_ON_REAL}:
         found.add(SIMULATED)
     if SIMULATED in found:
         found -= {PIXEL_REAL, PIXEL_VLM}
@@ -91,9 +105,9 @@ def record_flags(labels: Iterable[str]) -> dict[str, bool]:
 
 
 def info_flags(labels: Iterable[str]) -> dict[str, bool]:
-    """The flags an env's ``info`` carries each step: simulated, pixel-real, pixel-vlm."""
+    """The flags an env's ``info`` carries each step (all but random weights)."""
     flags = record_flags(labels)
-    return {key: flags[key] for key in ("simulated", "pixel_real", "pixel_vlm")}
+    return {key: value for key, value in flags.items() if key != FLAGS[RANDOM_WEIGHTS]}
 
 
 def record_labels(record: Mapping[str, Any]) -> frozenset[str]:
@@ -131,14 +145,16 @@ class Provenance:
 def perception_label(records: Iterable[Mapping[str, Any]]) -> str:
     """A result's perception in a few words: ``simulated``, ``pixel-vlm``, ``real``, ...
 
-    Stand-ins are counted (``simulated (3 of 12 on stand-ins)``); random weights add
+    Simulated sensors on real files say so (``simulated sensors on real video``), stand-ins
+    are counted (``simulated (3 of 12 on stand-ins)``); random weights add
     ``, random weights (plumbing test)``.
     """
     seen = Provenance.of(records)
-    if seen.has(STANDIN):
-        return f"{SIMULATED} ({seen.counts[STANDIN]} of {seen.episodes} on stand-ins)"
     if seen.has(SIMULATED):
-        return SIMULATED
+        label = SENSORS_ON_REAL if seen.has(SENSORS_ON_REAL) else SIMULATED
+        if seen.has(STANDIN):
+            label += f" ({seen.counts[STANDIN]} of {seen.episodes} on stand-ins)"
+        return label
     label = next((lab for lab in (PIXEL_VLM, PIXEL_REAL) if seen.has(lab)), "real")
     return label + (f", {RANDOM_WEIGHTS_NOTE}" if seen.has(RANDOM_WEIGHTS) else "")
 
@@ -154,8 +170,9 @@ def perception_notes(
     """
     seen = Provenance.of(records)
     notes = []
-    if seen.has(STANDIN):
-        notes.append(f"{seen.counts[STANDIN]} of {seen.episodes} episodes {STANDIN_NOTE}.")
+    for label, note in VIDEO_NOTES.items():
+        if seen.has(label):
+            notes.append(f"{seen.counts[label]} of {seen.episodes} episodes {note}.")
     if seen.has(SIMULATED):
         notes.append(_NOTES[SIMULATED])
     elif seen.has(PIXEL_VLM) or seen.has(PIXEL_REAL):

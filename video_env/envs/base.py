@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,12 +43,12 @@ from video_env.video.base import VideoReader
 class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     """Shared machinery of the video QA environments.
 
-    Draws a sample per episode, perceives it through the configured backends, handles
-    invalid actions and answers, and builds ``info["episode"]``.
+    Draws a sample per episode, perceives it through the configured backends (a real
+    file's frames are always the file's), handles invalid actions and answers, and builds
+    ``info["episode"]``.
 
-    Subclasses implement :meth:`_begin` (episode set-up), :meth:`_act` (a non-answer
-    action), :meth:`_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and
-    :meth:`_coerce` (dict actions from the action space to action dataclasses).
+    Subclasses implement :meth:`_begin` (set-up), :meth:`_act` (a non-answer action),
+    :meth:`_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and :meth:`_coerce`.
 
     Args:
         dataset: Samples, a suite name, or ``None`` for ``synth-quick``.
@@ -61,8 +62,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             match), ``"embedding"``, or an LLM spec for FALCON-Bench's LLM judge.
         max_invalid_actions: Invalid actions allowed; one more ends the episode (truncated).
         invalid_action_penalty: Reward of an invalid action (subtracted).
-        standin_missing_videos: With real backends, replace a missing video file by a
-            simulated stand-in (results are then labelled simulated).
+        standin_missing_videos: Play a missing video file as a simulated stand-in, frames
+            included (labelled ``stand-in``); without it a missing file is an error.
         render_mode: ``"rgb_array"``, ``"ansi"`` or ``None``.
     """
 
@@ -101,6 +102,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         self._video: VideoReader | None = None
         self._last_error = ""
         self._last_times: np.ndarray = np.zeros(0)
+        self._video_warned = False
 
     # -- Gymnasium API ---------------------------------------------------------------
 
@@ -118,16 +120,17 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             sample = self.samples[checked_index(index, len(self.samples))]
         if not isinstance(sample, VideoQA):
             raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
-        # Simulated sensors draw independently per episode seed (replicas of a benchmark);
-        # real backends have no such attribute and are left alone.
+        # Simulated sensors draw anew per episode seed (real backends have no such attribute).
         episode_seed = int(self.np_random.integers(2**31 - 1))
         for backend in self.perception.backends:
             if hasattr(backend, "episode_seed"):
                 backend.episode_seed = episode_seed
         self._close_video()
         self._video = self.perception.video_for(sample, self.standin_missing_videos)
-        standin = isinstance(self._video, SynthVideo) and not isinstance(sample.video, SynthVideo)
-        self._episode = EpisodeTracker(sample, self.perception, standin=standin)
+        self._episode = EpisodeTracker.start(sample, self.perception, self._video)
+        if (note := self._episode.video_note) and not self._video_warned:  # once per env
+            warnings.warn(f"{type(self).__name__}: {note}", UserWarning, stacklevel=2)
+            self._video_warned = True
         self._last_error = ""
         self._last_times = np.zeros(0)
         self._begin(sample)
@@ -140,8 +143,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply an action: a dataclass from :mod:`video_env.actions` or a space dict.
 
-        An :class:`~video_env.actions.InvalidAction` (text that could not be parsed) is
-        reported like any other invalid action.
+        An :class:`~video_env.actions.InvalidAction` (unparsable text) is an invalid action.
         """
         episode = self._require_episode()
         self._last_error = ""
@@ -217,9 +219,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         return render_rgb(self._episode, self._video, self._last_times, self._current_window())
 
     def abandon(self, reason: str) -> dict[str, Any]:
-        """End the current episode without an answer and return its record.
-
-        The episode runner uses it when a policy raises or never answers.
+        """End the current episode without an answer (a policy raised or never answered).
 
         Raises:
             RuntimeError: If no episode was started.

@@ -9,8 +9,16 @@ from video_env.envs.perception import Perception
 from video_env.metrics.cost import Cost
 from video_env.metrics.judges import Grade, Judge, grade_answer
 from video_env.metrics.localization import gtou, iou
-from video_env.provenance import STANDIN, record_flags
+from video_env.provenance import (
+    SENSORS_ON_REAL,
+    STANDIN,
+    STANDIN_NOTE,
+    record_flags,
+)
+from video_env.synth.annotated import AnnotatedVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
+from video_env.video.base import VideoReader
 
 #: Steps an episode record's trajectory keeps (the first ones; the rest are counted in
 #: ``trajectory_omitted``). Each step's action and error are at most 1 KB, so a record
@@ -44,13 +52,16 @@ class EpisodeTracker:
     Args:
         sample: The episode's sample (never shown to policies).
         perception: The env's backends; their usage is snapshotted at the start.
-        standin: Whether the backends perceive a simulated stand-in of a missing video
-            (the episode is then labelled simulated, whatever the backends).
+        standin: Whether the video is a simulated stand-in of a missing file, frames
+            included (the episode is then labelled simulated, whatever the backends).
+        sensors_on_real: Whether simulated backends answer from the annotations of a
+            real file whose frames the env shows (labelled simulated too).
     """
 
     sample: VideoQA
     perception: Perception
     standin: bool = False
+    sensors_on_real: bool = False
     turns: int = 0
     invalid_actions: int = 0
     explored: list[tuple[Interval, str]] = field(default_factory=list)
@@ -65,10 +76,32 @@ class EpisodeTracker:
     def __post_init__(self) -> None:
         self._start_usage = self._last_usage = self.perception.usage()
 
+    @classmethod
+    def start(cls, sample: VideoQA, perception: Perception, video: VideoReader) -> EpisodeTracker:
+        """The tracker of an episode on ``video`` (what ``perception.video_for`` gave)."""
+        standin = isinstance(video, SynthVideo) and not isinstance(sample.video, SynthVideo)
+        on_real = isinstance(video, AnnotatedVideo)
+        return cls(sample, perception, standin=standin, sensors_on_real=on_real)
+
     @property
     def labels(self) -> frozenset[str]:
-        """Its perception's provenance labels (:mod:`video_env.provenance`), stand-in too."""
-        return self.perception.labels | ({STANDIN} if self.standin else frozenset())
+        """Its perception's provenance labels (:mod:`video_env.provenance`), video's too."""
+        video = {STANDIN} if self.standin else set()
+        video |= {SENSORS_ON_REAL} if self.sensors_on_real else set()
+        return self.perception.labels | video
+
+    @property
+    def video_note(self) -> str | None:
+        """What the env must warn about its video (stand-in or simulated sensors), if any."""
+        if self.standin:
+            return f"sample {self.sample.id} {STANDIN_NOTE}"
+        if self.sensors_on_real:
+            return (
+                f"{SENSORS_ON_REAL}: the frames are decoded from the file, but the simulated "
+                "backends answer from the sample's annotations (evidence windows, answer, "
+                "options), not from the frames"
+            )
+        return None
 
     def explore(self, window: Interval, kind: str) -> None:
         """Record that ``window`` was looked at (``kind``: forward, rewatch, evaluate...)."""

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from dataclasses import dataclass
 
 from video_env.backends.base import CLIP, VLM, Captioner
-from video_env.errors import ConfigError
+from video_env.errors import ConfigError, VideoDecodeError
 from video_env.metrics.cost import Cost
 from video_env.provenance import (
     PIXEL_REAL,
@@ -19,6 +18,7 @@ from video_env.provenance import (
     perception_label,
     record_flags,
 )
+from video_env.synth.annotated import AnnotatedVideo
 from video_env.synth.standin import standin_video
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
@@ -172,21 +172,35 @@ class Perception:
             raise ConfigError(f"this environment needs perception backends: {', '.join(missing)}")
 
     def video_for(self, sample: VideoQA, standin_missing: bool = False) -> VideoReader:
-        """The video the backends perceive for ``sample``.
+        """The video the env shows and its backends perceive for ``sample``.
 
-        Simulated backends need a :class:`SynthVideo`: the sample's own, or a stand-in
-        built from its ground truth. Real backends get the decoded file; a missing file is
-        replaced by a stand-in only when ``standin_missing`` is set (and the perception is
-        then simulated in effect, which the caller must label).
+        A synthetic sample is its own video. A real file's frames are always the file's:
+        with simulated backends it comes as an :class:`AnnotatedVideo` whose ``world``
+        (a stand-in built from the sample's annotations, as long as the file) is what
+        those backends answer from. A missing file is an error unless ``standin_missing``
+        is set; then the stand-in is the video, frames included (labelled ``stand-in``).
+
+        Raises:
+            VideoDecodeError: If the file is missing (without ``standin_missing``), empty
+                or corrupt.
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
-        if self.simulated:  # the file's duration when it exists (its pixels are not read)
-            return standin_video(sample, duration=file_duration(sample))
         path = sample.video_path
-        if standin_missing and path is not None and not os.path.exists(path):
+        if path is not None and not os.path.exists(path):
+            if not standin_missing:
+                raise VideoDecodeError(
+                    path,
+                    f"no such file (sample {sample.id}); pass standin_missing_videos=True "
+                    "(bench: --standin-missing-videos) to play a simulated stand-in built "
+                    "from the annotations instead",
+                )
             return standin_video(sample)
-        return open_video(sample.video)
+        reader = open_video(sample.video)
+        if not self.simulated:
+            return reader
+        world = standin_video(sample, duration=reader.duration)
+        return AnnotatedVideo(reader, dataclasses.replace(world, native_size=reader.size))
 
 
 def resolve_perception(
@@ -224,24 +238,3 @@ def resolve_perception(
         make_captioner(captioner) if captioner is not None else perception.captioner,
         make_clip(clip) if clip is not None else perception.clip,
     )
-
-
-def file_duration(sample: VideoQA) -> float | None:
-    """The duration of ``sample``'s video file when it exists and the sample has none.
-
-    A stand-in of a real file must last as long as the file (a 5.3 s clip must not become
-    a 65 s synthetic one). Read once per file and modification time.
-
-    Raises:
-        VideoDecodeError: If the file exists but cannot be decoded (the episode records it).
-    """
-    path = sample.video_path
-    if sample.duration is not None or path is None or not os.path.isfile(path):
-        return None
-    return _duration_of(os.path.abspath(path), os.stat(path).st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=1024)
-def _duration_of(path: str, mtime_ns: int) -> float:
-    with open_video(path) as reader:
-        return float(reader.duration)

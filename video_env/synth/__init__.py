@@ -8,6 +8,7 @@ load as :class:`~video_env.types.VideoQA` samples::
     samples = load_suite("synth-quick")
 """
 
+from video_env.synth.annotated import AnnotatedVideo
 from video_env.synth.export import export_videos
 from video_env.synth.generate import generate_video
 from video_env.synth.questions import FORMS, Form, needle_sample, video_samples
@@ -29,6 +30,7 @@ __all__ = [
     "NATIVE_SIZE",
     "SUITES",
     "SYNTH_FPS",
+    "AnnotatedVideo",
     "Category",
     "Form",
     "Needle",

@@ -103,17 +103,21 @@ def evidence_frames(needle: Needle, times: np.ndarray) -> int:
 
 
 def world_of(frames: FrameBatch, backend: str) -> SynthVideo:
-    """The synthetic world behind ``frames``.
+    """The synthetic world behind ``frames``: the video itself, or a real file's ``world``.
 
     Raises:
-        BackendError: If the frames come from a decoded file: simulated perception needs
-            a :class:`SynthVideo` (use ``standin_video(sample)`` for benchmark samples).
+        BackendError: If the frames come from a decoded file with no world: simulated
+            perception needs a :class:`SynthVideo` or an
+            :class:`~video_env.synth.annotated.AnnotatedVideo` (the envs build one).
     """
     if isinstance(frames.video, SynthVideo):
         return frames.video
+    world = getattr(frames.video, "world", None)
+    if isinstance(world, SynthVideo):
+        return world
     raise BackendError(
         f"{backend} is simulated and needs a synthetic video, got {frames.video.name!r}; "
-        "wrap benchmark samples with video_env.synth.standin_video(sample)"
+        "give it AnnotatedVideo(reader, standin_video(sample)) (video_env.synth)"
     )
 
 

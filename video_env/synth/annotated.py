@@ -1,0 +1,82 @@
+"""A real video whose simulated sensors answer from its annotations.
+
+Simulated perception answers from a :class:`SynthVideo`'s ground truth. On a dataset of
+real files that world is a stand-in built from each sample's annotations (evidence
+windows, answer, options), but the pixels an env shows must still be the file's: an
+:class:`AnnotatedVideo` decodes every frame from the file and carries the stand-in world
+beside it for the simulated backends (``world``) alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from video_env.provenance import SENSORS_ON_REAL
+from video_env.synth.world import SynthVideo
+from video_env.video.base import FrameArray, Size, Times, VideoReader
+
+
+class AnnotatedVideo:
+    """A decoded file (its frames) with the synthetic world its simulated sensors read.
+
+    Every :class:`~video_env.video.base.VideoReader` method is the file's; ``world`` is
+    read only by simulated backends (``video_env.backends.simulated.model.world_of``).
+
+    Args:
+        reader: The decoded file.
+        world: The stand-in world built from the sample's annotations, as long as the file.
+    """
+
+    def __init__(self, reader: VideoReader, world: SynthVideo) -> None:
+        self.reader = reader
+        self.world = world
+
+    @property
+    def name(self) -> str:
+        """The file's name."""
+        return self.reader.name
+
+    @property
+    def duration(self) -> float:
+        """The file's duration."""
+        return self.reader.duration
+
+    @property
+    def fps(self) -> float:
+        """The file's frame rate."""
+        return self.reader.fps
+
+    @property
+    def num_frames(self) -> int:
+        """The file's frame count."""
+        return self.reader.num_frames
+
+    @property
+    def size(self) -> Size:
+        """The file's frame size."""
+        return self.reader.size
+
+    @property
+    def fingerprint(self) -> str:
+        """The file's and the world's fingerprints together (cached answers depend on both)."""
+        from video_env.cache.fingerprint import video_fingerprint
+
+        parts = f"{video_fingerprint(self.reader)}|{video_fingerprint(self.world)}"
+        return "annotated:" + hashlib.blake2b(parts.encode(), digest_size=12).hexdigest()
+
+    def frames(self, times: Times, size: object = None) -> FrameArray:
+        """The file's frames at ``times`` (see :class:`~video_env.video.base.VideoReader`)."""
+        return self.reader.frames(times, size=size)
+
+    def close(self) -> None:
+        """Close the file (the world holds no handle)."""
+        self.reader.close()
+
+    def __enter__(self) -> AnnotatedVideo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AnnotatedVideo({self.reader.name!r}, {SENSORS_ON_REAL})"
