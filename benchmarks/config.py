@@ -34,7 +34,9 @@ class BenchConfig:
         categories: Keep only samples of these categories (``None``: all), e.g.
             ``("visual", "object")`` for the simulator-validation report.
         max_steps: Steps after which an episode is abandoned.
-        standin_missing_videos: With real backends, stand in for missing video files.
+        standin_missing_videos: Play missing video files as simulated stand-ins built
+            from the annotations, frames included (labelled ``stand-in``); without it a
+            missing file stops the run before it starts.
         text_embedder: Text embedder of the offline reasoner and the simulated CLIP
             (``lexical``, the default, or ``minilm``); never chosen by what is installed.
         perception: Default of every perception role left simulated below:
@@ -62,7 +64,7 @@ class BenchConfig:
     limit: int | None = None
     categories: tuple[str, ...] | None = None
     max_steps: int = 200
-    standin_missing_videos: bool = True
+    standin_missing_videos: bool = False
     perception: str = "simulated"
     text_embedder: str = "lexical"
     vlm: str = "simulated"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
 from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
 from video_env.errors import ConfigError
-from video_env.provenance import SENSORS_ON_REAL, STANDIN
+from video_env.provenance import SENSORS_ON_REAL, STANDIN, VideoProvenanceWarning
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
 
@@ -316,8 +317,13 @@ class Worker:
         return self._envs[key]
 
     def run(self, job: Job) -> dict[str, Any]:
-        """Run one job; the record carries the job key, category and video id."""
-        with use_text_embedder(self.config.text_embedder):  # the run's, not the machine's
+        """Run one job; the record carries the job key, category and video id.
+
+        An env's :class:`~video_env.provenance.VideoProvenanceWarning` is not repeated per
+        worker: the run's header, records and summaries say it.
+        """
+        with use_text_embedder(self.config.text_embedder), warnings.catch_warnings():
+            warnings.simplefilter("ignore", VideoProvenanceWarning)
             policy = self.policy(job.policy)
             env = self.env(job.env, policy)
             record = policies.run_episode(

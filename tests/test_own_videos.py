@@ -128,3 +128,36 @@ def test_a_missing_file_is_an_error_unless_stand_ins_are_asked_for(tmp_path: Any
         _, info = env.reset(seed=0)
     assert info["standin"] and info["simulated"] and not info["sensors_on_real_video"]
     assert isinstance(env.unwrapped.video, SynthVideo)
+
+
+def test_the_template_of_a_video_folder_loads_and_benches_on_the_files_frames(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import shutil
+
+    from benchmarks import jobs
+    from video_env.cli import main
+    from video_env.data import load
+
+    folder = tmp_path / "my-videos"
+    folder.mkdir()
+    for name in ("bigbuckbunny.mp4", "bikes.mp4"):
+        shutil.copy(os.path.join(DATA, name), folder / name)
+    assert main(["data", "template", str(folder)]) == 0
+    template = (folder / "qa.jsonl").read_text()
+    assert template.startswith("# video-env dataset") and "gt_intervals" in template
+    assert main(["data", "template", str(folder)]) == 2  # never overwritten silently
+    assert "--force" in capsys.readouterr().err
+    samples = load("jsonl", folder / "qa.jsonl")
+    assert [s.id for s in samples] == ["bigbuckbunny-q1", "bigbuckbunny-q2", "bikes-q1"]
+    assert samples[0].duration == pytest.approx(5.28) and samples[1].options is None
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", "jsonl", "--annotations", str(folder / "qa.jsonl"),
+            "--envs", "pacing", "--policies", "pacing-1x", "--executor", "serial", "--quiet",
+            "--no-plots", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    records = [json.loads(line) for line in (out / "episodes.jsonl").open()]
+    assert len(records) == 3 and all(r["error"] is None for r in records)
+    assert all(r["sensors_on_real_video"] and not r["standin"] for r in records)

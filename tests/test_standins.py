@@ -1,4 +1,4 @@
-"""Stand-ins of real videos are never silent: the file's duration, a flag, counts (issue 25)."""
+"""Simulated sensors on real files and stand-ins of missing ones are never silent (issues 25, 60)."""
 
 from __future__ import annotations
 
@@ -33,15 +33,19 @@ def sample(path: Path, i: int = 0) -> VideoQA:
     )  # fmt: skip
 
 
-def test_a_standin_lasts_as_long_as_the_file(clip: Path) -> None:
+def test_simulated_sensors_read_a_world_as_long_as_the_file(clip: Path) -> None:
     with open_video(clip) as reader:
         duration = reader.duration
     env = ZoomEnv([sample(clip)])
-    env.reset(seed=0)
+    with pytest.warns(UserWarning, match="simulated sensors on real video"):
+        env.reset(seed=0)
     assert env.video.duration == pytest.approx(duration)  # was 65 s (interval end + 60)
+    assert env.video.world.duration == pytest.approx(duration)  # type: ignore[attr-defined]
     assert 5.0 < duration < 5.6
     *_, info = env.step(env.action_space.sample() | {"kind": 1, "answer": "A", "has_window": 0})
-    assert info["episode"]["standin"] is True and info["episode"]["simulated"] is True
+    episode = info["episode"]
+    assert episode["sensors_on_real_video"] is True and episode["simulated"] is True
+    assert episode["standin"] is False
 
 
 def test_synthetic_episodes_are_not_standins() -> None:
@@ -51,7 +55,7 @@ def test_synthetic_episodes_are_not_standins() -> None:
     assert info["episode"]["standin"] is False
 
 
-def test_a_bench_on_real_files_says_how_many_ran_on_standins(
+def test_a_bench_on_real_files_says_its_sensors_are_simulated(
     clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(jobs, "_SAMPLES", {})
@@ -63,15 +67,38 @@ def test_a_bench_on_real_files_says_how_many_ran_on_standins(
             "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "stand-ins: 3 sample(s) ran on simulated stand-ins" in printed  # the header
-    assert "3 of 3 episodes ran on simulated stand-ins" in printed
+    assert "3 sample(s) ran simulated sensors on real video" in printed  # the header
+    assert "3 of 3 episodes ran simulated sensors on real video" in printed
     meta = json.loads((out / "run.json").read_text())
-    assert meta["standin_samples"] == 3 and meta["standin_episodes"] == 3
-    assert "simulated from the annotations" in meta["standin_note"]
-    assert "simulated (3 of 3 on stand-ins)" in (out / "summary.csv").read_text()
-    assert "3 of 3 episodes ran on simulated stand-ins" in (out / "summary.md").read_text()
+    assert meta["sensors_on_real_video_samples"] == 3 and meta["standin_samples"] == 0
+    assert meta["sensors_on_real_video_episodes"] == 3 and meta["standin_episodes"] == 0
+    assert "answered from the annotations" in meta["sensors_on_real_video_note"]
+    assert "simulated sensors on real video" in (out / "summary.csv").read_text()
+    assert "3 of 3 episodes ran simulated sensors" in (out / "summary.md").read_text()
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-    assert [r["standin"] for r in records] == [True] * 3
+    assert [(r["standin"], r["sensors_on_real_video"]) for r in records] == [(False, True)] * 3
+
+
+def test_a_bench_with_missing_files_stops_unless_stand_ins_are_asked_for(
+    clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    gone = clip.parent / "gone.mp4"
+    annotations = save_jsonl([sample(clip, 0), sample(gone, 1)], tmp_path / "qa.jsonl",
+                             video_root=clip.parent)  # fmt: skip
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
+            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
+            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    assert main(args) == 2
+    assert "1 of 2 video files are missing" in capsys.readouterr().err
+    monkeypatch.setattr(jobs, "_SAMPLES", {})
+    assert main([*args, "--standin-missing-videos"]) == 0
+    printed = capsys.readouterr().out
+    assert "1 sample(s) ran on simulated stand-ins of missing video files" in printed
+    assert "simulated sensors on real video (1 of 2 on stand-ins)" in printed
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["standin_episodes"] == 1 and meta["sensors_on_real_video_episodes"] == 1
 
 
 def test_a_corrupt_file_is_recorded_with_the_decoders_reason_and_the_others_run(

@@ -31,6 +31,7 @@ __all__ = [
     "STANDIN_NOTE",
     "VIDEO_NOTES",
     "Provenance",
+    "VideoProvenanceWarning",
     "info_flags",
     "object_labels",
     "perception_label",
@@ -45,6 +46,12 @@ SENSORS_ON_REAL = "simulated sensors on real video"
 PIXEL_REAL = "pixel-real"
 PIXEL_VLM = "pixel-vlm"
 RANDOM_WEIGHTS = "random-weights"
+
+
+class VideoProvenanceWarning(UserWarning):
+    """An env plays simulated sensors on a real file, or a stand-in of a missing one."""
+
+
 #: The labels, most telling first (a simulated result is simulated whatever else it is).
 LABELS = (STANDIN, SENSORS_ON_REAL, SIMULATED, PIXEL_VLM, PIXEL_REAL, RANDOM_WEIGHTS)
 #: The attribute (and record key) each label is read from.

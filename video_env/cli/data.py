@@ -18,6 +18,7 @@ from video_env.data import (
     available,
     load,
 )
+from video_env.data.template import write_template
 from video_env.types import VideoQA
 
 #: How many missing video paths (and skipped or repaired records) ``inspect`` prints.
@@ -143,11 +144,29 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_template(args: argparse.Namespace) -> int:
+    """Write the commented JSONL template of a video folder and say how to use it; returns 0."""
+    path = write_template(args.folder, args.out, force=args.force)
+    print(f"wrote {path}: edit its questions, then run")
+    videos = f" --videos {args.folder}" if args.out is not None else ""
+    print(f"  video-env bench --dataset jsonl --annotations {path}{videos} --out runs/mine")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``data`` subcommand (``data list``, ``data inspect``)."""
-    parser = subparsers.add_parser("data", help="benchmark datasets: list loaders, inspect")
+    """Add the ``data`` subcommand (``data list``, ``data inspect``, ``data template``)."""
+    parser = subparsers.add_parser(
+        "data", help="datasets: list loaders, inspect, a template for your own videos"
+    )
     commands = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)
     commands.add_parser("list", help="registered dataset names").set_defaults(func=run_list)
+    template = commands.add_parser(
+        "template", help="write a commented qa.jsonl for a folder of your own videos"
+    )
+    template.add_argument("folder", help="the folder of your video files")
+    template.add_argument("--out", help="the file to write (default: FOLDER/qa.jsonl)")
+    template.add_argument("--force", action="store_true", help="overwrite an existing file")
+    template.set_defaults(func=run_template)
     inspect = commands.add_parser("inspect", help="counts, intervals, durations, missing videos")
     inspect.add_argument("name", help=f"dataset name ({', '.join(available())})")
     inspect.add_argument("--annotations", required=True, help="annotation file or folder")

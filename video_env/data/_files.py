@@ -36,7 +36,7 @@ def _parse(text: str) -> tuple[Any, str | None]:
     """``(value, None)``, or ``(None, what is wrong)`` when ``text`` is not usable JSON."""
     try:
         return json.loads(text), None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or an integer of over 4300 digits
         return None, f"invalid JSON: {exc}"
     except RecursionError:
         return None, "JSON nested too deeply"
@@ -60,14 +60,14 @@ def read_json(path: Path) -> Any:
 
 
 def read_jsonl(path: Path) -> list[Any]:
-    """The records of a JSON Lines file (blank lines skipped), in order.
+    """The records of a JSON Lines file (blank lines and ``#`` comment lines skipped), in order.
 
     A line that is not valid JSON becomes an :class:`UnreadableRecord` in its place.
     """
     records: list[Any] = []
     # split on line feeds only: JSON strings may hold U+2028 and other "line breaks"
     for line in _read_text(path).split("\n"):
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
         record, problem = _parse(line)
         records.append(record if problem is None else UnreadableRecord(problem))

@@ -34,7 +34,7 @@ from video_env.envs.spaces import fraction_to_window, option_list, scalar, versi
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
-from video_env.provenance import info_flags
+from video_env.provenance import VideoProvenanceWarning, info_flags
 from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
 from video_env.video.base import VideoReader
@@ -129,7 +129,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         self._video = self.perception.video_for(sample, self.standin_missing_videos)
         self._episode = EpisodeTracker.start(sample, self.perception, self._video)
         if (note := self._episode.video_note) and not self._video_warned:  # once per env
-            warnings.warn(f"{type(self).__name__}: {note}", UserWarning, stacklevel=2)
+            warnings.warn(f"{type(self).__name__}: {note}", VideoProvenanceWarning, stacklevel=2)
             self._video_warned = True
         self._last_error = ""
         self._last_times = np.zeros(0)
