@@ -18,7 +18,9 @@ is a miss, logged once. A folder owned by another user or writable by others is 
 (:class:`UnsafeCacheFolder`); :func:`shared_cache` then runs without the cache and says
 so once. A database that breaks while in use (truncated, overwritten, read-only, locked
 past the timeout) turns the cache off for the process with one warning; results are the
-same, only recomputed.
+same, only recomputed. A folder made read-only is read and never written; a database
+damaged before opening is :class:`~video_env.cache.database.CacheDamaged`
+(:mod:`video_env.cache.database`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ from typing import Any
 
 from video_env._optional import require
 from video_env.cache.codec import CacheFormatError, decode, encode
+from video_env.cache.database import (
+    CacheDamaged,
+    ReadOnlyIndex,
+    damage_reported,
+    is_read_only,
+)
 from video_env.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -171,6 +179,7 @@ class CacheInfo:
     bytes: int
     size_limit: int
     by_kind: dict[str, int]
+    read_only: bool = False
 
 
 class DiskCache:
@@ -184,6 +193,10 @@ class DiskCache:
     Raises:
         BackendNotInstalled: If ``diskcache`` is not installed.
         UnsafeCacheFolder: If the folder is another user's or writable by others.
+        CacheDamaged: If its database is damaged (``video-env cache clear`` removes it).
+
+    A database this process may not write (a read-only folder) is read, never written:
+    ``read_only`` is then true, and :meth:`set` stores nothing.
     """
 
     def __init__(
@@ -194,14 +207,20 @@ class DiskCache:
         self.size_limit = size_limit if size_limit is not None else default_size_limit()
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         check_folder(self.directory)
-        with _opening(self.directory):
-            self._cache = diskcache.Cache(
-                str(self.directory),
-                size_limit=self.size_limit,
-                tag_index=True,
-                timeout=60,
-                disk=_data_only_disk(),
-            )
+        self.read_only = is_read_only(self.directory)
+        self._cache: Any
+        with damage_reported(self.directory):
+            if self.read_only:  # diskcache writes its settings on opening: read it ourselves
+                self._cache = ReadOnlyIndex(self.directory, _data_only_disk())
+            else:
+                with _opening(self.directory):
+                    self._cache = diskcache.Cache(
+                        str(self.directory),
+                        size_limit=self.size_limit,
+                        tag_index=True,
+                        timeout=60,
+                        disk=_data_only_disk(),
+                    )
         self.hits = 0
         self.misses = 0
         self.broken: str | None = None  # why the cache was turned off, if it was
@@ -238,7 +257,7 @@ class DiskCache:
             TypeError: If ``value`` is not data (see :mod:`video_env.cache.codec`).
         """
         data = encode(value)
-        if self.broken is not None:
+        if self.broken is not None or self.read_only:
             return
         try:
             self._cache.set(key, data, tag=key.split(":", 1)[0], retry=True)
@@ -258,29 +277,33 @@ class DiskCache:
     def info(self) -> CacheInfo:
         """Entries, bytes on disk and entries per kind."""
         by_kind = dict.fromkeys(KINDS, 0)
-        # counted by tag in SQL: iterating keys would unpickle a planted non-text key
-        rows = self._cache._sql("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
+        with damage_reported(self.directory):
+            # counted by tag in SQL: iterating keys would unpickle a planted non-text key
+            rows = self._cache._sql("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
+            volume = int(self._cache.volume())
         for tag, count in rows:
             by_kind[str(tag)] = by_kind.get(str(tag), 0) + int(count)
-        return CacheInfo(
-            str(self.directory),
-            sum(by_kind.values()),
-            int(self._cache.volume()),
-            self.size_limit,
-            by_kind,
-        )
+        return CacheInfo(str(self.directory), sum(by_kind.values()), volume, self.size_limit,
+                         by_kind, self.read_only)  # fmt: skip
 
     def clear(self, kind: str | None = None) -> int:
         """Remove every entry (or those of one ``kind``); returns how many were removed.
 
         Raises:
-            ConfigError: For an unknown kind.
+            ConfigError: For an unknown kind, or a read-only cache.
+            CacheDamaged: If the database is damaged.
         """
-        if kind is None:
-            return int(self._cache.clear(retry=True))
-        if kind not in KINDS:
+        if kind is not None and kind not in KINDS:
             raise ConfigError(f"unknown cache kind {kind!r}; known: {', '.join(KINDS)}")
-        return int(self._cache.evict(kind, retry=True))
+        if self.read_only:
+            raise ConfigError(
+                f"the cache in {self.directory} is read-only; make it writable (`chmod -R u+w "
+                f"{self.directory}`) to clear it"
+            )
+        with damage_reported(self.directory):
+            if kind is None:
+                return int(self._cache.clear(retry=True))
+            return int(self._cache.evict(kind, retry=True))
 
     def close(self) -> None:
         """Close the SQLite connections (reopened on next use)."""
@@ -329,9 +352,13 @@ def shared_cache(directory: str | os.PathLike[str] | None = None) -> DiskCache |
         if key not in _SHARED:
             try:
                 _SHARED[key] = DiskCache(path)
-            except (UnsafeCacheFolder, *_BROKEN) as exc:
+            except (UnsafeCacheFolder, CacheDamaged, *_BROKEN) as exc:
                 _warn_once(f"{exc}; running without the cache")
                 _SHARED[key] = None
+            cache = _SHARED[key]
+            if cache is not None and cache.read_only:
+                _warn_once(f"the cache in {path} is read-only: its values are used, new "
+                           "results are not stored")  # fmt: skip
         return _SHARED[key]
 
 
