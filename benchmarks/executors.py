@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
+import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -66,7 +70,8 @@ def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Itera
     whole pool: every unfinished job's future fails. Their records were never returned,
     so the jobs are rerun, one per task, in a new pool (at most :data:`MAX_POOL_RESTARTS`
     times; jobs that keep killing their worker then get an error record each). A
-    :class:`BenchWarning` says what happened.
+    :class:`BenchWarning` says what happened. Workers end with this process, even when
+    it is killed (:func:`end_with_bench`).
     """
     # "forkserver": workers fork from a clean server process (safe with the threads torch
     # and tokenizers start in this one) that has already imported the heavy modules.
@@ -78,7 +83,12 @@ def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Itera
     for restart in range(MAX_POOL_RESTARTS + 1):
         chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
         lost: list[Job] = []
-        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=max(1, workers),
+            mp_context=context,
+            initializer=end_with_bench,
+            initargs=(os.getpid(),),
+        ) as pool:
             futures = {pool.submit(run_jobs, config, chunk): chunk for chunk in chunks}
             for future in as_completed(futures):
                 try:
@@ -101,6 +111,40 @@ def _process(config: dict[str, Any], jobs: Sequence[Job], workers: int) -> Itera
         )
     for job in pending:
         yield lost_job_record(job, f"the worker process died: {reason}")
+
+
+def end_with_bench(bench_pid: int) -> None:
+    """Pool worker initializer: end this worker when the benchmark process ends.
+
+    A benchmark killed with SIGKILL cannot stop its pool: its workers would wait for
+    jobs forever, and keep alive the fork server (they hold its "alive" pipe) and the
+    resource tracker. A daemon thread waits for ``bench_pid`` to end (a pidfd on Linux;
+    elsewhere it looks once a second) and ends the worker; the fork server and the
+    tracker see their pipes close and end too.
+    """
+    watcher = threading.Thread(target=_exit_after, args=(bench_pid,), daemon=True)
+    watcher.start()
+
+
+def _exit_after(pid: int) -> None:
+    try:
+        handle = os.pidfd_open(pid)  # readable once the process has ended (zombie or not)
+    except (AttributeError, OSError):  # not Linux 5.3+, or the process is gone already
+        while _running(pid):
+            time.sleep(1.0)
+    else:
+        select.select([handle], [], [])
+    os._exit(1)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a pid reused by another user's process
+        return True
+    return True
 
 
 def lost_job_record(job: Job, error: str) -> dict[str, Any]:
