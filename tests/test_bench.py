@@ -134,16 +134,22 @@ def test_compare_and_cli_errors(
         )
 
 
-def test_bench_on_a_benchmark_dataset_without_its_videos(tmp_path: Path) -> None:
+def test_bench_on_a_benchmark_dataset_without_its_videos(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fixture = Path(__file__).parent / "fixtures" / "data" / "cg_bench" / "cgbench.json"
     args = ["bench", "--dataset", "cg-bench", "--annotations", str(fixture), "--videos",
             "/nonexistent", "--policies", "falconeye", "--out", str(tmp_path), "--quiet",
             "--no-plots", "--executor", "serial"]  # fmt: skip
     with pytest.warns(UserWarning, match="have no video"):
-        assert main(args) == 0
+        assert main(args) == 2  # a missing file stops the run unless stand-ins are asked for
+    assert "--standin-missing-videos" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="have no video"):
+        assert main([*args, "--standin-missing-videos"]) == 0
     recs = EpisodeLog(tmp_path).load()
     assert recs
-    assert all(r["simulated"] and r["source"] == "cg-bench" and r["error"] is None for r in recs)
+    assert all(r["simulated"] and r["standin"] and r["source"] == "cg-bench" for r in recs)
+    assert all(r["error"] is None for r in recs)
     assert json.loads((tmp_path / "run.json").read_text())["config"]["dataset"] == "cg-bench"
 
 

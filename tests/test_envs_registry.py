@@ -14,6 +14,8 @@ import video_env
 from video_env import data
 from video_env.actions import AnswerAction, EvaluateAction, QueryAction, SegmentQuery, SpeedAction
 from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.errors import VideoDecodeError
+from video_env.provenance import VideoProvenanceWarning
 from video_env.types import Interval
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -79,10 +81,14 @@ def test_loader_samples_run_an_episode_in_each_env(name: str, env_cls: type) -> 
         warnings.simplefilter("ignore", data.MissingVideosWarning)
         samples = data.load(name, LOADER_FIXTURES[name], videos="/nonexistent", limit=2)
     assert samples
-    env = env_cls(list(samples))
+    with pytest.raises(VideoDecodeError, match="standin_missing_videos"):
+        env_cls(list(samples)).reset(seed=0)  # a missing file is an error unless asked for
+    env = env_cls(list(samples), standin_missing_videos=True)
     for index in range(len(samples)):
-        obs, info = env.reset(seed=0, options={"index": index})
-        assert info["simulated"] is True  # missing videos: a simulated stand-in
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VideoProvenanceWarning)
+            obs, info = env.reset(seed=0, options={"index": index})
+        assert info["simulated"] and info["standin"]  # missing videos: a simulated stand-in
         _, _, terminated, truncated, info = env.step(first_move(env))
         assert not terminated
         assert info["last_action_error"] == ""
