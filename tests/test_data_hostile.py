@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from video_env.data import SkippedRecordsWarning, VideoPathError, available, load
+from video_env.data._common import brief
+from video_env.data._parsing import letter_of, strip_option_letters
+from video_env.data.lvbench import split_options
 from video_env.errors import DatasetError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -220,3 +224,108 @@ def test_jsonl_records_may_hold_unicode_line_separators(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(record, ensure_ascii=False) + "\r\n", encoding="utf-8")
     assert load("jsonl", path, strict=True)[0].question == "Q?\u2028really?\x85"
+
+
+# --- out-of-range numbers, too many options, wrong types (issue 62) ------------------------
+
+_ID_FIELD = {
+    "cg-bench": "qid",
+    "falcon-bench": "question_id",
+    "jsonl": "id",
+    "video-mme": "question_id",
+}
+_OPTIONS_FIELD = {"cg-bench": "choices", "mlvu": "candidates"}
+
+
+def _with_a_bad_record(dataset: str, folder: Path, **bad: object) -> Path:
+    """The one-record file of :func:`annotations_pointing_at` plus a second, bad record."""
+    path = annotations_pointing_at(dataset, "clip", folder)
+    good = json.loads(path.read_text())[0]
+    record = {**good, **bad}
+    if dataset in _ID_FIELD:
+        record[_ID_FIELD[dataset]] = 2 if dataset == "cg-bench" else "bad"
+    path.write_text(json.dumps([good, record]))
+    return path
+
+
+def _only_the_bad_record_is_skipped(dataset: str, path: Path, message: str) -> None:
+    with pytest.warns(SkippedRecordsWarning):
+        samples = load(dataset, path)
+    assert len(samples) >= 1 and all(s.id != "bad" for s in samples)
+    [issue] = samples.skipped_records
+    assert issue.index == 1 and re.search(message, issue.message), issue.message
+    assert len(issue.message) < 200  # a 400-digit number is abbreviated
+    with pytest.raises(DatasetError, match=rf"record 1\b.*{message}"):
+        load(dataset, path, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("dataset", "field", "value"),
+    [
+        ("cg-bench", "duration", 10**400),
+        ("falcon-bench", "duration", 10**400),
+        ("mlvu", "duration", 10**400),
+        ("jsonl", "duration", 10**400),
+        ("cg-bench", "clue_intervals", [[0, 10**400]]),
+        ("falcon-bench", "gt_time_interval", [0, 10**400]),
+        ("jsonl", "gt_intervals", [[0, 10**400]]),
+        ("falcon-bench", "duration", "1e400"),
+        ("mlvu", "duration", 1e9),
+        ("cg-bench", "clue_intervals", [["0:00", "999999:00"]]),
+    ],
+    ids=lambda value: brief(value) if isinstance(value, (int, list)) else None,
+)
+def test_a_number_out_of_range_skips_only_its_record(dataset, field, value, tmp_path):
+    path = _with_a_bad_record(dataset, tmp_path, **{field: value})
+    _only_the_bad_record_is_skipped(
+        dataset, path, "out of range|must be finite|over the maximum of 604800 s|MAX_DURATION_S"
+    )
+
+
+@pytest.mark.parametrize("dataset", ["cg-bench", "falcon-bench", "jsonl", "mlvu", "video-mme"])
+def test_more_than_26_options_skip_only_their_record(dataset, tmp_path):
+    options = ["a", *(f"o{i}" for i in range(1, 27))]
+    path = _with_a_bad_record(
+        dataset, tmp_path, **{_OPTIONS_FIELD.get(dataset, "options"): options}
+    )
+    _only_the_bad_record_is_skipped(dataset, path, r"27 options: at most 26 \(A-Z\)")
+
+
+def test_option_letters_stop_at_z():
+    assert letter_of(25) == "Z"
+    with pytest.raises(ValueError, match="at most 26 options"):
+        letter_of(26)
+    lettered = [f"{chr(65 + i % 26)}. x{i}" for i in range(27)]
+    assert strip_option_letters(lettered) == tuple(lettered)  # no crash; left as they are
+
+
+def test_lvbench_option_marks_past_z_do_not_crash():
+    text = "Q? " + " ".join(f"({chr(65 + i)}) o{i}" for i in range(26)) + " (A) again"
+    question, options = split_options(text)
+    assert question == "Q?" and len(options) == 26 and options[-1] == "o25 (A) again"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("duration", True, "duration must be a number, got True"),
+        ("id", {"nested": 1}, "sample id must be text or an integer"),
+        ("id", True, "sample id must be text or an integer"),
+        ("answer", {"text": "x"}, "answer must be text"),
+        ("category", 5, "category must be text"),
+        ("source", ["x"], "source must be text"),
+        ("meta", [["k", "v"]], "meta must be an object"),
+    ],
+)
+def test_jsonl_fields_of_the_wrong_type_skip_only_their_record(field, value, message, tmp_path):
+    good = {"id": "good", "video": "v.mp4", "question": "Q?", "answer": "an open answer"}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "bad", field: value}))
+    _only_the_bad_record_is_skipped("jsonl", path, re.escape(message))
+
+
+def test_a_jsonl_integer_too_long_to_parse_skips_only_its_line(tmp_path):
+    good = {"id": "good", "video": "v.mp4", "question": "Q?", "answer": "x"}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(good) + '\n{"id": "bad", "duration": ' + "9" * 5000 + "}\n")
+    _only_the_bad_record_is_skipped("jsonl", path, "invalid JSON: Exceeds the limit")

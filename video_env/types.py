@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import reprlib
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,8 +16,13 @@ from video_env.errors import VideoEnvError
 if TYPE_CHECKING:
     from video_env.video.base import VideoReader
 
-#: Letters that label multiple-choice options, in order.
+#: Letters that label multiple-choice options, in order (so at most 26 options).
 OPTION_LETTERS = string.ascii_uppercase
+
+#: Longest video a sample may describe, and latest time it may name (seconds): a week.
+#: Loaders skip (and report) a record beyond it; stand-in videos and the envs' spaces
+#: are bounded by it.
+MAX_DURATION_S = 7 * 24 * 3600.0
 
 
 class SampleError(VideoEnvError, ValueError):
@@ -44,9 +50,13 @@ class Interval:
             # numbers.Real admits numpy scalars (observations carry float32 windows)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise SampleError(f"interval {name} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise SampleError(f"interval {name} must be finite and >= 0, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            try:
+                seconds = float(value)
+            except OverflowError:  # an integer too large for a float
+                seconds = math.inf
+            if not math.isfinite(seconds) or seconds < 0:
+                raise SampleError(f"interval {name} must be finite and >= 0, got {_brief(value)}")
+            object.__setattr__(self, name, seconds)
         if self.start > self.end:
             raise SampleError(f"interval start {self.start} is after its end {self.end}")
 
@@ -131,29 +141,41 @@ class VideoQA:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise SampleError(f"sample id must be a non-empty string, got {self.id!r}")
+            raise SampleError(f"sample id must be a non-empty string, got {_brief(self.id)}")
         if not isinstance(self.question, str) or not self.question.strip():
             raise SampleError(f"sample {self.id}: question is empty")
+        for name in ("answer", "category", "source"):
+            value = getattr(self, name)
+            if not isinstance(value, str) and (value is not None or name == "source"):
+                raise SampleError(f"sample {self.id}: {name} must be text, got {_brief(value)}")
         self._check_duration()
         self._check_options()
         intervals = tuple(Interval.of(iv) for iv in self.gt_intervals)
         object.__setattr__(self, "gt_intervals", intervals)
         if self.duration is not None:
-            for iv in intervals:
-                if iv.end > self.duration + 1e-6:
-                    raise SampleError(
-                        f"sample {self.id}: interval [{iv.start}, {iv.end}] lies outside the "
-                        f"video (duration {self.duration} s)"
-                    )
+            limit, video = self.duration, f"the video (duration {self.duration} s)"
+        else:
+            limit, video = MAX_DURATION_S, f"the longest video allowed ({MAX_DURATION_S:g} s)"
+        for iv in intervals:
+            if iv.end > limit + 1e-6:
+                raise SampleError(
+                    f"sample {self.id}: interval [{iv.start}, {iv.end}] lies outside {video}"
+                )
 
     def _check_duration(self) -> None:
         if self.duration is None:
             return
-        if not isinstance(self.duration, (int, float)) or not (
-            math.isfinite(self.duration) and self.duration > 0
-        ):
-            raise SampleError(f"sample {self.id}: duration must be > 0, got {self.duration!r}")
-        object.__setattr__(self, "duration", float(self.duration))
+        duration = self.duration
+        if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
+            raise SampleError(
+                f"sample {self.id}: duration must be a number, got {_brief(duration)}"
+            )
+        if not 0 < duration <= MAX_DURATION_S:  # compared exactly: an int may not fit a float
+            raise SampleError(
+                f"sample {self.id}: duration must be > 0 and at most {MAX_DURATION_S:g} s "
+                f"(MAX_DURATION_S), got {_brief(duration)}"
+            )
+        object.__setattr__(self, "duration", float(duration))
 
     def _check_options(self) -> None:
         if self.options is None:
@@ -233,8 +255,13 @@ class VideoQA:
     def from_dict(cls, record: Mapping[str, Any]) -> VideoQA:
         """Inverse of :meth:`to_dict`."""
         options = record.get("options")
+        ident, meta = record["id"], record.get("meta") or {}
+        if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+            raise SampleError(f"sample id must be text or an integer, got {_brief(ident)}")
+        if not isinstance(meta, Mapping):
+            raise SampleError(f"sample {ident}: meta must be an object, got {_brief(meta)}")
         return cls(
-            id=str(record["id"]),
+            id=str(ident),
             video=record["video"],
             question=record["question"],
             answer=record.get("answer"),
@@ -243,8 +270,13 @@ class VideoQA:
             gt_intervals=tuple(Interval.of(iv) for iv in record.get("gt_intervals") or ()),
             category=record.get("category"),
             source=record.get("source", "custom"),
-            meta=dict(record.get("meta") or {}),
+            meta=dict(meta),
         )
+
+
+def _brief(value: object) -> str:
+    """A short ``repr`` for messages (a huge number or a deep record stays short)."""
+    return reprlib.repr(value)
 
 
 def merge_intervals(intervals: Iterable[Interval]) -> list[Interval]:

@@ -31,7 +31,7 @@ from video_env.data._parsing import (
     strip_option_letters,
 )
 from video_env.errors import DatasetError
-from video_env.types import Interval, SampleError, VideoQA
+from video_env.types import MAX_DURATION_S, OPTION_LETTERS, Interval, SampleError, VideoQA
 
 if TYPE_CHECKING:
     from video_env.data._video_paths import VideoRoot
@@ -239,11 +239,15 @@ class RecordContext:
         whose options are all empty cannot be asked and is an error.
 
         Raises:
-            DatasetError: If ``raw`` is not a list (a string is not a list of options), an
-                option is not text, or every option is empty.
+            DatasetError: If ``raw`` is not a list (a string is not a list of options), it
+                holds more than 26 options, an option is not text, or every option is empty.
         """
         if not isinstance(raw, (list, tuple)):
             raise self.error(f"options must be a list, got {brief(raw)}", index)
+        if len(raw) > len(OPTION_LETTERS):
+            raise self.error(
+                f"{len(raw)} options: at most {len(OPTION_LETTERS)} (A-Z) are allowed", index
+            )
         texts = []
         for item in raw:
             if item is None:
@@ -268,24 +272,32 @@ class RecordContext:
 
     def number(self, value: Any, what: str, index: int) -> float:
         """A finite number (numeric strings accepted)."""
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise self.error(f"{what} must be a number, got {brief(value)}", index) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise self.error(f"{what} must be a number, got {brief(value)}", index)
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except ValueError:
+            raise self.error(f"{what} must be a number, got {brief(value)}", index) from None
+        except OverflowError:  # a JSON integer too large for a float
+            raise self.error(f"{what} is out of range: {brief(value)}", index) from None
+        if not math.isfinite(number):
             raise self.error(f"{what} must be finite, got {value!r}", index)
-        return float(value)
+        return number
 
     def duration(self, value: Any, index: int) -> float | None:
-        """A positive duration in seconds, ``None`` when absent."""
+        """A positive duration in seconds, at most :data:`MAX_DURATION_S`; ``None`` if absent."""
         if value is None or value == "":
             return None
-        seconds = self.number(value, "duration", index)
+        seconds = self.time(self.number(value, "duration", index), "duration", index)
         if seconds <= 0:
             raise self.error(f"duration must be > 0, got {brief(value)}", index)
+        return seconds
+
+    def time(self, seconds: float, what: str, index: int) -> float:
+        """``seconds`` if it is at most :data:`MAX_DURATION_S`, else a :class:`DatasetError`."""
+        if seconds > MAX_DURATION_S:
+            message = f"{what} {seconds:g} s is over the {MAX_DURATION_S:g} s maximum"
+            raise self.error(f"{message} (MAX_DURATION_S)", index)
         return seconds
 
     def intervals(self, raw: Any, duration: float | None, index: int) -> tuple[Interval, ...]:
@@ -318,13 +330,13 @@ class RecordContext:
         return Interval(start, end)
 
     def seconds(self, value: Any, what: str, index: int) -> float:
-        """Seconds from a number or a ``[H:]MM:SS[.f]`` timestamp."""
+        """Seconds (at most :data:`MAX_DURATION_S`) from a number or a ``[H:]MM:SS[.f]`` time."""
         if isinstance(value, str) and ":" in value:
             try:
-                return parse_timestamp(value)
+                value = parse_timestamp(value)
             except ValueError as exc:
                 raise self.error(str(exc), index) from None
-        return self.number(value, what, index)
+        return self.time(self.number(value, what, index), what, index)
 
     def video(self, relative: Any, index: int) -> str:
         """A record's video path, inside :attr:`videos` (see :meth:`VideoRoot.path`).

@@ -48,7 +48,10 @@ def strip_option_letters(options: Sequence[str]) -> tuple[str, ...]:
     Options are left unchanged unless option ``i`` starts with letter ``i`` for all ``i``.
     """
     matches = [OPTION_PREFIX.match(o) for o in options]
-    if all(m is not None and m.group(1) == OPTION_LETTERS[i] for i, m in enumerate(matches)):
+    lettered = len(options) <= len(OPTION_LETTERS)
+    if lettered and all(
+        m is not None and m.group(1) == letter_of(i) for i, m in enumerate(matches)
+    ):
         return tuple(
             o[m.end() :].strip() for o, m in zip(options, matches, strict=True) if m is not None
         )
@@ -56,7 +59,15 @@ def strip_option_letters(options: Sequence[str]) -> tuple[str, ...]:
 
 
 def letter_of(index: int) -> str:
-    """Option letter of a zero-based index."""
+    """Option letter of a zero-based index.
+
+    Raises:
+        ValueError: If no letter has that index (an MCQ has at most 26 options).
+    """
+    if not 0 <= index < len(OPTION_LETTERS):
+        raise ValueError(
+            f"no option letter for index {index}: at most {len(OPTION_LETTERS)} options"
+        )
     return OPTION_LETTERS[index]
 
 

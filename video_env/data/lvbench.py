@@ -28,7 +28,7 @@ def split_options(text: str) -> tuple[str, tuple[str, ...]] | None:
     for first in reversed(starts):
         run = [marks[first]]
         for mark in marks[first + 1 :]:
-            if mark.group(1) != OPTION_LETTERS[len(run)]:
+            if len(run) == len(OPTION_LETTERS) or mark.group(1) != OPTION_LETTERS[len(run)]:
                 break
             run.append(mark)
         if len(run) < 2:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+import reprlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,7 +20,7 @@ from video_env.synth.vocab import (
     Category,
 )
 from video_env.synth.world import Needle, Scene, SynthVideo
-from video_env.types import Interval
+from video_env.types import MAX_DURATION_S, Interval
 
 #: Scene lengths in seconds.
 SCENE_LENGTH = (30.0, 300.0)
@@ -28,8 +30,33 @@ NEEDLE_LENGTH = (5.0, 60.0)
 N_DISTRACTORS = 3
 
 
+def check_duration(duration: float, what: str = "a synthetic video") -> float:
+    """``duration`` as a float when it is in ``(0, MAX_DURATION_S]``.
+
+    Generation time and memory grow with the duration (a scene per 30 s - 5 min), so
+    it is bounded like every sample's (:data:`~video_env.types.MAX_DURATION_S`).
+
+    Raises:
+        ConfigError: Naming ``what`` and the bound.
+    """
+    if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
+        raise ConfigError(f"the duration of {what} must be a number, got {duration!r}")
+    if not 0 < duration <= MAX_DURATION_S:  # NaN fails too; compared exactly
+        raise ConfigError(
+            f"the duration of {what} must be > 0 and at most {MAX_DURATION_S:g} s "
+            f"(MAX_DURATION_S), got {reprlib.repr(duration)}"
+        )
+    return float(duration)
+
+
 def generate_scenes(rng: np.random.Generator, duration: float) -> list[Scene]:
-    """Scenes of 30 s - 5 min tiling ``[0, duration]``; consecutive styles differ."""
+    """Scenes of 30 s - 5 min tiling ``[0, duration]``; consecutive styles differ.
+
+    Raises:
+        ConfigError: If ``duration`` is not in ``(0, MAX_DURATION_S]`` (see
+            :func:`check_duration`): at most ``MAX_DURATION_S / 30`` scenes are made.
+    """
+    duration = check_duration(duration)
     lo, hi = SCENE_LENGTH
     scenes: list[Scene] = []
     start, previous = 0.0, -1

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from video_env._seeding import stable_seed
-from video_env.synth.generate import generate_scenes
+from video_env.synth.generate import check_duration, generate_scenes
 from video_env.synth.vocab import Category
 from video_env.synth.world import Needle, SynthVideo
-from video_env.types import VideoQA
+from video_env.types import MAX_DURATION_S, VideoQA
 
 #: Native pixel size given to a stand-in needle when the sample says nothing.
 DEFAULT_STANDIN_PIXEL_SIZE = 48.0
@@ -39,13 +39,18 @@ def standin_video(sample: VideoQA, seed: int = 0, duration: float | None = None)
         seed: Seed of the procedural scenes.
         duration: The video's duration when known from elsewhere (the file's); it wins
             over the sample's, but never cuts a ground-truth interval.
+
+    Raises:
+        ConfigError: If the duration is over :data:`~video_env.types.MAX_DURATION_S` (a
+            file that says it lasts longer), before anything is generated.
     """
     known = duration or sample.duration
     if sample.gt_intervals:
         last = max(iv.end for iv in sample.gt_intervals)
-        duration = max(known, last) if known else last + _TAIL_S
+        duration = max(known, last) if known else min(last + _TAIL_S, MAX_DURATION_S)
     else:
         duration = known or DEFAULT_STANDIN_DURATION
+    duration = check_duration(duration, f"the stand-in video of sample {sample.id}")
     rng = np.random.default_rng(stable_seed(seed, sample.id, "standin"))
     video_id = f"standin-{sample.id}".replace("/", "_")
     scenes = generate_scenes(rng, duration)
