@@ -20,6 +20,7 @@ from typing import Any
 from video_env._optional import require
 from video_env.backends.base import ReplyGuide
 from video_env.backends.confidence import TokenProb
+from video_env.backends.model_paths import looks_like_path, missing_model_path
 from video_env.backends.vlm_frames import FedFrames
 from video_env.errors import BackendError, ConfigError
 from video_env.video.base import Size
@@ -93,6 +94,8 @@ def load_vlm(model_id: str, device: str, dtype: str, attn: str | None) -> Loaded
         BackendError: If the weights are not local, or the checkpoint cannot be loaded.
         ConfigError: On an unknown dtype.
     """
+    if missing_model_path(model_id):  # a path is never handed to the Hub as a repo id
+        raise BackendError(f"no model directory at {model_id!r}")
     torch = require("torch", "models", _PURPOSE)
     transformers = require("transformers", "models", _PURPOSE)
     transformers.logging.disable_progress_bar()
@@ -153,14 +156,10 @@ def _from_pretrained(transformers: Any, model_id: str, kwargs: dict[str, Any]) -
     return model, processor
 
 
-def _looks_local(model_id: str) -> bool:
-    return model_id.startswith(("/", "./", "../", "~")) or os.sep + os.sep in model_id
-
-
 def _missing_message(model_id: str, exc: BaseException) -> str:
     if Path(os.path.expanduser(model_id)).is_dir():
         return f"cannot load the checkpoint in {model_id!r}: {exc}"
-    if _looks_local(model_id):
+    if looks_like_path(model_id):
         return f"no model directory at {model_id!r}"
     return (
         f"the weights of {model_id!r} are not in the local Hugging Face cache, and video-env "

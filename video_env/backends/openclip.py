@@ -31,6 +31,7 @@ import numpy.typing as npt
 from video_env._offline import local_files_only
 from video_env._optional import require
 from video_env.backends.base import normalize_rows
+from video_env.backends.model_paths import missing_model_path
 from video_env.backends.random_weights import has_random_weights
 from video_env.backends.simulated.clip import clip_visual_tokens
 from video_env.cache.fingerprint import video_fingerprint
@@ -59,6 +60,13 @@ def _load(model: str, pretrained: str | None, device: str, precision: str) -> tu
 def _create(
     model: str, pretrained: str | None, device: str, precision: str
 ) -> tuple[Any, Any, Any]:
+    # a path is never handed to open_clip or the Hub as a name
+    if missing_model_path(model.removeprefix("local-dir:")):
+        raise BackendError(f"no open_clip model folder at {model!r}")
+    if pretrained is not None and missing_model_path(pretrained):
+        raise BackendError(
+            f"open_clip pretrained {pretrained!r} is not a known tag nor an existing checkpoint"
+        )
     open_clip = require("open_clip", "models", "the OpenCLIP backend")
     name = f"local-dir:{model}" if os.path.isdir(model) else model
     try:

@@ -32,7 +32,8 @@ and spec; every :func:`make_backend` call returns a fresh light wrapper around t
 model (its own ``usage``, so each env and worker thread counts its own costs) that caches
 outputs on disk (:mod:`video_env.cache`). A Hugging Face id whose weights are not in the
 local cache fails at once (the library never downloads, with or without ``HF_HUB_OFFLINE``)
-with how to point at a local folder.
+with how to point at a local folder; a model that is a path (it starts with ``/``, ``.`` or
+``~``, or holds more than one ``/``) where nothing exists fails before any Hub lookup.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from video_env.backends.base import CLIP, VLM, Captioner
+from video_env.backends.model_paths import looks_like_path, missing_model_path
 from video_env.errors import BackendError, ConfigError, UnknownNameError
 
 #: Perception roles.
@@ -94,7 +96,8 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
 
     Raises:
         UnknownNameError: For an unknown role or kind.
-        ConfigError: For a spec without a model, or a folder that does not exist.
+        ConfigError: For a spec without a model, or a bare path that does not exist
+            (:func:`check_spec_paths` checks the paths after a kind).
     """
     if role not in ROLES:
         raise UnknownNameError("perception role", role, ROLES)
@@ -127,7 +130,7 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
     if os.path.isdir(os.path.expanduser(text)):
         folder = os.path.abspath(os.path.expanduser(text))
         return BackendSpec("open_clip" if role == "clip" else "transformers", folder)
-    if text.startswith(("/", "./", "../", "~")):
+    if looks_like_path(text):
         raise ConfigError(f"{role} spec {spec!r}: no such folder")
     known = [k if k == "simulated" else f"{k}:..." for k in KINDS[role]]
     raise UnknownNameError(f"{role} backend", text, known)
@@ -140,6 +143,26 @@ def _parse_open_clip(rest: str) -> BackendSpec:
             prefix, rest = schema, rest[len(schema) :]
     name, _, pretrained = rest.partition(":")
     return BackendSpec("open_clip", prefix + name, pretrained or None)
+
+
+def check_spec_paths(role: str, spec: str, parsed: BackendSpec) -> None:
+    """Fail at once when a parsed spec's model or checkpoint is a path where nothing exists.
+
+    A path (:func:`~video_env.backends.model_paths.looks_like_path`: it starts with
+    ``/``, ``.`` or ``~``, or holds more than one ``/``) is never handed to the Hub as a
+    repo id, so a mistyped folder is named in one line, before any lookup.
+
+    Raises:
+        ConfigError: Naming the spec.
+    """
+    if parsed.kind == "open_clip":
+        paths: tuple[str, ...] = (parsed.target.removeprefix("local-dir:"), parsed.pretrained or "")
+    elif parsed.kind in ("transformers", "pixel-real"):
+        paths = (parsed.target,)
+    else:
+        paths = ()
+    if any(missing_model_path(path) for path in paths):
+        raise ConfigError(f"{role} spec {spec!r}: no such folder")
 
 
 def spec_is_simulated(role: str, spec: str | None) -> bool:
@@ -185,15 +208,22 @@ def check_local_weights(model: str) -> None:
     The library never downloads weights, whatever ``HF_HUB_OFFLINE`` says.
 
     Raises:
-        BackendError: Naming the id and how to pass a local folder.
+        BackendError: Naming the id and how to pass a local folder (or the missing folder,
+            for a path).
     """
     if os.path.isdir(os.path.expanduser(model)):
         return
+    if looks_like_path(model):  # never handed to the Hub as a repo id
+        raise BackendError(f"no model directory at {model!r}")
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return
-    if isinstance(try_to_load_from_cache(model, "config.json"), str):
+    try:
+        cached = try_to_load_from_cache(model, "config.json")
+    except ValueError as exc:  # huggingface_hub's HFValidationError: not a repo id
+        raise BackendError(f"{model!r} is neither a model folder nor a Hub id: {exc}") from None
+    if isinstance(cached, str):
         return
     raise BackendError(
         f"the weights of {model!r} are not in the local Hugging Face cache, and video-env "
@@ -250,6 +280,7 @@ def make_backend(role: str, spec: str | Backend, *, seed: int = 0) -> Backend:
     if not isinstance(spec, str):
         return spec
     parsed = parse_spec(role, spec)
+    check_spec_paths(role, spec, parsed)
     if parsed.simulated:
         from video_env.backends import simulated
 
@@ -297,6 +328,7 @@ def validate_spec(role: str, spec: str | None) -> None:
     if spec is None:
         return
     parsed = parse_spec(role, spec)
+    check_spec_paths(role, spec, parsed)
     from video_env._optional import require
 
     if parsed.kind in ("open_clip", "pixel-real"):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from video_env.backends.llm.base import LLM
 from video_env.backends.llm.openai_compatible import OpenAICompatibleLLM
 from video_env.backends.llm.transformers_local import TransformersLLM
+from video_env.backends.model_paths import missing_model_path
 from video_env.errors import ConfigError
 
 __all__ = ["CLIENT_OPTIONS", "check_local_path", "make_llm", "split_llm_spec", "with_llm_options"]
@@ -55,7 +55,10 @@ def with_llm_options(spec: str, **options: Any) -> str:
 
 
 def check_local_path(spec: str) -> None:
-    """Fail at once when a ``local:`` spec names a path (``/``, ``./``, ``~``...) that is absent.
+    """Fail at once when a ``local:`` spec names a path that is absent.
+
+    A path starts with ``/``, ``.`` or ``~`` or holds more than one ``/`` (see
+    :func:`~video_env.backends.model_paths.looks_like_path`); a Hub id never does.
 
     Cheap (nothing is loaded), so a benchmark checks it before its first episode.
 
@@ -63,9 +66,7 @@ def check_local_path(spec: str) -> None:
         ConfigError: Naming the spec.
     """
     kind, _, rest = split_llm_spec(spec)[0].partition(":")
-    if kind != "local" or not rest.startswith(("/", "./", "../", "~")):
-        return
-    if not os.path.exists(os.path.expanduser(rest)):
+    if kind == "local" and missing_model_path(rest):
         raise ConfigError(f"LLM spec {spec!r}: no such folder")
 
 

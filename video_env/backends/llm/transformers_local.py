@@ -18,6 +18,7 @@ from typing import Any
 
 from video_env._optional import require
 from video_env.backends.llm.base import Completion, Message
+from video_env.backends.model_paths import missing_model_path
 from video_env.errors import BackendError, ConfigError
 from video_env.metrics.cost import Cost
 
@@ -56,6 +57,8 @@ class TransformersLLM:
     ) -> None:
         if max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if missing_model_path(str(model_name_or_path)):  # never handed to the Hub as an id
+            raise BackendError(f"cannot load {str(model_name_or_path)!r}: no model directory there")
         self._torch = require("torch", "models", _PURPOSE)
         transformers = require("transformers", "models", _PURPOSE)
         transformers.logging.disable_progress_bar()
