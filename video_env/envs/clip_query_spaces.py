@@ -8,11 +8,27 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.types import QueryAction, SegmentQuery
-from video_env.envs.spaces import MAX_SECONDS, fraction_window_space, text_space, window_space
+from video_env.envs.spaces import (
+    MAX_SECONDS,
+    CompactTuple,
+    fraction_window_space,
+    text_space,
+    window_space,
+)
 from video_env.errors import InvalidActionError
 
 #: Characters kept of the question and options, an error, a caption, a query's text.
 TEXT_CHARS, ERROR_CHARS, CAPTION_CHARS, QUERY_CHARS = 2048, 512, 1024, 256
+
+
+class UniformMultiDiscrete(spaces.MultiDiscrete[np.int64]):
+    """A :class:`~gymnasium.spaces.MultiDiscrete` of equal parts, printed in one short line."""
+
+    def __repr__(self) -> str:
+        nvec, start = np.unique(self.nvec), np.unique(self.start)
+        if len(nvec) == len(start) == 1:
+            return f"MultiDiscrete({self.nvec.size} x {nvec[0]}, start={start[0]})"
+        return str(super().__repr__())  # type: ignore[no-untyped-call]
 
 
 def action_space(max_segments: int, max_queries: int) -> spaces.Dict:
@@ -21,8 +37,8 @@ def action_space(max_segments: int, max_queries: int) -> spaces.Dict:
     return spaces.Dict(
         {
             "kind": spaces.Discrete(2),
-            "segments": spaces.MultiDiscrete([max_segments] * q, start=[1] * q),
-            "texts": spaces.Tuple([text_space(QUERY_CHARS)] * q),
+            "segments": UniformMultiDiscrete([max_segments] * q, start=[1] * q),
+            "texts": CompactTuple([text_space(QUERY_CHARS)] * q),
             "n_queries": spaces.Discrete(q + 1),
             "answer": text_space(256),
             "has_window": spaces.Discrete(2),

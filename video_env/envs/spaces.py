@@ -1,4 +1,8 @@
-"""Space helpers shared by the environments: real-text Text spaces, windows, scalars."""
+"""Space helpers shared by the environments: real-text Text spaces, windows, scalars.
+
+The Text and Tuple subclasses only shorten ``repr`` (Gymnasium's prints the whole charset);
+they pickle, compare, sample and batch as their Gymnasium bases do.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from video_env.envs.vector_memory import ObservationDict
 from video_env.errors import InvalidActionError
-from video_env.types import OPTION_LETTERS, Interval
+from video_env.types import MAX_DURATION_S, OPTION_LETTERS, Interval
 
 #: Characters observation and action texts may hold: printable ASCII, newline and tab,
 #: Latin-1 letters and common typographic punctuation (Gymnasium's default Text charset
@@ -25,9 +30,34 @@ _CHARSET_STR = "".join(sorted(TEXT_CHARSET))
 _REPLACEMENT = "?"
 
 
+class CompactText(spaces.Text):
+    """A :class:`~gymnasium.spaces.Text` whose ``repr`` names its charset in a few words.
+
+    Example: ``Text(0, 256, charset=<text: 217 chars>)``.
+    """
+
+    def __init__(self, max_length: int, *, charset: str, charset_name: str) -> None:
+        super().__init__(max_length=max_length, min_length=0, charset=charset)
+        self.charset_name = charset_name
+
+    def __repr__(self) -> str:
+        charset = f"<{self.charset_name}: {len(self.character_set)} chars>"
+        return f"Text({self.min_length}, {self.max_length}, charset={charset})"
+
+
+class CompactTuple(spaces.Tuple[Any]):
+    """A :class:`~gymnasium.spaces.Tuple` that prints ``n`` equal spaces once, as ``n x space``."""
+
+    def __repr__(self) -> str:
+        first, n = self.spaces[0] if self.spaces else None, len(self.spaces)
+        if n > 1 and all(s == first for s in self.spaces):
+            return f"Tuple({n} x {first!r})"
+        return super().__repr__()
+
+
 def text_space(max_length: int) -> spaces.Text:
     """A Text space of up to ``max_length`` characters from :data:`TEXT_CHARSET`."""
-    return spaces.Text(max_length=max_length, min_length=0, charset=_CHARSET_STR)
+    return CompactText(max_length, charset=_CHARSET_STR, charset_name="text")
 
 
 def clean_text(text: str, max_length: int) -> str:
@@ -40,8 +70,8 @@ def clean_text(text: str, max_length: int) -> str:
 
 
 #: Upper bound of times in spaces (a week, in seconds): finite, as Gymnasium's checker wants
-#: for action spaces.
-MAX_SECONDS = 7 * 24 * 3600.0
+#: for action spaces. The longest video a sample may describe.
+MAX_SECONDS = MAX_DURATION_S
 
 
 def window_space() -> spaces.Box:
@@ -113,15 +143,16 @@ def option_list(options: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(clean_text(text, OPTION_CHARS) for text in options or ())
 
 
-def versioned_space(space: spaces.Dict, version: int) -> spaces.Dict:
+def versioned_space(space: spaces.Dict, version: int) -> ObservationDict:
     """``space`` with the fields observation ``version`` adds that it does not have.
 
-    Version 1 adds ``option_list`` (the options as a sequence) and ``duration``.
+    Version 1 adds ``option_list`` (the options as a sequence) and ``duration``. The result
+    is an :class:`ObservationDict`, which ``AsyncVectorEnv`` can share between processes.
     """
-    if version < 1:
-        return space
-    extra: dict[str, spaces.Space[Any]] = {
-        "option_list": option_list_space(),
-        "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
-    }
-    return spaces.Dict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
+    extra: dict[str, spaces.Space[Any]] = {}
+    if version >= 1:
+        extra = {
+            "option_list": option_list_space(),
+            "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
+        }
+    return ObservationDict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
