@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
-from benchmarks.jobs import standin_samples, validate
+from benchmarks.header import footer_notes, header
+from benchmarks.jobs import validate, video_samples
+from benchmarks.plot_style import PLOT_FORMATS, PlotOptions
 from benchmarks.progress import ProgressBar
-from benchmarks.summary import BRIEF, to_markdown
+from benchmarks.summary import BRIEF, brief_columns, to_markdown
 from video_env._optional import require
-from video_env.backends.random_weights import LABEL as RANDOM_LABEL
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
-from video_env.provenance import STANDIN_NOTE, perception_notes
+from video_env.provenance import VIDEO_NOTES
 
 DEFAULT_OUT = "runs"
 
@@ -32,6 +33,7 @@ def _run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         annotations=args.annotations,
         videos=args.videos,
+        standin_missing_videos=args.standin_missing_videos,
         envs=tuple(ENV_KINDS if "all" in args.envs else args.envs),
         policies=tuple(args.policies),
         llm=_llm_spec(args),
@@ -58,15 +60,18 @@ def _run(args: argparse.Namespace) -> int:
         if args.workers is not None:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
         executor, workers = "thread", args.concurrency
+    if executor == "serial":  # one episode at a time, whatever --workers says
+        workers = 1
     print(header(config, out, executor, workers), flush=True)
-    if standins := standin_samples(config):
-        print(f"  stand-ins: {standins} sample(s) {STANDIN_NOTE}", flush=True)
-    bar = _progress(args.quiet, 1 if executor == "serial" else workers)
+    for label, count in video_samples(config).items():
+        if count:
+            print(f"  {count} sample(s) {VIDEO_NOTES[label]}", flush=True)
+    bar = _progress(args.quiet, workers)
     try:
         with _warnings_as_lines():
             result = run_benchmark(
                 config, out, executor=executor, workers=workers, ray_address=args.ray_address,
-                plots=not args.no_plots, fresh=args.fresh,
+                plots=_plot_options(args), fresh=args.fresh,
                 progress=bar.update if bar else None,
                 on_plan=bar.plan if bar else None,
             )  # fmt: skip
@@ -74,9 +79,9 @@ def _run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
-    for note in perception_notes(result.records):
+    for note in footer_notes(result.records):
         print(note)
-    print(to_markdown(result.rows, BRIEF))
+    print(to_markdown(result.rows, brief_columns(result.rows)))
     _warn_llm_failures(result.rows)
     return 0
 
@@ -87,46 +92,6 @@ def local_cores() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
-
-
-def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
-    """The run header: what runs, with which backends and text embedder, and where."""
-    source = config.dataset or config.suite
-    seeds = " ".join(str(s) for s in config.seeds)
-    simulated = config.simulated_roles()
-    specs = config.perception_specs()
-    if len(simulated) == len(specs):
-        perception = "SIMULATED"
-    elif config.perception_label in ("pixel-real", "pixel-vlm"):
-        perception = config.perception_label.upper()
-    else:  # name each role: a mixed run is still labelled simulated where it is
-        perception = ", ".join(
-            f"{role} {'SIMULATED' if role in simulated else spec}" for role, spec in specs.items()
-        )
-    envs = running_envs(config)
-    text = (
-        f"video-env bench: {source} | envs {' '.join(envs)} | policies "
-        f"{' '.join(config.policies)} | seeds {seeds}\n"
-        f"  perception {perception} | text embedder {config.text_embedder} | LLM "
-        f"{config.llm or 'none (offline reasoners)'} | {executor} executor, {workers} "
-        f"worker{'s' if workers > 1 else ''} | results -> {out}"
-    )
-    random = config.random_weight_sources()
-    if random:
-        text += (
-            f"\n  {RANDOM_LABEL.upper()}: {', '.join(random)} loaded a checkpoint the tiny "
-            "test builders made; the results test the plumbing, not a model"
-        )
-    return text
-
-
-def running_envs(config: BenchConfig) -> list[str]:
-    """The config's envs on which at least one of the run's policies acts, in order."""
-    import policies
-    from benchmarks.jobs import policy_names
-
-    kinds = {k for name in policy_names(config) for k in policies.spec(name).env_kinds}
-    return [env for env in config.envs if env in kinds]
 
 
 def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
@@ -169,6 +134,19 @@ def _warn_llm_failures(rows: list[dict[str, Any]]) -> None:
         )
 
 
+def add_plot_flags(parser: argparse.ArgumentParser) -> None:
+    """``--plot-format`` and ``--plot-dpi``."""
+    parser.add_argument("--plot-format", default="png", choices=PLOT_FORMATS,
+                        help="figure file format (pdf, svg: vector, for papers)")  # fmt: skip
+    parser.add_argument("--plot-dpi", type=int, default=PlotOptions.dpi, metavar="DPI",
+                        help=f"resolution of PNG figures (default {PlotOptions.dpi})")  # fmt: skip
+
+
+def _plot_options(args: argparse.Namespace) -> PlotOptions | bool:
+    """The figures' options, or False under ``--no-plots``."""
+    return False if args.no_plots else PlotOptions(args.plot_format, args.plot_dpi)
+
+
 def _progress(quiet: bool, workers: int) -> ProgressBar | None:
     if quiet:
         return None
@@ -198,7 +176,7 @@ def _report(args: argparse.Namespace) -> int:
     from benchmarks.run import report
 
     with _warnings_as_lines():
-        result = report(args.folder, plots=not args.no_plots)
+        result = report(args.folder, plots=_plot_options(args))
     print(to_markdown(result.rows, BRIEF))
     _warn_llm_failures(result.rows)
     if result.plots:
@@ -209,7 +187,9 @@ def _report(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from benchmarks.compare import compare
 
-    print(compare(args.a, args.b))
+    with _warnings_as_lines():
+        text = compare(args.a, args.b)
+    print(text)
     return 0
 
 
@@ -225,6 +205,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--dataset", help="dataset loader name (video-env data list)")
     parser.add_argument("--annotations", help="annotation file or folder of --dataset")
     parser.add_argument("--videos", help="video folder of --dataset")
+    parser.add_argument(
+        "--standin-missing-videos", action="store_true",
+        help="play missing video files as simulated stand-ins built from the annotations "
+        "(labelled stand-in; default: a missing file is an error)",
+    )  # fmt: skip
     parser.add_argument("--envs", nargs="+", default=["all"], choices=[*ENV_KINDS, "all"])
     parser.add_argument(
         "--policies", nargs="+", default=["all"],
@@ -288,6 +273,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--ray-address", help="Ray cluster address (default: local Ray)")
     parser.add_argument("--no-plots", action="store_true")
+    add_plot_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_run)
     actions = parser.add_subparsers(dest="bench_action", metavar="ACTION")
@@ -298,6 +284,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     rep.add_argument("folder", help="a results folder written by `video-env bench --out`")
     rep.add_argument("--no-plots", action="store_true", help="tables only")
+    add_plot_flags(rep)
     rep.set_defaults(func=_report)
     cmp = actions.add_parser(
         "compare", help="paired differences (B - A) between two runs, with bootstrap CIs",

@@ -10,7 +10,6 @@ fingerprints differ, the table says so first, naming what differs (from ``run.js
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -19,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.provenance import differences
-from benchmarks.records import EpisodeLog, dedupe
-from benchmarks.summary import model_tokens, rules_suffix, with_known_rules
+from benchmarks.run_folder import planned_records, read_run_json
+from benchmarks.summary import model_tokens, record_label, with_known_rules
 from video_env.errors import ConfigError
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 
@@ -30,6 +29,8 @@ METRICS = ("gtou", "vlm_calls", "model_tokens", "frames")
 DECIMALS = {"accuracy": 3, "gtou": 3, "vlm_calls": 1, "model_tokens": 0, "frames": 0}
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
+#: A run's records by (env, policy), then by question (sample id, seed).
+Runs = dict[tuple[str, str], dict[tuple[str, int], Any]]
 
 
 def _value(record: dict[str, Any], metric: str) -> float:
@@ -39,23 +40,19 @@ def _value(record: dict[str, Any], metric: str) -> float:
     return float(value) if value is not None else float("nan")
 
 
-def _runs(folder: str | os.PathLike[str]) -> dict[tuple[str, str], dict[tuple[str, int], Any]]:
-    records = with_known_rules(dedupe(EpisodeLog(folder).load()))
+def _runs(folder: str | os.PathLike[str]) -> Runs:
+    records = with_known_rules(planned_records(folder, _meta(folder)))
     if not records:
         raise ConfigError(f"{folder} holds no episode records")
     out: dict[tuple[str, str], dict[tuple[str, int], Any]] = defaultdict(dict)
     for r in records:
-        policy = str(r["policy"]) + rules_suffix(r)  # other pacing rules: another setting
+        policy = record_label(r)  # as the tables name it; other rules: another setting
         out[(r["env"], policy)][(str(r.get("sample_id")), int(r.get("seed") or 0))] = r
     return out
 
 
 def _meta(folder: str | os.PathLike[str]) -> dict[str, Any]:
-    path = Path(folder) / "run.json"
-    if not path.exists():
-        return {}
-    meta: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return meta
+    return read_run_json(folder, missing_ok=True)
 
 
 def setup_note(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
@@ -72,7 +69,10 @@ def setup_note(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
 
 def paired_rows(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """One row per (env, policy) both runs have: paired deltas and the accuracy CI."""
-    left, right = _runs(a), _runs(b)
+    return _paired(_runs(a), _runs(b))
+
+
+def _paired(left: Runs, right: Runs) -> list[dict[str, Any]]:
     rows = []
     for key in sorted(set(left) & set(right)):
         shared = sorted(set(left[key]) & set(right[key]))
@@ -97,11 +97,13 @@ def paired_rows(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> list[di
 def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
     """A Markdown report of B - A, paired by question (see the module docstring).
 
+    Only records of the jobs each folder's ``run.json`` planned count.
+
     Raises:
-        ConfigError: If a folder holds no records.
+        ConfigError: If a folder holds no records, or its ``run.json`` is damaged.
     """
-    rows = paired_rows(a, b)
     left, right = _runs(a), _runs(b)
+    rows = _paired(left, right)
     lines = [
         f"A = {Path(a)}, B = {Path(b)}: B − A, paired by question (sample and seed).",
         setup_note(a, b),

@@ -1,27 +1,33 @@
-"""Plots of a run (PNG, matplotlib).
+"""Plots of a run (PNG, PDF or SVG; matplotlib), drawn at a paper's widths.
 
 The cost-accuracy frontier (accuracy against the unified cost, model tokens, and against
-VLM calls, with each env's Pareto front), heat-maps of accuracy (with CIs) and GToU per
-category, an exploration timeline, and the reliability of the VLM confidences seen.
+VLM calls, with each env's Pareto front) is here; heat-maps of accuracy (with CIs) and
+GToU per category, an exploration timeline and the reliability of the VLM confidences
+seen are in :mod:`benchmarks.plots_runs`.
 
 Each policy keeps one colour in every plot of every run (:func:`policy_colour`: the
 built-in policies have fixed colours, other names a colour derived from the name); the
-marker is the env, and keys list the policies grouped by env.
+marker is the env, and keys list the policies grouped by env. Rows are named as the
+tables name them (:func:`~benchmarks.summary.row_label`); rows with identical results
+share one marker and one key entry, and markers at one cost are drawn side by side.
+Figures are 7 in (two columns) or 3.4 in (one column) wide, their text 6.5 pt or larger
+(:data:`~benchmarks.plot_style.PAPER_RC`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import textwrap
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.plot_style import PAGE_WIDTH, PAPER_RC, PlotOptions
+from benchmarks.summary import row_label
 from video_env._optional import require
-from video_env.metrics.calibration import ece, reliability_bins
 from video_env.provenance import SIMULATED, Provenance
 
 SIM_NOTE = "perception: SIMULATED (synthetic world, not a model's result)"
@@ -33,9 +39,34 @@ def _pyplot() -> Any:
     return require("matplotlib.pyplot", "bench", "benchmark plots")
 
 
-def _note(fig: Any, simulated: bool) -> None:
-    if simulated:
-        fig.text(0.01, 0.005, SIM_NOTE, fontsize=7, color="#a33")
+@contextmanager
+def figure(*args: Any, **kwargs: Any) -> Iterator[tuple[Any, Any]]:
+    """``plt.subplots(...)`` under :data:`PAPER_RC`; the figure is closed on leaving."""
+    plt = _pyplot()
+    with plt.rc_context(PAPER_RC):
+        fig, axes = plt.subplots(*args, **kwargs)
+        try:
+            yield fig, axes
+        finally:
+            plt.close(fig)
+
+
+def save(fig: Any, path: Path, options: PlotOptions, simulated: bool, note: str = "") -> str:
+    """Add the perception note (and ``note``), save ``fig`` to ``path``; its file name."""
+    text = "; ".join(t for t in (SIM_NOTE if simulated else "", note) if t)
+    if text:
+        fig.text(0.01, 0.005, text, fontsize=6.5, color="#a33" if simulated else "#333")
+    fig.savefig(path, dpi=options.dpi, format=options.format, metadata=_metadata(options))
+    return path.name
+
+
+def _metadata(options: PlotOptions) -> dict[str, Any]:
+    """File metadata without dates, so that a figure rewritten unchanged is the same file."""
+    if options.format == "pdf":
+        return {"CreationDate": None, "ModDate": None}
+    if options.format == "svg":
+        return {"Date": None}
+    return {}
 
 
 def plot_all(
@@ -43,20 +74,24 @@ def plot_all(
     records: Sequence[dict[str, Any]],
     rows: Sequence[dict[str, Any]],
     categories: Sequence[dict[str, Any]],
+    options: PlotOptions | None = None,
 ) -> list[str]:
     """Write every plot into ``folder``; return the file names."""
+    from benchmarks.plots_runs import per_category, reliability, timeline
+
+    opts = options or PlotOptions()
     simulated = Provenance.of(records).has(SIMULATED)
-    suites = sorted({str(r["source"]) for r in records if r.get("source")})
+    suites = ", ".join(sorted({str(r["source"]) for r in records if r.get("source")}))
     written = [
-        frontier(folder / "frontier.png", rows, simulated),
-        per_category(folder / "categories.png", categories, simulated, ", ".join(suites)),
-        timeline(folder / "timeline.png", records, simulated),
-        reliability(folder / "reliability.png", records, simulated),
+        frontier(folder / opts.file("frontier"), rows, simulated, opts),
+        per_category(folder / opts.file("categories"), categories, simulated, suites, opts),
+        timeline(folder / opts.file("timeline"), records, simulated, opts),
+        reliability(folder / opts.file("reliability"), records, simulated, opts),
     ]
     return [p for p in written if p]
 
 
-_MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^"}
+MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^"}
 _ENV_ORDER = ("zoom", "pacing", "clip_query")
 #: Line colour of each env's Pareto front.
 _FRONT_COLOURS = {"zoom": "#34495e", "pacing": "#d35400", "clip_query": "#16a085"}
@@ -88,7 +123,8 @@ def policy_colour(policy: str) -> tuple[float, ...]:
     return tuple(plt.get_cmap("tab20b").colors[digest % 20])
 
 
-def _env_rank(env: str) -> int:
+def env_rank(env: str) -> int:
+    """The env's place in plots (zoom, pacing, clip_query, then others)."""
     return _ENV_ORDER.index(env) if env in _ENV_ORDER else len(_ENV_ORDER)
 
 
@@ -101,120 +137,123 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
     return front
 
 
-def frontier(path: Path, rows: Sequence[dict[str, Any]], simulated: bool) -> str:
+#: The values a frontier point shows: rows equal in all of them are one point.
+_SHOWN = ("accuracy", "acc_ci_low", "acc_ci_high", "mean_model_tokens", "mean_vlm_calls")
+
+
+def merge_identical(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (env, shown values): rows that would draw one marker share one label.
+
+    The merged row keeps the first row's values and colour, and its ``label`` joins the
+    rows' names with ``=`` (one a line), so no marker hides another.
+    """
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in sorted(rows, key=lambda r: (env_rank(r["env"]), row_label(r))):
+        key = (row["env"], *(round(_number(row.get(k)), 9) for k in _SHOWN))
+        groups[key].append(row)
+    return [
+        {**same[0], "label": "\n= ".join(row_label(r) for r in same)} for same in groups.values()
+    ]
+
+
+def dodge(xs: Sequence[float], ys: Sequence[float], scale: str, step: float = 4.5) -> list[float]:
+    """Horizontal offsets (points) that set markers at one cost side by side.
+
+    Markers whose x lie within 1.2 % of the panel's (log or symlog) span form a cluster;
+    a cluster of ``k`` is spread ``step`` points apart around its place, ordered by y.
+    """
+    t = np.array([_scaled(x, scale) for x in xs])
+    span = max(float(np.ptp(t)), 1e-9) if len(t) else 1.0
+    order = sorted(range(len(t)), key=lambda i: (t[i], ys[i]))
+    offsets = [0.0] * len(t)
+    cluster: list[int] = []
+    for i in [*order, None]:
+        if i is not None and cluster and (t[i] - t[cluster[-1]]) / span < 0.012:
+            cluster.append(i)
+            continue
+        for k, j in enumerate(sorted(cluster, key=lambda j: ys[j])):
+            offsets[j] = (k - (len(cluster) - 1) / 2) * step
+        cluster = [i] if i is not None else []
+    return offsets
+
+
+def _scaled(x: float, scale: str) -> float:
+    """``x`` as the axis lays it out (log10, or symlog with a linear part below 1)."""
+    if scale == "log":
+        return float(np.log10(max(x, 1e-12)))
+    return float(np.sign(x) * np.log10(1 + abs(x)))
+
+
+def frontier(
+    path: Path, rows: Sequence[dict[str, Any]], simulated: bool, options: PlotOptions
+) -> str:
     """Accuracy against the unified cost (model tokens) and against VLM calls.
 
     One point per (env, policy) with its 95 % CI, a step line through each env's Pareto
     front; colours name the policies and marker shapes the envs, in a key beside the
-    plots grouped by env (no labels on the points, so none overlap).
+    plots grouped by env (no labels on the points, so none overlap). Rows with identical
+    values are one point (:func:`merge_identical`); points at one cost are set side by
+    side (:func:`dodge`), which the figure says.
     """
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
-    ordered = sorted(rows, key=lambda r: (_env_rank(r["env"]), r["policy"]))
-    views = (
-        ("mean_model_tokens", "model tokens per episode (visual tokens of VLM, captioner and "
-         "CLIP + LLM tokens; log)", "log"),
-        ("mean_vlm_calls", "VLM calls per episode (symlog)", "symlog"),
-    )  # fmt: skip
     ticker = require("matplotlib.ticker", "bench", "benchmark plots")
-    handles: dict[str, list[Any]] = defaultdict(list)
-    for ax, (key, label, scale) in zip(axes, views, strict=True):
-        plotted = [r for r in ordered if _finite(r[key]) and _finite(r["accuracy"])]
-        for row in plotted:
-            x, y = row[key], row["accuracy"]
-            line = ax.errorbar(
-                x, y, yerr=[[max(0.0, y - row["acc_ci_low"])], [max(0.0, row["acc_ci_high"] - y)]],
-                marker=_MARKERS.get(row["env"], "o"), markersize=7, capsize=3, linestyle="none",
-                color=policy_colour(row["policy"]), label=row["policy"],
-            )  # fmt: skip
-            if ax is axes[0]:
-                handles[row["env"]].append(line)
-        for env in sorted({r["env"] for r in plotted}, key=_env_rank):
-            points = [(float(r[key]), float(r["accuracy"])) for r in plotted if r["env"] == env]
-            front = pareto_front(points)
-            if len(front) > 1:
-                xs, ys = zip(*front, strict=True)
-                ax.step(xs, ys, where="post", color=_FRONT_COLOURS.get(env, "#777"),
-                        linewidth=1, alpha=0.6, zorder=0)  # fmt: skip
-        if scale == "log":
-            ax.set_xscale("log")
-        else:
-            ax.set_xscale("symlog", linthresh=1)
-            # 1-2-5 ticks with plain numbers: a range such as 13-48 calls has no power of ten
-            ax.xaxis.set_major_locator(
-                ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=(1, 2, 5))
-            )
-            ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
-        ax.set_xlabel(label, fontsize=8)
-        ax.set_ylim(0, 1.05)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy (95 % CI, bootstrap over videos)")
-    axes[0].set_title("Accuracy vs unified cost (model tokens)", fontsize=10)
-    axes[1].set_title("Accuracy vs VLM calls (captioner and CLIP not counted)", fontsize=10)
-    keys: list[Any] = []
-    for env in sorted(handles, key=_env_rank):
-        heading = plt.Line2D([], [], marker=_MARKERS.get(env, "o"), linestyle="-", linewidth=1,
-                             color=_FRONT_COLOURS.get(env, "#555"),
-                             label=f"{env} (line: Pareto front)")  # fmt: skip
-        keys += [heading, *handles[env]]
-    fig.legend(keys, [k.get_label() for k in keys], fontsize=7.5, loc="center left",
-               bbox_to_anchor=(0.80, 0.5), frameon=False)  # fmt: skip
-    _note(fig, simulated)
-    fig.tight_layout(rect=(0, 0.02, 0.80, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path.name
-
-
-def per_category(
-    path: Path, categories: Sequence[dict[str, Any]], simulated: bool, suite: str = ""
-) -> str:
-    """Heat-maps of accuracy (with its 95 % CI) and GToU: (env, policy) x category.
-
-    Rows are grouped by env; each column says how many episodes a cell holds (``n``; a
-    cell with another count says its own); text is 8 pt or larger.
-    """
-    plt = _pyplot()
-    names = sorted({c["category"] for c in categories})
-    runs = sorted({(c["env"], c["policy"]) for c in categories},
-                  key=lambda r: (_env_rank(r[0]), r[1]))  # fmt: skip
-    table = {(c["env"], c["policy"], c["category"]): c for c in categories}
-    counts = {n: Counter(int(c["episodes"]) for c in categories if c["category"] == n)
-              for n in names}  # fmt: skip
-    usual = {n: counts[n].most_common(1)[0][0] for n in names}
-    fig, axes = plt.subplots(
-        1, 2, figsize=(4.5 + 2.3 * len(names), 1.6 + 0.62 * len(runs)), sharey=True
-    )
-    for ax, metric in zip(axes, ("accuracy", "mean_gtou"), strict=True):
-        grid = np.array([[_number(table.get((*r, n), {}).get(metric)) for n in names]
-                         for r in runs], dtype=float)  # fmt: skip
-        image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-        for i, run in enumerate(runs):
-            for j, name in enumerate(names):
-                cell = table.get((*run, name))
-                if cell is None or grid[i, j] != grid[i, j]:
-                    continue
-                text = f"{grid[i, j]:.2f}"
-                if metric == "accuracy" and not np.isnan(_number(cell.get("acc_ci_low"))):
-                    text += f"\n({cell['acc_ci_low']:.2f}–{cell['acc_ci_high']:.2f})"
-                if int(cell["episodes"]) != usual[name]:
-                    text += f"\nn={int(cell['episodes'])}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=8,
-                        color="white" if grid[i, j] < 0.6 else "black")  # fmt: skip
-        ax.set_xticks(range(len(names)), [f"{n}\n(n={usual[n]})" for n in names], fontsize=9)
-        ax.set_yticks(range(len(runs)), [f"{p} ({e})" for e, p in runs], fontsize=9)
-        for k in range(1, len(runs)):
-            if runs[k][0] != runs[k - 1][0]:
-                ax.axhline(k - 0.5, color="white", linewidth=2)
-        ax.set_title("accuracy (95 % CI)" if metric == "accuracy" else "mean GToU", fontsize=10)
-        fig.colorbar(image, ax=ax, fraction=0.04)
-    if suite:
-        fig.suptitle(f"Per category on {suite} (n: episodes per cell)", fontsize=11)
-    _note(fig, simulated)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path.name
+    transforms = require("matplotlib.transforms", "bench", "benchmark plots")
+    merged = merge_identical(rows)
+    views = (
+        ("mean_model_tokens", "model tokens per episode (log):\nvisual (VLM, captioner, "
+         "CLIP) + LLM", "log", "Accuracy vs model tokens"),
+        ("mean_vlm_calls", "VLM calls per episode (symlog)\ncaptioner and CLIP not counted",
+         "symlog", "Accuracy vs VLM calls"),
+    )  # fmt: skip
+    with figure(1, 2, figsize=(PAGE_WIDTH, 3.6), sharey=True) as (fig, axes):
+        handles: dict[str, list[Any]] = defaultdict(list)
+        for ax, (key, label, scale, title) in zip(axes, views, strict=True):
+            shown = [r for r in merged if _finite(r[key]) and _finite(r["accuracy"])]
+            offsets = dodge([float(r[key]) for r in shown], [r["accuracy"] for r in shown], scale)
+            for row, dx in zip(shown, offsets, strict=True):
+                y = row["accuracy"]
+                low, high = max(0.0, y - row["acc_ci_low"]), max(0.0, row["acc_ci_high"] - y)
+                line = ax.errorbar(
+                    row[key], y, yerr=[[low], [high]], marker=MARKERS.get(row["env"], "o"),
+                    markersize=5, capsize=2, elinewidth=0.9, linestyle="none",
+                    color=policy_colour(row["policy"]), label=row["label"],
+                    transform=transforms.offset_copy(ax.transData, fig=fig, x=dx, units="points"),
+                )  # fmt: skip
+                if ax is axes[0]:
+                    handles[row["env"]].append(line)
+            for env in sorted({r["env"] for r in shown}, key=env_rank):
+                points = [(float(r[key]), float(r["accuracy"])) for r in shown if r["env"] == env]
+                front = pareto_front(points)
+                if len(front) > 1:
+                    xs, ys = zip(*front, strict=True)
+                    ax.step(xs, ys, where="post", color=_FRONT_COLOURS.get(env, "#777"),
+                            linewidth=1, alpha=0.6, zorder=0)  # fmt: skip
+            if scale == "log":
+                ax.set_xscale("log")
+            else:
+                ax.set_xscale("symlog", linthresh=1)
+                # 1-2-5 ticks with plain numbers: a range such as 13-48 calls has no power of 10
+                ax.xaxis.set_major_locator(
+                    ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=(1, 2, 5))
+                )
+                ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+            ax.margins(x=0.08)  # room for the markers set side by side at the ends
+            ax.set_xlabel(label)
+            ax.set_title(title)
+            ax.set_ylim(0, 1.05)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("accuracy (95 % CI, bootstrap over videos)")
+        keys: list[Any] = []
+        for env in sorted(handles, key=env_rank):
+            heading = plt.Line2D([], [], marker=MARKERS.get(env, "o"), linestyle="-",
+                                 linewidth=1, color=_FRONT_COLOURS.get(env, "#555"),
+                                 label=f"{env} (line: Pareto front)")  # fmt: skip
+            keys += [heading, *handles[env]]
+        fig.legend(keys, [k.get_label() for k in keys], loc="center left",
+                   bbox_to_anchor=(0.71, 0.5), frameon=False, fontsize=6.5,
+                   handletextpad=0.3, labelspacing=0.3)  # fmt: skip
+        fig.tight_layout(rect=(0, 0.03, 0.71, 1))
+        return save(fig, path, options, simulated, "markers at one cost drawn side by side")
 
 
 def _finite(value: Any) -> bool:
@@ -228,96 +267,3 @@ def _number(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return float("nan")
-
-
-def timeline(
-    path: Path, records: Sequence[dict[str, Any]], simulated: bool, max_rows: int = 16
-) -> str:
-    """What each policy looked at on one sample, against the ground truth (green).
-
-    The sample is the one the most (env, policy) pairs ran (ties: the first id), so that
-    the policies can be compared on one question; the title says so. Frames seen by a
-    model are blue; windows a policy only captioned (clips it read about) are grey.
-    """
-    plt = _pyplot()
-    by_sample: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        if r.get("explored") is not None:
-            by_sample[str(r.get("sample_id"))].append(r)
-    if not by_sample:
-        return ""
-    sample_id = min(
-        by_sample, key=lambda s: (-len({(r["env"], r["policy"]) for r in by_sample[s]}), s)
-    )
-    ran = sorted(by_sample[sample_id], key=lambda r: (r["env"], r["policy"], r.get("seed", 0)))
-    chosen = ran[:max_rows]
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(chosen) + 1.6))
-    end = max([e[1] for r in chosen for e in r["explored"]] + [1.0])
-    for y, r in enumerate(chosen):
-        for start, stop, kind in r["explored"]:
-            captioned = kind == "caption"
-            ax.broken_barh([(start, max(stop - start, end / 400))],
-                           (y - (0.18 if captioned else 0.3), 0.36 if captioned else 0.6),
-                           color="#bbbbbb" if captioned else "#4677d8")  # fmt: skip
-        if r.get("window"):
-            s, e = r["window"]
-            ax.broken_barh([(s, max(e - s, end / 400))], (y - 0.12, 0.24), color="#f39c12")
-    for gt in chosen[0].get("gt_intervals") or []:
-        ax.axvspan(gt[0], gt[1], color="#2ca02c", alpha=0.25)
-    ax.set_yticks(range(len(chosen)), [f"{r['policy']} ({r['env']})" for r in chosen], fontsize=7)
-    ax.set_xlabel("seconds (blue: frames a model saw, grey: captioned only, orange: answer "
-                  "window, green: ground truth)", fontsize=8)  # fmt: skip
-    dropped = f"; first {len(chosen)} of {len(ran)} runs" if len(ran) > len(chosen) else ""
-    ax.set_title(f"Exploration on {sample_id} (the sample the most policies ran{dropped})",
-                 fontsize=9)  # fmt: skip
-    _note(fig, simulated)
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path.name
-
-
-#: Bins with fewer answers than this are drawn hatched: their accuracy is noisy.
-SPARSE_BIN = 30
-
-
-def reliability(path: Path, records: Sequence[dict[str, Any]], simulated: bool) -> str:
-    """Reliability diagram of every graded VLM confidence seen in the run.
-
-    Pooled over the (env, policy) pairs that called the VLM (named under the plot); per-bin
-    counts above the bars, bins with fewer than :data:`SPARSE_BIN` answers hatched, the
-    expected calibration error (ECE) in the title.
-    """
-    pairs = [(c, ok) for r in records for c, ok in r.get("vlm_readings") or [] if ok is not None]
-    if not pairs:
-        return ""
-    plt = _pyplot()
-    conf = np.array([c for c, _ in pairs])
-    correct = np.array([ok for _, ok in pairs], dtype=float)
-    bins = [b for b in reliability_bins(conf, correct) if b.count]
-    pooled = sorted({(r["env"], r["policy"]) for r in records if r.get("vlm_readings")},
-                    key=lambda p: (_env_rank(p[0]), p[1]))  # fmt: skip
-    fig, ax = plt.subplots(figsize=(6.0, 5.6))
-    ax.plot([0, 1], [0, 1], color="#999", linestyle="--", linewidth=1)
-    for b in bins:
-        sparse = b.count < SPARSE_BIN
-        ax.bar(b.lo, b.accuracy, width=b.hi - b.lo, align="edge", edgecolor="#333",
-               color="#9ecae1" if sparse else "#3182bd", hatch="//" if sparse else None,
-               alpha=0.9)  # fmt: skip
-        ax.text((b.lo + b.hi) / 2, min(b.accuracy, 0.93) + 0.02, f"n={b.count}", ha="center",
-                fontsize=8)  # fmt: skip
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("VLM confidence (10 bins)")
-    ax.set_ylabel("accuracy")
-    ax.set_title(f"Reliability of {len(pairs)} graded VLM answers, ECE {ece(conf, correct):.3f}"
-                 f"\nhatched: bins of fewer than {SPARSE_BIN} answers", fontsize=10)  # fmt: skip
-    names = ", ".join(f"{p} ({e})" for e, p in pooled)
-    wrapped = textwrap.fill(f"pooled over {len(pooled)} env × policy pairs: {names}", 95)
-    fig.text(0.01, 0.035, wrapped, fontsize=7, va="bottom")
-    _note(fig, simulated)
-    lines = wrapped.count("\n") + 1
-    fig.tight_layout(rect=(0, 0.05 + 0.022 * lines, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path.name

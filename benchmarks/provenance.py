@@ -203,3 +203,97 @@ def tree_digest(root: Path) -> str:
                 digest.update(str(path.relative_to(root)).encode() + b"\0")
                 digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+#: Policy families that perceive the video with their own model, named by their argument
+#: (``videoscout:pixel-dapo``, ``videoscout:qwen2.5-vl:PATH``): the env runs no sensor.
+OWN_MODEL_FAMILIES = ("videoscout", "videoscout-tools")
+#: What the run header says of a policy whose own perception cannot be known unbuilt.
+PER_POLICY = "per policy (see the table's perception column)"
+
+
+def own_model_spec(name: str) -> str | None:
+    """The VLM spec of a policy that perceives with its own model (None: the env's)."""
+    family, colon, rest = name.partition(":")
+    if not colon or family not in OWN_MODEL_FAMILIES:
+        return None
+    from policies.videoscout import SHIPPED
+
+    arg = rest.partition("?")[0]
+    if family == "videoscout" and arg in SHIPPED:
+        return f"qwen2.5-vl:{SHIPPED[arg]}"
+    kind = arg.partition(":")[0]
+    return arg if kind in ("qwen2.5-vl", "transformers", "openai") else f"qwen2.5-vl:{arg}"
+
+
+def model_perception(spec: str) -> str:
+    """The perception label of a policy's own model (as its records will carry it)."""
+    from video_env.backends.random_weights import LABEL, has_random_weights
+    from video_env.pixel import is_pixel_vlm
+    from video_env.provenance import PIXEL_VLM
+
+    kind, _, target = spec.partition(":")
+    folder = "" if kind == "openai" else target
+    label = PIXEL_VLM if folder and is_pixel_vlm(folder) else "real"
+    return label + (f", {LABEL}" if folder and has_random_weights(folder) else "")
+
+
+def env_perception(config: BenchConfig) -> str:
+    """The perception of the env's roles, as the records of a policy that uses them say it."""
+    label = config.perception_label
+    roles = config.perception_specs()
+    if label != "simulated" and set(config.random_weight_sources()) & set(roles):
+        from video_env.backends.random_weights import LABEL
+
+        label += f", {LABEL}"
+    return label
+
+
+def policy_perceptions(config: BenchConfig) -> dict[str, str]:
+    """Each policy's perception label, by its shown name, known before anything runs.
+
+    A policy of :data:`OWN_MODEL_FAMILIES` perceives with the model it names (the pixel
+    VLM's folder makes it ``pixel-vlm``); a user's class that overrides ``perceivers``
+    gets :data:`PER_POLICY`; every other policy perceives through the env's roles.
+    """
+    import policies
+    from benchmarks.jobs import policy_names
+    from policies.base import Policy
+    from policies.importing import load_class
+    from policies.registry import import_spec_of, registered_at_runtime
+
+    out = {}
+    for name in policy_names(config):
+        model = own_model_spec(name)
+        if model is not None:
+            out[shown_policy(config, name)] = model_perception(model)
+            continue
+        imported = import_spec_of(name)
+        cls: Any = None
+        if imported is not None:
+            cls = load_class(imported)
+        elif registered_at_runtime(name):
+            build = policies.spec(name).build
+            cls = getattr(build, "policy_class", build)
+        own = isinstance(cls, type) and getattr(cls, "perceivers", None) is not Policy.perceivers
+        out[shown_policy(config, name)] = PER_POLICY if own else env_perception(config)
+    return out
+
+
+def shown_policy(config: BenchConfig, name: str) -> str:
+    """A policy's name as the tables will show it: as given, ``[offline]`` without an LLM.
+
+    A library policy that uses an LLM runs its offline reasoner when the run has none
+    (:func:`policies.make`), which its name says; a user's class names itself.
+    """
+    import policies
+    from policies.registry import OFFLINE_SUFFIX, import_spec_of, registered_at_runtime
+
+    offline = (
+        config.llm is None
+        and policies.spec(name).uses_llm
+        and import_spec_of(name) is None
+        and not registered_at_runtime(name)
+        and not name.endswith(OFFLINE_SUFFIX)
+    )
+    return name + (OFFLINE_SUFFIX if offline else "")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,33 +17,52 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
+from benchmarks.header import perception_text
 from benchmarks.jobs import (
     Job,
     check_workers_can_build,
     plan,
     samples_for,
-    standin_samples,
     validate,
+    video_samples,
 )
-from benchmarks.provenance import differences, fingerprint, git_commit, provenance
-from benchmarks.records import EPISODES, EpisodeLog, dedupe, write_atomic, write_json
+from benchmarks.plot_style import PLOT_FILES, PlotOptions
+from benchmarks.provenance import (
+    differences,
+    fingerprint,
+    git_commit,
+    policy_perceptions,
+    provenance,
+)
+from benchmarks.records import (
+    EPISODES,
+    EpisodeLog,
+    EpisodeLogWarning,
+    dedupe,
+    write_atomic,
+    write_json,
+)
+from benchmarks.run_folder import (
+    RUN_JSON,
+    plan_entry,
+    planned_records,
+    read_run_json,
+)
 from benchmarks.summary import (
     CATEGORY_COLUMNS,
     COLUMNS,
     TIMING_COLUMNS,
     by_category,
-    standin_count,
     summarize,
     to_csv,
     to_markdown,
 )
 from video_env.errors import BackendNotInstalled, ConfigError
-from video_env.provenance import STANDIN_NOTE, perception_notes
+from video_env.provenance import FLAGS, VIDEO_NOTES, Provenance, perception_notes
 
-RUN_JSON = "run.json"
 #: What a run writes into its folder (``--fresh`` removes these, and nothing else).
 OUTPUTS = (EPISODES, RUN_JSON, "summary.csv", "summary.md", "categories.csv", "timing.csv",
-           "frontier.png", "categories.png", "timeline.png", "reliability.png")  # fmt: skip
+           *PLOT_FILES)  # fmt: skip
 
 
 @dataclass
@@ -66,7 +85,7 @@ def run_benchmark(
     executor: str = "serial",
     workers: int = 1,
     ray_address: str | None = None,
-    plots: bool = True,
+    plots: bool | PlotOptions = True,
     fresh: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     on_plan: Callable[[list[Job], int], None] | None = None,
@@ -102,7 +121,7 @@ def _run_locked(
     executor: str,
     workers: int,
     ray_address: str | None,
-    plots: bool,
+    plots: bool | PlotOptions,
     progress: Callable[[dict[str, Any]], None] | None,
     on_plan: Callable[[list[Job], int], None] | None,
 ) -> RunResult:
@@ -110,14 +129,18 @@ def _run_locked(
     origin = provenance(config, samples)
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
-    # a job whose worker died (a ``lost`` record) is rerun: resuming completes the run
-    done = {r["job"] for r in dedupe(log.load(repair=True)) if not r.get("lost")}
+    planned = plan(config, samples)
+    # only records of this plan count (a line pasted from another run is skipped, with a
+    # warning); a job whose worker died (a ``lost`` record) is rerun: resuming completes it
+    records = dedupe(log.load(repair=True, jobs={j.key for j in planned}))
+    done = {r["job"] for r in records if not r.get("lost")}
     _check_same_setup(folder, origin, fp, bool(done))
-    jobs = [j for j in plan(config, samples) if j.key not in done]
+    jobs = [j for j in planned if j.key not in done]
     if on_plan is not None:
         on_plan(jobs, len(done))
     meta = _run_meta(config, origin, fp, executor, workers, len(jobs) + len(done))
-    meta["standin_samples"] = standin_samples(config)
+    meta["plan"] = plan_entry(planned)
+    meta.update({f"{FLAGS[label]}_samples": n for label, n in video_samples(config).items()})
     write_json(folder / RUN_JSON, meta)
     started = time.perf_counter()
     for record in execute(executor, config.to_dict(), jobs, workers, ray_address):
@@ -126,25 +149,35 @@ def _run_locked(
             progress(record)
     meta["run_wall_s"] = time.perf_counter() - started
     meta["finished"] = _now()
-    meta["standin_episodes"] = standin_count(dedupe(EpisodeLog(folder).load()))
-    meta["standin_note"] = STANDIN_NOTE if meta["standin_episodes"] else None
-    write_json(folder / RUN_JSON, meta)
-    result = report(folder, plots=plots)
+    with warnings.catch_warnings():  # its bad lines were reported when it was loaded above
+        warnings.simplefilter("ignore", EpisodeLogWarning)
+        counts = Provenance.of(planned_records(folder, meta)).counts
+        for label, note in VIDEO_NOTES.items():  # standin_episodes, standin_note, ...
+            meta[f"{FLAGS[label]}_episodes"] = counts.get(label, 0)
+            meta[f"{FLAGS[label]}_note"] = note if counts.get(label) else None
+        write_json(folder / RUN_JSON, meta)
+        result = report(folder, plots=plots)
     result.new_episodes, result.skipped_episodes = len(jobs), len(done)
     result.fingerprint = fp
     return result
 
 
-def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
-    """(Re)write the tables and plots of a results folder from its records."""
+def report(folder: str | os.PathLike[str], plots: bool | PlotOptions = True) -> RunResult:
+    """(Re)write the tables and plots of a results folder from its records.
+
+    Only records of the jobs its ``run.json`` planned count (see
+    :func:`~benchmarks.run_folder.planned_records`).
+
+    Raises:
+        ConfigError: If the folder holds no records, or its ``run.json`` is damaged.
+    """
     path = Path(folder)
-    records = dedupe(EpisodeLog(path).load())
+    meta = read_run_json(path, missing_ok=True)
+    records = planned_records(path, meta)
     if not records:
         raise ConfigError(f"{path} holds no episode records")
     rows, categories = summarize(records), by_category(records)
     write_atomic(path / "summary.csv", to_csv(rows, COLUMNS))
-    meta_path = path / RUN_JSON
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
     write_atomic(path / "summary.md", _markdown(records, rows, categories, meta))
     write_atomic(path / "categories.csv", to_csv(categories, CATEGORY_COLUMNS))
     write_atomic(path / "timing.csv", to_csv(rows, TIMING_COLUMNS))
@@ -153,7 +186,8 @@ def report(folder: str | os.PathLike[str], plots: bool = True) -> RunResult:
         from benchmarks.plots import plot_all
 
         try:
-            written = plot_all(path, records, rows, categories)
+            options = plots if isinstance(plots, PlotOptions) else None
+            written = plot_all(path, records, rows, categories, options)
         except BackendNotInstalled as exc:
             print(f"plots skipped: {exc}")
     return RunResult(path, records, rows, 0, 0, written)
@@ -229,7 +263,7 @@ def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records
     """
     if not has_records:
         return
-    previous = read_run_json(folder) if (folder / RUN_JSON).exists() else {}
+    previous = read_run_json(folder, missing_ok=True)
     if previous.get("fingerprint") == fp:
         return
     if "provenance" in previous:
@@ -244,27 +278,6 @@ def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records
         "them. Start over with --fresh (deletes that folder's results) or write elsewhere "
         "with --out DIR"
     )
-
-
-def read_run_json(folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """The ``run.json`` of a results folder.
-
-    Raises:
-        ConfigError: If it is missing, empty, truncated, not UTF-8 or not a JSON object.
-    """
-    path = Path(folder) / RUN_JSON
-    try:
-        value = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise ConfigError(f"{path} is missing: not a results folder") from None
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(
-            f"{path} is damaged ({type(exc).__name__}: {str(exc)[:80]}); restore it from a "
-            "backup, or choose another --out"
-        ) from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path} is damaged (a JSON {type(value).__name__}, not an object)")
-    return value
 
 
 def _run_meta(
@@ -283,7 +296,8 @@ def _run_meta(
         "workers": workers,
         "episodes": episodes,
         "started": _now(),
-        "perception": config.perception_label,
+        "perception": perception_text(config),
+        "policy_perception": policy_perceptions(config),
         "random_weights": config.random_weight_sources(),
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),

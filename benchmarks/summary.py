@@ -11,20 +11,21 @@ from typing import Any
 
 import numpy as np
 
+from policies.registry import OFFLINE_SUFFIX
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.provenance import STANDIN, Provenance, perception_label
 
 COLUMNS = (
-    "env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
-    "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns", "mean_frames",
-    "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_visual_tokens",
+    "env", "policy", "presets", "rules", "perception", "episodes", "failures", "accuracy",
+    "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns",
+    "mean_frames", "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_visual_tokens",
     "mean_model_tokens", "llm_reply_failures",
 )  # fmt: skip
 #: Wall time depends on the machine and its load: kept out of ``summary.csv`` (which is
 #: byte-identical across machines for one set-up) in ``timing.csv``.
-TIMING_COLUMNS = ("env", "policy", "episodes", "mean_wall_s")
-CATEGORY_COLUMNS = ("env", "policy", "category", "episodes", "accuracy", "acc_ci_low",
-                    "acc_ci_high", "mean_gtou")  # fmt: skip
+TIMING_COLUMNS = ("env", "policy", "presets", "rules", "episodes", "mean_wall_s")
+CATEGORY_COLUMNS = ("env", "policy", "presets", "rules", "category", "episodes", "accuracy",
+                    "acc_ci_low", "acc_ci_high", "mean_gtou")  # fmt: skip
 
 
 def _mean(values: Iterable[float | None]) -> float:
@@ -52,18 +53,22 @@ FALLBACK_SUFFIX = " (offline fallback)"
 
 
 def policy_label(record: dict[str, Any]) -> str:
-    """The policy name a record is shown under.
+    """The policy name a record is shown under: the name the run was given.
 
-    An LLM policy that used no LLM reply in the episode (``llm_reply_failures`` but no
-    ``llm_replies_used``) ran on its offline fallback: its result is not the LLM policy's
-    and is shown as ``"<policy> (offline fallback)"``. A call that succeeded but whose
-    reply was rejected (null content, wrong types, a 10 MB reply) is no used reply.
-    Records written before ``llm_replies_used`` existed fall back on ``llm_calls``.
-
-    A Pacing episode played under other rules than the paper's is shown under
-    :func:`rules_suffix` too.
+    That is the name typed on the command line (or the registry's, for ``all``), read
+    from the record's job key, so ``videoscout:pixel-dapo`` stays ``videoscout:pixel-dapo``
+    whatever the policy calls itself; what the policy adds to it goes to other columns
+    (:func:`presets`, :func:`rules_of`). Two markers stay on the name, as they say which
+    reasoner answered: ``[offline]`` for a policy that ran its offline reasoner, and
+    :data:`FALLBACK_SUFFIX` for an LLM policy that used no LLM reply in the episode
+    (``llm_reply_failures`` but no ``llm_replies_used``; a call that succeeded but whose
+    reply was rejected is no used reply; records written before ``llm_replies_used``
+    existed fall back on ``llm_calls``). Records without a job key keep their own name.
     """
-    policy = str(record["policy"]) + rules_suffix(record)
+    typed, built = typed_name(record), str(record["policy"])
+    policy = typed + (
+        OFFLINE_SUFFIX if OFFLINE_SUFFIX in built and OFFLINE_SUFFIX not in typed else ""
+    )
     if not _count(record.get("llm_reply_failures")):
         return policy
     used = record.get("llm_replies_used")
@@ -71,18 +76,54 @@ def policy_label(record: dict[str, Any]) -> str:
     return policy + FALLBACK_SUFFIX if none_used else policy
 
 
-def rules_suffix(record: dict[str, Any]) -> str:
-    """``" [<rules> rules]"`` for a Pacing episode under other rules than the paper's.
+def typed_name(record: dict[str, Any]) -> str:
+    """The policy's name as the run was given it (its job key's), else the record's own."""
+    _, sep, rest = str(record.get("job") or "").partition("|")
+    return (rest.partition("|")[0] if sep else "") or str(record["policy"])
+
+
+def presets(record: dict[str, Any]) -> str:
+    """What the policy's own name adds to the name it was given (``question-first+guided``).
+
+    A checkpoint's recorded prompt layout or a decoding setting makes the policy call
+    itself ``<name>+question-first``; the table keeps ``<name>`` and shows the presets in
+    their own column. Empty when the policy adds nothing (or names itself otherwise).
+    """
+    typed = typed_name(record).partition("?")[0].replace(OFFLINE_SUFFIX, "")
+    built = str(record["policy"]).partition("?")[0].replace(OFFLINE_SUFFIX, "")
+    return built[len(typed) + 1 :] if built.startswith(typed + "+") else ""
+
+
+def rules_of(record: dict[str, Any]) -> str:
+    """The Pacing rules the episode was played under (``paper``, ``pixel-vlm``...; else empty).
 
     Any difference in the rules (frames, sizes, chunk table, memory budget, reward
     weights) gives them another name (``pacing_rules``, from
     :func:`video_env.envs.pacing_rules.rules_name`), so a run that mixes a checkpoint
     trained on the pixel VLM's 16:9 frames with a hub model on the paper's never averages
-    or ranks them as one setting. Records without the field (written before it existed,
-    or of other envs) get no suffix.
+    or ranks them as one setting: the rules are part of a row's key.
     """
     rules = record.get("pacing_rules")
-    return f" [{rules} rules]" if isinstance(rules, str) and rules != "paper" else ""
+    return rules if isinstance(rules, str) else ""
+
+
+def row_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The (env, policy, presets, rules) a record is counted under."""
+    return str(record["env"]), policy_label(record), presets(record), rules_of(record)
+
+
+def row_label(row: dict[str, Any]) -> str:
+    """A row's name in plots: its policy, then its presets and other-than-paper rules."""
+    extra = [str(row["presets"])] if row.get("presets") else []
+    if row.get("rules") not in (None, "", "paper"):
+        extra.append(f"{row['rules']} rules")
+    return str(row["policy"]) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def record_label(record: dict[str, Any]) -> str:
+    """A record's row name in plots (:func:`row_label` of its :func:`row_key`)."""
+    _, policy, preset, rules = row_key(record)
+    return row_label({"policy": policy, "presets": preset, "rules": rules})
 
 
 def with_known_rules(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -125,14 +166,16 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     could not use (failed calls, unusable text); episodes that ran wholly on an offline
     fallback get their own row (see :func:`policy_label`).
     """
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in with_known_rules(records):
-        groups[(r["env"], policy_label(r))].append(r)
+        groups[row_key(r)].append(r)
     rows = []
-    for (env, policy), rs in sorted(groups.items()):
+    for (env, policy, preset, rules), rs in sorted(groups.items()):
         rows.append({
             "env": env,
             "policy": policy,
+            "presets": preset,
+            "rules": rules,
             "perception": perception_label(rs),
             "episodes": len(rs),
             "failures": sum(1 for r in rs if r.get("error")),
@@ -165,14 +208,17 @@ NOT_MEASURED = ("accuracy", "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "
 
 def by_category(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Accuracy (with its clustered bootstrap CI) and GToU per (env, policy, category)."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in with_known_rules(records):
-        groups[(r["env"], policy_label(r), str(r.get("category") or "(none)"))].append(r)
+        key = (*row_key(r), str(r.get("category") or "(none)"))
+        groups[key].append(r)
     rows = []
-    for (env, policy, category), rs in sorted(groups.items()):
+    for (env, policy, preset, rules, category), rs in sorted(groups.items()):
         rows.append({
             "env": env,
             "policy": policy,
+            "presets": preset,
+            "rules": rules,
             "category": category,
             "episodes": len(rs),
             **_accuracy(rs),
@@ -237,7 +283,18 @@ def standin_count(records: Sequence[dict[str, Any]]) -> int:
     return Provenance.of(records).counts.get(STANDIN, 0)
 
 
-#: Columns of the compact table printed after a run.
-BRIEF = ("env", "policy", "episodes", "failures", "accuracy", "acc_ci_low", "acc_ci_high",
-         "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
+#: Columns of the compact table printed after a run (:func:`brief_columns` adds the
+#: presets and rules where a row has any).
+BRIEF = ("env", "policy", "perception", "episodes", "failures", "accuracy", "acc_ci_low",
+         "acc_ci_high", "mean_gtou", "mean_vlm_calls", "mean_llm_calls", "mean_frames",
          "mean_model_tokens")  # fmt: skip
+
+
+def brief_columns(rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """:data:`BRIEF`, with ``presets`` and ``rules`` after the policy where they tell rows apart."""
+    extra = tuple(
+        key for key, plain in (("presets", ("",)), ("rules", ("", "paper")))
+        if any(row.get(key) not in plain for row in rows)
+    )  # fmt: skip
+    at = BRIEF.index("policy") + 1
+    return BRIEF[:at] + extra + BRIEF[at:]

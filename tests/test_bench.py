@@ -42,7 +42,7 @@ def test_serial_run_writes_every_file(serial_run: Path) -> None:
     assert meta["config"]["suite"] == "synth-tiny"
     assert "SIMULATED" in (serial_run / "summary.md").read_text()
     header = (serial_run / "summary.csv").read_text().splitlines()[0]
-    assert header.startswith("env,policy,perception,episodes,failures,accuracy,acc_ci_low")
+    assert header.startswith("env,policy,presets,rules,perception,episodes,failures,accuracy,")
 
 
 def test_process_executor_gives_identical_records(serial_run: Path, tmp_path: Path) -> None:

@@ -59,12 +59,17 @@ def test_bench_with_open_clip_records_and_labels(
     out = tmp_path / "run"
     args = [*ARGS, "--envs", "clip_query", "--policies", "videoagent", "--limit", "2"]
     assert main([*args, "--clip", tiny_clip_dir, "--out", str(out), "--workers", "1"]) == 0
-    assert f"perception vlm SIMULATED, captioner SIMULATED, clip {tiny_clip_dir} |" in (
-        capsys.readouterr().out
+    assert (
+        f"perception SIMULATED (vlm simulated, captioner simulated, clip {tiny_clip_dir}) |"
+        in capsys.readouterr().out
     )
     meta = json.loads((out / "run.json").read_text())
     assert meta["backends"]["clip"] == tiny_clip_dir and meta["config"]["clip"] == tiny_clip_dir
-    assert meta["simulated_backends"] == ["vlm", "captioner"] and meta["perception"] == "simulated"
+    assert meta["simulated_backends"] == ["vlm", "captioner"]
+    assert (
+        meta["perception"]
+        == f"simulated (vlm simulated, captioner simulated, clip {tiny_clip_dir})"
+    )
     recs = records(out)
     assert len(recs) == 2 and all(r["simulated"] for r in recs)  # the captioner is simulated
     assert all(r.get("error") is None for r in recs)
@@ -105,7 +110,8 @@ def test_real_tiny_models_run_every_env_unsimulated(tmp_path: Path, tiny_clip_di
         == 0
     )
     meta = json.loads((out / "run.json").read_text())
-    assert meta["perception"] == "real" and meta["simulated_backends"] == []
+    assert meta["perception"] == "real, random weights (plumbing test)"
+    assert meta["simulated_backends"] == []
     recs = records(out)
     assert {r["job"].split("|")[0] for r in recs} == {"pacing", "zoom", "clip_query"}
     assert not any(r["simulated"] for r in recs) and not any(r.get("error") for r in recs)

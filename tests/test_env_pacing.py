@@ -205,7 +205,7 @@ def test_episode_records_name_the_pacing_rules(samples: list[VideoQA]) -> None:
     env = make(samples, rules=pixel_vlm_rules())
     assert env.abandon("policy error")["pacing_rules"] == "pixel-vlm"
     assert policy_label({"policy": "p", "pacing_rules": "paper"}) == "p"
-    assert policy_label({"policy": "p", "pacing_rules": "pixel-vlm"}) == "p [pixel-vlm rules]"
+    assert policy_label({"policy": "p", "pacing_rules": "pixel-vlm"}) == "p"  # rules: a column
 
 
 def test_a_lost_job_counts_in_the_row_of_its_policy_s_rules() -> None:
@@ -214,10 +214,10 @@ def test_a_lost_job_counts_in_the_row_of_its_policy_s_rules() -> None:
     done = {"env": "pacing", "policy": "p", "pacing_rules": "pixel-vlm", "correct": True}
     lost = {"env": "pacing", "policy": "p", "correct": False, "error": "worker died"}
     (row,) = summarize([done, lost])
-    assert row["policy"] == "p [pixel-vlm rules]"
+    assert (row["policy"], row["rules"]) == ("p", "pixel-vlm")
     assert (row["episodes"], row["failures"], row["accuracy"]) == (2, 1, 0.5)
     mixed = summarize([done, {**done, "pacing_rules": "paper"}, lost])
-    assert [r["policy"] for r in mixed] == ["p", "p [pixel-vlm rules]", "p [unknown rules]"]
+    assert [r["rules"] for r in mixed] == ["paper", "pixel-vlm", "unknown"]
 
 
 def test_invalid_actions_end_the_episode_past_the_allowance(samples: list[VideoQA]) -> None:

@@ -1,4 +1,4 @@
-"""Simulated sensors on real files and stand-ins of missing ones are never silent (issues 25, 60)."""
+"""Simulated sensors on real files and stand-ins of missing ones are never silent (60)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,93 @@
+"""Figures for a paper: formats, sizes, no hidden markers, what the titles promise."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.plot_style import PAPER_RC, PlotOptions
+from video_env import ConfigError
+
+plt = pytest.importorskip("matplotlib.pyplot")
+
+
+def _row(policy: str, env: str = "zoom", acc: float = 0.4, calls: float = 0.0) -> dict[str, Any]:
+    return {"env": env, "policy": policy, "presets": "", "rules": "", "accuracy": acc,
+            "acc_ci_low": acc - 0.1, "acc_ci_high": acc + 0.1, "mean_model_tokens": 1e5,
+            "mean_vlm_calls": calls}  # fmt: skip
+
+
+@pytest.fixture
+def figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    kept: list[Any] = []
+    monkeypatch.setattr(plt, "close", kept.append)  # keep each figure to inspect it
+    return kept
+
+
+def test_identical_rows_share_one_marker_and_others_at_one_cost_sit_side_by_side(
+    tmp_path: Path, figures: list[Any]
+) -> None:
+    from benchmarks.plots import dodge, frontier, merge_identical
+
+    rows = [_row("socratic[offline]"), _row("socratic-short[offline]"), _row("random", acc=0.1),
+            _row("uniform", acc=0.3, calls=1.0)]  # fmt: skip
+    merged = merge_identical(rows)
+    assert "socratic-short[offline]\n= socratic[offline]" in [m["label"] for m in merged]
+    assert len(merged) == 3
+    offsets = dodge([0.0, 0.0, 0.0, 1000.0], [0.1, 0.4, 0.2, 0.5], "symlog")
+    assert offsets[3] == 0 and sorted(offsets[:3]) == [-4.5, 0.0, 4.5]
+    assert frontier(tmp_path / "f.png", rows, True, PlotOptions()) == "f.png"
+    (fig,) = figures
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "socratic-short[offline]\n= socratic[offline]" in labels
+    assert fig.get_figwidth() <= 7.0  # two columns of a paper
+    sizes = [t.get_fontsize() for ax in fig.axes for t in (ax.xaxis.label, ax.title)]
+    assert min(sizes) >= 6.5
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "svg", "png"])
+def test_plot_formats_and_dpi(tmp_path: Path, fmt: str) -> None:
+    from benchmarks.plots import frontier
+
+    name = frontier(tmp_path / f"f.{fmt}", [_row("random")], False, PlotOptions(fmt, 100))
+    head = (tmp_path / name).read_bytes()[:8]
+    assert head.startswith({"pdf": b"%PDF", "svg": b"<?xml", "png": b"\x89PNG"}[fmt])
+    with pytest.raises(ConfigError):
+        PlotOptions("jpg")
+
+
+def _records(confidences: list[float]) -> list[dict[str, Any]]:
+    return [{"env": "zoom", "policy": "p", "job": "zoom|p|q|0",
+             "vlm_readings": [[c, k % 2 == 0] for k, c in enumerate(confidences)]}]  # fmt: skip
+
+
+def test_reliability_hatches_sparse_bins_and_says_so_only_when_there_are_some(
+    tmp_path: Path, figures: list[Any]
+) -> None:
+    from benchmarks.plots_runs import reliability
+
+    reliability(tmp_path / "a.png", _records([0.15] * 40 + [0.85] * 3), False, PlotOptions())
+    reliability(tmp_path / "b.png", _records([0.15] * 40), False, PlotOptions())
+    sparse, dense = figures
+    hatched = [p.get_hatch() for p in sparse.axes[0].patches if p.get_hatch()]
+    assert hatched and "hatched: 1 bin(s)" in sparse.axes[0].get_title()
+    assert sparse.axes[0].get_legend() is not None
+    assert not [p for p in dense.axes[0].patches if p.get_hatch()]
+    assert "hatched" not in dense.axes[0].get_title()
+    assert "every bin holds 30 answers or more" in dense.axes[0].get_title()
+
+
+def test_the_timeline_has_a_legend_and_a_y_label(tmp_path: Path, figures: list[Any]) -> None:
+    from benchmarks.plots_runs import timeline
+
+    record = {"env": "zoom", "policy": "p", "job": "zoom|p|q|0", "sample_id": "q",
+              "explored": [[0, 10, "frames"], [10, 50, "caption"]], "window": [5, 8],
+              "gt_intervals": [[4, 9]]}  # fmt: skip
+    timeline(tmp_path / "t.png", [record], False, PlotOptions())
+    (fig,) = figures
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "policy (env)"
+    assert "ground truth" not in ax.get_xlabel()
+    keys = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert keys == ["frames a model saw", "captioned only", "answer window", "ground truth"]
+    assert PAPER_RC["font.size"] >= 7
