@@ -161,3 +161,31 @@ def test_the_template_of_a_video_folder_loads_and_benches_on_the_files_frames(
     records = [json.loads(line) for line in (out / "episodes.jsonl").open()]
     assert len(records) == 3 and all(r["error"] is None for r in records)
     assert all(r["sensors_on_real_video"] and not r["standin"] for r in records)
+
+
+def test_a_video_longer_than_the_maximum_is_refused_at_reset() -> None:
+    from video_env.errors import ConfigError
+    from video_env.types import MAX_DURATION_S
+
+    class EndlessClip:  # a reader (a user's own, in memory) that claims to last a year
+        name, fps, num_frames = "endless", 1.0, 1
+        duration = 52 * 7 * 24 * 3600.0
+        size = open_video(os.path.join(DATA, "bikes.mp4")).size
+
+        def frames(self, times: Any, size: object = None) -> np.ndarray:
+            raise AssertionError("no frame is read")
+
+        def close(self) -> None:
+            pass
+
+        def __enter__(self) -> Any:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    assert EndlessClip.duration > MAX_DURATION_S
+    sample = VideoQA(id="endless", video=EndlessClip(), question="What?", answer="yes")
+    env = gym.make("VideoEnv/ClipQuery-v1", dataset=[sample])
+    with pytest.raises(ConfigError, match="MAX_DURATION_S"):
+        env.reset(seed=0)

@@ -21,7 +21,7 @@ from video_env.provenance import (
 from video_env.synth.annotated import AnnotatedVideo
 from video_env.synth.standin import standin_video
 from video_env.synth.world import SynthVideo
-from video_env.types import VideoQA
+from video_env.types import MAX_DURATION_S, VideoQA
 from video_env.video.base import VideoReader
 from video_env.video.open import open_video
 
@@ -183,6 +183,7 @@ class Perception:
         Raises:
             VideoDecodeError: If the file is missing (without ``standin_missing``), empty
                 or corrupt.
+            ConfigError: If it lasts over ``MAX_DURATION_S``.
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
@@ -197,6 +198,12 @@ class Perception:
                 )
             return standin_video(sample)
         reader = open_video(sample.video)
+        if reader.duration > MAX_DURATION_S:  # the envs' spaces and rules are bounded by it
+            reader.close()
+            raise ConfigError(
+                f"video {reader.name!r} lasts {reader.duration:g} s, over the {MAX_DURATION_S:g} s "
+                "maximum (MAX_DURATION_S)"
+            )
         if not self.simulated:
             return reader
         world = standin_video(sample, duration=reader.duration)
