@@ -21,7 +21,7 @@ assert llm.make_llm(None) is None
 assert llm.parse_json_reply('{"a": 1}') == {"a": 1}  # clean JSON needs no repair library
 for build in (
     lambda: llm.OpenAICompatibleLLM("m", "http://127.0.0.1:9/v1"),
-    lambda: llm.TransformersLLM("/nonexistent"),
+    lambda: llm.TransformersLLM("."),  # a folder that exists: the missing extra fails first
     lambda: llm.parse_json_reply('{"a": 1,'),
 ):
     try:
