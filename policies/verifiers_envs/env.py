@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -14,7 +15,15 @@ from policies.verifiers_envs.render import first_messages, next_messages
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
-__all__ = ["VideoMultiTurnEnv"]
+__all__ = ["MAX_REPLY_CHARS", "VideoMultiTurnEnv"]
+
+#: The longest reply read: a ``video-env serve`` wire action carries at most this much
+#: text, and an in-process env reads the same prefix, so both modes parse alike (a longer
+#: reply is cut there; its action, if past the cut, is not read: the env's invalid action).
+MAX_REPLY_CHARS = 65536
+
+#: verifiers' stop condition → the ``ended_by`` of an unanswered episode's record.
+_ENDED_BY = {"max_turns_reached": "max_turns", "has_error": "error", "timeout_reached": "timeout"}
 
 
 class VideoMultiTurnEnv(vf.MultiTurnEnv):
@@ -65,14 +74,19 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         return gym.make(self.video_env_id, disable_env_checker=True, **kwargs).unwrapped
 
     async def setup_state(self, state: Any) -> Any:
-        """Start the episode; the first prompt is the env's first observation."""
+        """Start the episode; the first prompt is the env's first observation.
+
+        Raises:
+            vf.InfraError: If the ``video-env serve`` session is lost (the rollout's error).
+        """
         index = int(state["info"]["sample_index"])
-        env = self._make_env()
         options = {"sample_id": self.samples[index].id} if self.base_url else {"index": index}
-        observation, _ = env.reset(seed=self.seed, options=options)
-        state["video_env"] = env
-        state["video_env_done"] = False
         state["video_env_record"] = None
+        state["video_env_done"] = True  # no episode to abandon until the reset has started it
+        env = state["video_env"] = self._make_env()
+        with _lost_session():
+            observation, _ = env.reset(seed=self.seed, options=options)
+        state["video_env_done"] = False
         state["prompt"] = _messages(first_messages(self.paradigm, observation, self.prompt))
         return state
 
@@ -87,11 +101,16 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         return reply
 
     async def env_response(self, messages: Any, state: Any, **kwargs: Any) -> Any:
-        """Step the env with the model's last reply; the next observation's messages."""
-        text = _last_assistant_text(messages)
+        """Step the env with the model's last reply; the next observation's messages.
+
+        Raises:
+            vf.InfraError: If the ``video-env serve`` session is lost (the rollout's error).
+        """
+        text = _reply_text(messages)
         env = state["video_env"]
         if hasattr(env, "client"):  # remote: the server's env parses the text
-            observation, _, terminated, truncated, info = env.step(text)
+            with _lost_session():
+                observation, _, terminated, truncated, info = env.step(text)
         else:
             action = parse_text_action(default_action_set(env), text)
             observation, _, terminated, truncated, info = env.step(action)
@@ -106,19 +125,50 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
 
     @vf.cleanup
     async def finish_episode(self, state: Any) -> None:
-        """Close the env; an unanswered episode ends as the env's ``abandon`` (reward 0)."""
+        """Close the env; an unanswered episode ends as the env's ``abandon`` (reward 0).
+
+        Its record's ``ended_by`` says why: ``max_turns``, ``error`` (the model's server or
+        a lost env session), ``timeout`` or ``prompt_too_long``. A lost remote session has
+        no record to give (``None``: reward 0).
+        """
         env = state.get("video_env")
         if env is None:
             return
-        if not state.get("video_env_done"):
-            state["video_env_record"] = env.abandon("max_turns")
-            state["video_env_done"] = True
-        env.close()
-        state["video_env"] = None
+        try:
+            if not state.get("video_env_done"):
+                stop = state.get("stop_condition")
+                reason = _ENDED_BY.get(stop, stop or "error")
+                state["video_env_done"] = True
+                try:
+                    state["video_env_record"] = env.abandon(reason)
+                except ConnectionError:  # a lost remote session: no record to return
+                    state["video_env_record"] = None
+        finally:
+            env.close()
+            state["video_env"] = None
+
+
+@contextlib.contextmanager
+def _lost_session() -> Iterator[None]:
+    """A lost ``video-env serve`` session as verifiers' error of the rollout, not a crash."""
+    try:
+        yield
+    except ConnectionError as exc:  # RemoteSessionError: the server closed, died, is unreachable
+        raise vf.InfraError(f"the video-env server session is lost: {exc}") from exc
 
 
 def _messages(messages: list[dict[str, Any]]) -> Any:
     return normalize_messages(messages, field_name="video_env")
+
+
+def _reply_text(messages: Any) -> str:
+    """The model's last reply as the env reads it (both modes alike).
+
+    Its first :data:`MAX_REPLY_CHARS` characters, lone surrogates (not text: no wire or
+    file can carry them) as U+FFFD.
+    """
+    text = _last_assistant_text(messages)[:MAX_REPLY_CHARS]
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _last_assistant_text(messages: Any) -> str:
