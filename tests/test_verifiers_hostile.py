@@ -178,3 +178,23 @@ def test_lone_surrogates_in_a_reply_are_read_as_replacement_characters(remote: b
         record = asyncio.run(episode(vf.load_environment(PACING, **kwargs)))
     assert record["ended_by"] == "answer" and record["answer"] == "A\ufffd"
     json.dumps(record, ensure_ascii=False, default=str).encode("utf-8")  # writable as UTF-8
+
+
+BAD_INDICES = [99, -1, 0.7, "zero", None, True]
+
+
+@pytest.mark.parametrize("info", [{}, None, [], *({"sample_index": i} for i in BAD_INDICES)])
+def test_a_row_naming_no_sample_is_that_rollouts_error_and_the_others_run(info: Any) -> None:
+    samples = load_suite("synth-tiny", limit=1)
+    env = vf.load_environment("policies.verifiers_envs.zoom", dataset=samples)
+    good = {"prompt": [{"role": "user", "content": "q"}], "answer": "", "example_id": 0,
+            "info": {"sample_index": 0}}  # fmt: skip
+    bad = {**good, "example_id": 1, "info": info}
+    with FakeOpenAIServer([chat_reply('answer("A")')] * 2) as fake:
+        client = OpenAIChatCompletionsClient(
+            AsyncOpenAI(base_url=fake.base_url, api_key="x", max_retries=0)
+        )
+        out = env.generate_sync([good, bad], client=client, model="fake")
+    states = sorted(out["outputs"], key=lambda o: o["example_id"])
+    assert states[0].get("error") is None
+    assert states[1]["error"] is not None and "sample_index" in str(states[1]["error"])

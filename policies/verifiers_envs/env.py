@@ -78,8 +78,9 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
 
         Raises:
             vf.InfraError: If the ``video-env serve`` session is lost (the rollout's error).
+            vf.errors.Error: If the row names no sample of the env (the rollout's error).
         """
-        index = int(state["info"]["sample_index"])
+        index = _sample_index(state.get("info"), len(self.samples))
         options = {"sample_id": self.samples[index].id} if self.base_url else {"index": index}
         state["video_env_record"] = None
         state["video_env_done"] = True  # no episode to abandon until the reset has started it
@@ -211,3 +212,19 @@ def _rubric() -> Any:
     rubric.add_metric(correct)
     rubric.add_metric(invalid_actions)
     return rubric
+
+
+def _sample_index(info: Any, n_samples: int) -> int:
+    """The row's ``info["sample_index"]``: an integer naming one of the env's samples.
+
+    Raises:
+        vf.errors.Error: For a row without one, or one that is not such an integer (a float,
+            a negative index or one past the end never falls back on another sample).
+    """
+    index = info.get("sample_index") if isinstance(info, dict) else None
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n_samples:
+        raise vf.errors.Error(
+            f"the dataset row's info.sample_index must be an integer from 0 to "
+            f"{n_samples - 1}, got {str(index)[:40]!r} (rows come from build_environment)"
+        )
+    return index
