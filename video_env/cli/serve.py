@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 from typing import Any
 
 from video_env.errors import ConfigError
@@ -30,21 +31,28 @@ def _run(args: argparse.Namespace) -> int:
     from video_env._optional import require
 
     require("openenv", "openenv", "video-env serve")
+    from video_env.serving.auth import exposure_warning, resolve_token
     from video_env.serving.server import serve
 
     kwargs = _kwargs(args)
+    token = resolve_token(args.token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if args.reuse_port:  # several processes on one port: the kernel spreads connections
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((args.host, args.port))
     host, port = sock.getsockname()[:2]
+    warning = exposure_warning(str(host), token)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     print(f"video-env: serving {args.env_id} on http://{host}:{port} "
-          f"(max {args.max_sessions} sessions)", flush=True)  # fmt: skip
+          f"(max {args.max_sessions} sessions{', token required' if token else ''})",
+          flush=True)  # fmt: skip
     serve(
         args.env_id,
         kwargs,
         sock=sock,
+        token=token,
         max_sessions=args.max_sessions,
         session_timeout_s=args.session_timeout if args.session_timeout > 0 else None,
         max_request_bytes=args.max_request_bytes,
@@ -61,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve an environment over HTTP/WebSocket (OpenEnv; many sessions)",
         description=(
             "Serve ENV_ID with OpenEnv's server: each WebSocket session (/ws) gets its own "
-            "environment; OpenEnv's EnvClient or video_env.serving.client.RemoteVideoEnv "
-            "drives it. Needs the 'openenv' extra."
+            "environment and belongs to that connection; OpenEnv's EnvClient or "
+            "video_env.serving.client.RemoteVideoEnv drives it. Needs the 'openenv' extra."
         ),
     )
     parser.add_argument("env_id", help="e.g. VideoEnv/Pacing-v1, VideoEnv/Zoom-v1")
@@ -70,7 +78,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--host", default="127.0.0.1", help="address to bind (default: %(default)s)"
     )
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--max-sessions", type=int, default=64, help="sessions at once")
+    parser.add_argument(
+        "--token",
+        help="require 'Authorization: Bearer TOKEN' on every request but /health "
+        "(default: $VIDEO_ENV_SERVE_TOKEN; clients read the same variable)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=64,
+        help="sessions at once, however made (WebSocket, HTTP, a stateless /reset running)",
+    )
     parser.add_argument(
         "--session-timeout",
         type=float,

@@ -8,8 +8,12 @@ many sessions, each its own environment, driven over a WebSocket. The modules:
   three environments, and the encoding of observations (frames as images).
 - :mod:`video_env.serving.environment`: a video-env environment as an OpenEnv
   ``Environment``.
-- :mod:`video_env.serving.server`: the app (OpenEnv's ``create_app``), request limits,
-  running it (``video-env serve``).
+- :mod:`video_env.serving.server`: the app (OpenEnv's routes), request limits, running
+  it (``video-env serve``).
+- :mod:`video_env.serving.sessions`: whose a session is (the connection that opened it),
+  what counts against the cap, when unused ones go; :mod:`video_env.serving.guard`: the
+  middleware that says which connection a request is and checks the token;
+  :mod:`video_env.serving.auth`: the optional bearer token (no OpenEnv).
 - :mod:`video_env.serving.client`: OpenEnv's client for it, and :class:`RemoteVideoEnv`,
   the same Gymnasium-style calls as the in-process environment.
 - :mod:`video_env.serving.images`: frames as base64 image ``data:`` URLs (no OpenEnv).

@@ -8,15 +8,28 @@ observation is the same dict of arrays the in-process environment returns (frame
 rebuilt from the images: identical with PNG), so policies run unchanged against a
 remote environment. Actions may be the dataclasses of :mod:`video_env.actions`, an
 LLM's raw reply (``str``: parsed on the server) or a wire action.
+
+A session is its connection. Once that is lost mid-episode (the server closed it, no
+reply within ``message_timeout_s``, a reply that is not the protocol's), ``step`` and
+``state`` raise :class:`RemoteSessionError` (a ``ConnectionError``) rather than open a
+new, empty session in its place, as OpenEnv's client does; ``reset`` starts a new one.
+An error the server states (``EXECUTION_ERROR``: no episode, a bad sample) is OpenEnv's
+``RuntimeError``, and the session goes on. Both take the server's token, if it has one
+(``token=``, else ``$VIDEO_ENV_SERVE_TOKEN``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import binascii
+import contextlib
+from collections.abc import Awaitable
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from websockets.protocol import State as SocketState
 
 from video_env._closing import Closing
 from video_env.actions.types import (
@@ -27,7 +40,8 @@ from video_env.actions.types import (
     RewatchAction,
     SpeedAction,
 )
-from video_env.errors import ConfigError
+from video_env.errors import ConfigError, VideoEnvError
+from video_env.serving.auth import auth_headers, resolve_token
 from video_env.serving.wire import (
     PacingWireAction,
     VideoObservation,
@@ -38,18 +52,110 @@ from video_env.serving.wire import (
     decode_value,
 )
 
-__all__ = ["RemoteVideoEnv", "VideoEnvClient", "observation_arrays", "wire_action"]
+__all__ = [
+    "RemoteSessionError",
+    "RemoteVideoEnv",
+    "VideoEnvClient",
+    "observation_arrays",
+    "wire_action",
+]
+
+T = TypeVar("T")
+
+#: Largest frames array a reply may ask the client to build (``frames_shape``).
+MAX_FRAMES_BYTES = 1 << 30
+
+
+class RemoteSessionError(VideoEnvError, ConnectionError):
+    """The remote session is gone: its connection closed, a reply late or garbled.
+
+    Its episode cannot go on: ``reset`` starts a new session.
+    """
 
 
 class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
-    """OpenEnv's client of a video-env server (``base_url``: ``http://host:port``)."""
+    """OpenEnv's client of a video-env server (``base_url``: ``http://host:port``).
+
+    Unlike OpenEnv's, it does not reconnect under a running episode (see the module
+    docstring): ``step`` and ``state`` on a lost session raise
+    :class:`RemoteSessionError`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lost: str | None = None  # why the session's connection is gone
+        self._session_socket: Any = None  # the connection the last reset went over
+        self._pinned = False  # in a step or state: no new connection
+
+    def mark_lost(self, reason: str) -> None:
+        """Record that the session is gone (a reply the caller could not use)."""
+        self.lost = self.lost or reason
+
+    async def _connect_async(self) -> Any:
+        socket = self._ws
+        gone = socket is None or socket.state in (SocketState.CLOSING, SocketState.CLOSED)
+        if self._pinned and gone and self._session_socket is not None:
+            self.mark_lost("the server closed the connection")
+            raise RemoteSessionError(f"the session is lost ({self.lost}); reset starts a new one")
+        return await super()._connect_async()
+
+    async def _reset_async(self, **kwargs: Any) -> StepResult[VideoObservation]:
+        self.lost = None
+        result = await self._guard("reset", super()._reset_async(**kwargs))
+        self._session_socket = self._ws
+        return result
+
+    async def _step_async(self, action: WireAction, **kwargs: Any) -> StepResult[VideoObservation]:
+        return await self._pinned_call("step", super()._step_async(action, **kwargs))
+
+    async def _state_async(self) -> VideoState:
+        return await self._pinned_call("state", super()._state_async())
+
+    async def _pinned_call(self, what: str, call: Awaitable[T]) -> T:
+        if self.lost is not None:
+            if hasattr(call, "close"):
+                call.close()  # never awaited
+            raise RemoteSessionError(
+                f"{what}: the session is lost ({self.lost}); reset starts a new one"
+            )
+        self._pinned = True
+        try:
+            return await self._guard(what, call)
+        finally:
+            self._pinned = False
+
+    async def _guard(self, what: str, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except RemoteSessionError:
+            await self._drop()
+            raise
+        except RuntimeError as exc:
+            if str(exc).startswith("Server error:"):
+                raise  # the server's own answer: the session goes on
+            reason = f"{type(exc).__name__}: {exc}"
+        except (asyncio.TimeoutError, TimeoutError):  # the same from Python 3.11
+            reason = f"no reply within {self._message_timeout:g} s"
+        except Exception as exc:  # closed, garbled: the session is gone
+            reason = f"{type(exc).__name__}: {exc}"
+        self.mark_lost(reason)
+        await self._drop()
+        raise RemoteSessionError(
+            f"{what}: the session is lost ({self.lost}); reset starts a new one"
+        )
+
+    async def _drop(self) -> None:
+        with contextlib.suppress(Exception):  # the socket may be half-gone already
+            await self._disconnect_async()
 
     def _step_payload(self, action: WireAction) -> dict[str, Any]:
         payload: dict[str, Any] = action.model_dump(exclude_none=True, exclude={"metadata"})
         return payload
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[VideoObservation]:
-        fields = dict(payload.get("observation", {}))
+        if not isinstance(payload, dict) or not isinstance(payload.get("observation"), dict):
+            raise ValueError(f"not an observation: {str(payload)[:200]}")
+        fields = dict(payload["observation"])
         fields.pop("metadata", None)
         observation = VideoObservation(
             **fields, reward=payload.get("reward"), done=bool(payload.get("done", False))
@@ -63,12 +169,25 @@ class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
 
 
 def observation_arrays(observation: VideoObservation) -> dict[str, Any]:
-    """The Gymnasium observation of a wire observation (frames back in their array)."""
+    """The Gymnasium observation of a wire observation (frames back in their array).
+
+    Raises:
+        ValueError: If its frames do not fit ``frames_shape`` (or that is over
+            :data:`MAX_FRAMES_BYTES`), or are not images.
+    """
     out: dict[str, Any] = decode_value(observation.observation)
-    if observation.frames_shape is not None:
-        frames = np.zeros(tuple(observation.frames_shape), dtype=np.uint8)
+    shape = observation.frames_shape
+    if shape is not None:
+        size = int(np.prod([max(d, 0) for d in shape], dtype=object)) if shape else 0
+        if len(shape) != 4 or shape[3] != 3 or min(shape) < 0 or size > MAX_FRAMES_BYTES:
+            raise ValueError(f"frames_shape {shape} is not a frames array's (N, H, W, 3)")
+        if len(observation.frames) > shape[0]:
+            raise ValueError(f"{len(observation.frames)} frames for frames_shape {shape}")
+        frames = np.zeros(tuple(shape), dtype=np.uint8)
         for i, pixels in enumerate(decode_frames(observation.frames)):
             h, w = pixels.shape[:2]
+            if h > shape[1] or w > shape[2]:
+                raise ValueError(f"a {h}x{w} frame in frames_shape {shape}")
             frames[i, :h, :w] = pixels
         out["frames"] = frames
     return out
@@ -118,14 +237,23 @@ class RemoteVideoEnv(Closing):
         env_class: The served environment's class (``"PacingEnv"``, ``"ZoomEnv"``,
             ``"ClipQueryEnv"``): which wire actions to build.
         message_timeout_s: Seconds to wait for a reply.
+        token: The server's bearer token (default: ``$VIDEO_ENV_SERVE_TOKEN``, if set).
     """
 
     def __init__(
-        self, base_url: str, env_class: str = "PacingEnv", *, message_timeout_s: float = 60.0
+        self,
+        base_url: str,
+        env_class: str = "PacingEnv",
+        *,
+        message_timeout_s: float = 60.0,
+        token: str | None = None,
     ) -> None:
         self.base_url = base_url
         self.env_class = env_class
-        self.client = VideoEnvClient(base_url=base_url, message_timeout_s=message_timeout_s).sync()
+        headers = auth_headers(resolve_token(token)) or None
+        self.client = VideoEnvClient(
+            base_url=base_url, message_timeout_s=message_timeout_s, headers=headers
+        ).sync()
         self.last: VideoObservation | None = None
 
     def reset(
@@ -140,22 +268,46 @@ class RemoteVideoEnv(Closing):
             kwargs["seed"] = seed
         result = self.client.reset(**kwargs)
         self.last = result.observation
-        return observation_arrays(result.observation), dict(result.observation.info)
+        return self._arrays("reset", result.observation), dict(result.observation.info)
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Apply an action; the Gymnasium 5-tuple."""
+        """Apply an action; the Gymnasium 5-tuple.
+
+        Raises:
+            RemoteSessionError: If the session is lost (reset starts a new one).
+        """
         result = self.client.step(wire_action(action, self.env_class))
         obs = result.observation
         self.last = obs
         reward = float(result.reward or 0.0)
-        return observation_arrays(obs), reward, obs.terminated, obs.truncated, dict(obs.info)
+        arrays = self._arrays("step", obs)
+        return arrays, reward, obs.terminated, obs.truncated, dict(obs.info)
 
     def abandon(self, reason: str) -> dict[str, Any]:
-        """End the episode without an answer; its record."""
+        """End the episode without an answer; its record.
+
+        Raises:
+            RemoteSessionError: If the session is lost (there is no record to return).
+        """
         result = self.client.step(action_model(self.env_class)(kind="abandon", reason=reason))
         self.last = result.observation
-        record: dict[str, Any] = result.observation.info["episode"]
-        return record
+        record = result.observation.info.get("episode")
+        if not isinstance(record, dict):
+            self._lose("abandon", f"a reply without the episode's record: {str(record)[:100]}")
+        return dict(record)
+
+    def _arrays(self, what: str, observation: VideoObservation) -> dict[str, Any]:
+        """The observation's arrays; a reply whose frames cannot be rebuilt loses the session."""
+        try:
+            return observation_arrays(observation)
+        except (ValueError, OSError, MemoryError, binascii.Error) as exc:
+            self._lose(what, f"{type(exc).__name__}: {exc}")
+
+    def _lose(self, what: str, reason: str) -> NoReturn:
+        self.client.mark_lost(reason)
+        with contextlib.suppress(Exception):  # the socket may be half-gone already
+            self.client.disconnect()
+        raise RemoteSessionError(f"{what}: the session is lost ({reason}); reset starts a new one")
 
     def state(self) -> VideoState:
         """The session's state on the server."""

@@ -141,9 +141,10 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         self, action: WireAction, timeout_s: float | None = None, **kwargs: Any
     ) -> VideoObservation:
         """Apply a wire action (``abandon`` ends the episode without an answer)."""
-        env = self._require_env()
-        if self._state.done:
+        self._check_open()
+        if self._state.done:  # before building anything: a stateless /step has no episode
             raise SessionError("no episode is running: send reset first")
+        env = self._require_env()
         kind = getattr(action, "kind", None)
         if kind == "abandon":
             record = env.abandon(action.reason)
@@ -197,12 +198,15 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
 
     # -- helpers -------------------------------------------------------------------
 
-    def _require_env(self) -> VideoQAEnv:
+    def _check_open(self) -> None:
         if self._closed:
             raise SessionError(
                 "this session has expired (closed by the server: idle past its timeout, or "
                 "shutting down); open a new session"
             )
+
+    def _require_env(self) -> VideoQAEnv:
+        self._check_open()
         if self._env is None:
             env = gym.make(self.env_id, disable_env_checker=True, **self.env_kwargs).unwrapped
             if not isinstance(env, VideoQAEnv):

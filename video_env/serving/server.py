@@ -1,12 +1,17 @@
-"""The environment server: OpenEnv's ``create_app`` over :class:`VideoEnvironment` sessions.
+"""The environment server: OpenEnv's server over :class:`VideoEnvironment` sessions.
 
-:func:`make_app` builds the FastAPI app: sessions on ``/ws`` (one environment each, up
-to ``max_sessions``, those idle past ``session_timeout_s`` closed by OpenEnv's reaper),
-OpenEnv's ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health``, plus
-``/sessions`` (environments open, built and closed, and the server's resident memory).
-Request bodies over ``max_request_bytes`` get HTTP 413 before they are read in full; a
-WebSocket message over it closes that connection (code 1009), the other sessions go on.
-A video-env error (no episode, a bad sample index) is HTTP 400 with its message, not 500.
+:func:`make_app` builds the FastAPI app: OpenEnv's routes (``/ws`` sessions, one
+environment each; ``/reset``, ``/step``, ``/state``, ``/schema``, ``/health``, ``/mcp``)
+served by :class:`~video_env.serving.sessions.VideoEnvServer`, plus ``/sessions`` (slots in
+use, environments built and closed, the server's resident memory). A session belongs to
+the connection that opened it; every way of making one (a WebSocket, ``openenv/session/
+create`` over HTTP, a stateless ``/reset`` while it runs) counts against ``max_sessions``;
+sessions idle past ``session_timeout_s``, and HTTP-made ones no WebSocket claimed within
+``unclaimed_timeout_s``, are closed (:mod:`video_env.serving.sessions`). With a ``token``
+every route but ``/health`` wants ``Authorization: Bearer <token>``. Request bodies over
+``max_request_bytes`` get HTTP 413 before they are read in full; a WebSocket message over
+it closes that connection (code 1009), the other sessions go on. A video-env error (no
+episode, a bad sample index) is HTTP 400 with its message, not 500.
 
 :func:`serve` runs it with uvicorn (``video-env serve``).
 """
@@ -17,10 +22,12 @@ import functools
 import json
 import os
 import socket
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from video_env.errors import ConfigError, VideoEnvError
+from video_env.serving.auth import exposure_warning
 from video_env.serving.environment import (
     OneThreadVideoEnvironment,
     SessionCounter,
@@ -112,13 +119,17 @@ def make_app(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     image_format: ImageFormat = "jpeg",
     one_thread: bool = True,
+    token: str | None = None,
+    unclaimed_timeout_s: float = 30.0,
+    max_unclaimed: int | None = None,
 ) -> Any:
     """The FastAPI app serving ``env_id`` (see the module docstring).
 
     Args:
         env_id: A registered environment id.
         env_kwargs: Its arguments (each session builds its own environment with them).
-        max_sessions: Sessions at once; one more is refused (``CAPACITY_REACHED``).
+        max_sessions: Sessions at once, however made; one more is refused
+            (``CAPACITY_REACHED``; HTTP 503 for a stateless ``/reset``).
         session_timeout_s: Sessions idle longer are closed and freed (``None``: never).
         max_request_bytes: Largest request body / WebSocket message.
         image_format: How frames travel (``"jpeg"``, or ``"png"``: lossless, slower).
@@ -127,17 +138,24 @@ def make_app(
             default) or each session's on its own thread (OpenEnv's default; with 64 Pacing
             pixel sessions its threads' contention cut throughput about tenfold here,
             ``benchmarks/perf/remote_envs.py``).
+        token: Requests must carry ``Authorization: Bearer <token>`` (``None``: no check;
+            :func:`~video_env.serving.auth.resolve_token` reads the environment).
+        unclaimed_timeout_s: Seconds a session made over HTTP waits for the WebSocket that
+            claims it (also when ``session_timeout_s`` is ``None``).
+        max_unclaimed: Sessions made over HTTP waiting at once (default: a quarter of
+            ``max_sessions``, at least one).
 
     Raises:
         ConfigError: For an unknown id or a bad setting.
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
-    from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.types import ConcurrencyConfig
 
-    import video_env  # noqa: F401  (registers the ids)
+    import video_env
     from video_env.envs.registration import ENV_IDS
+    from video_env.serving.guard import Guard
+    from video_env.serving.sessions import VideoEnvServer
 
     if env_id not in ENV_IDS:
         raise ConfigError(f"unknown environment {env_id!r}; known: {sorted(ENV_IDS)}")
@@ -145,6 +163,8 @@ def make_app(
         raise ConfigError("max_sessions must be >= 1")
     if image_format not in ("png", "jpeg"):
         raise ConfigError(f"image_format must be png or jpeg, got {image_format!r}")
+    if unclaimed_timeout_s <= 0 or (max_unclaimed is not None and max_unclaimed < 0):
+        raise ConfigError("unclaimed_timeout_s must be > 0 and max_unclaimed >= 0")
     env_class = ENV_IDS[env_id].rsplit(":", 1)[1]
     action_cls = action_model(env_class)
     kwargs = dict(env_kwargs or {})
@@ -159,16 +179,25 @@ def make_app(
         counter=counter,
     )
 
-    app: FastAPI = create_app(
+    # OpenEnv's create_app, with the server class ours (its web UI is left out)
+    app: FastAPI = FastAPI(
+        title=f"video-env {env_id}",
+        version=video_env.__version__,
+        description="OpenEnv's environment API over video-env sessions (docs/serving.md).",
+    )
+    server = VideoEnvServer(
         factory,
         action_cls,
         VideoObservation,
-        env_name=env_id.split("/")[-1],
         concurrency_config=ConcurrencyConfig(
             max_concurrent_envs=max_sessions, session_timeout=session_timeout_s
         ),
+        env_name=env_id.split("/")[-1],
         state_cls=VideoState,
+        unclaimed_timeout_s=unclaimed_timeout_s,
+        max_unclaimed=max_unclaimed,
     )
+    server.register_routes(app, mode=os.environ.get("OPENENV_MODE", "simulation"))
 
     @app.exception_handler(VideoEnvError)
     async def _video_env_error(_request: Request, exc: VideoEnvError) -> JSONResponse:
@@ -176,20 +205,24 @@ def make_app(
 
     @app.get("/sessions", tags=["Health"])
     def sessions() -> dict[str, Any]:
-        """Environments open, built and closed; the limits; resident memory."""
+        """Slots in use; environments built and closed; the limits; resident memory."""
         return {
             "env_id": env_id,
+            **server.report(),
             "active": counter.active,
             "created": counter.created,
             "closed": counter.closed,
             "max_sessions": max_sessions,
             "session_timeout_s": session_timeout_s,
+            "unclaimed_timeout_s": unclaimed_timeout_s,
             "rss_bytes": resident_bytes(),
             "pid": os.getpid(),
         }
 
     app.state.video_env_counter = counter
+    app.state.video_env_server = server
     app.add_middleware(BodyLimit, limit=max_request_bytes)
+    app.add_middleware(Guard, server=server, token=token)  # outermost: checked first
     return app
 
 
@@ -222,10 +255,17 @@ def serve(
     sock: socket.socket | None = None,
     **app_kwargs: Any,
 ) -> None:
-    """Serve ``env_id`` until interrupted (``app_kwargs`` go to :func:`make_app`)."""
+    """Serve ``env_id`` until interrupted (``app_kwargs`` go to :func:`make_app`).
+
+    On a ``host`` other than loopback without a ``token`` it prints a warning first
+    (given a bound ``sock`` instead, its caller does: ``video-env serve``).
+    """
     import uvicorn
 
     app = make_app(env_id, env_kwargs, max_request_bytes=max_request_bytes, **app_kwargs)
+    warning = None if sock is not None else exposure_warning(host, app_kwargs.get("token"))
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     config = uvicorn_config(app, max_request_bytes, host=host, port=port)
     server = uvicorn.Server(config)
     server.run(sockets=[sock] if sock is not None else None)

@@ -19,14 +19,16 @@ import urllib.request
 from typing import Any
 
 from video_env._closing import Closing
+from video_env.serving.auth import TOKEN_ENV, auth_headers
 from video_env.serving.server import DEFAULT_MAX_REQUEST_BYTES, make_app, uvicorn_config
 
 __all__ = ["LocalServer", "ServerProcess", "get_json"]
 
 
-def get_json(url: str, timeout: float = 10.0) -> Any:
-    """GET a JSON document."""
-    with urllib.request.urlopen(url, timeout=timeout) as reply:
+def get_json(url: str, timeout: float = 10.0, token: str | None = None) -> Any:
+    """GET a JSON document (with the server's bearer token, if any)."""
+    request = urllib.request.Request(url, headers=auth_headers(token))
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
         return json.loads(reply.read())
 
 
@@ -36,7 +38,8 @@ class LocalServer(Closing):
     Args:
         env_id: The environment id.
         env_kwargs: Its arguments (any Python values: rules, samples...).
-        **app_kwargs: Further :func:`make_app` arguments.
+        **app_kwargs: Further :func:`make_app` arguments (``token=``: also sent by
+            :meth:`sessions`).
     """
 
     def __init__(
@@ -45,6 +48,7 @@ class LocalServer(Closing):
         import uvicorn
 
         limit = app_kwargs.get("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+        self.token: str | None = app_kwargs.get("token")
         self.app = make_app(env_id, env_kwargs, **app_kwargs)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
@@ -67,7 +71,7 @@ class LocalServer(Closing):
 
     def sessions(self) -> dict[str, Any]:
         """The server's ``/sessions`` report."""
-        report: dict[str, Any] = get_json(self.base_url + "/sessions")
+        report: dict[str, Any] = get_json(self.base_url + "/sessions", token=self.token)
         return report
 
     def close(self) -> None:
@@ -83,12 +87,23 @@ class ServerProcess(Closing):
     Args:
         args: Arguments after ``serve`` (the env id first; ``--port 0`` unless given).
         timeout_s: Seconds to wait for it to listen.
+        token: The server's bearer token (passed in its environment, sent by
+            :meth:`sessions`).
+
+    Attributes:
+        startup: What the server printed up to its address line.
     """
 
-    def __init__(self, args: list[str], timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, args: list[str], timeout_s: float = 60.0, *, token: str | None = None
+    ) -> None:
         port = [] if "--port" in args else ["--port", "0"]
         command = [sys.executable, "-m", "video_env.cli", "serve", *args, *port]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop(TOKEN_ENV, None)
+        if token:
+            env[TOKEN_ENV] = token
+        self.token = token
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
@@ -104,9 +119,10 @@ class ServerProcess(Closing):
             if " on http://" in line:
                 self.base_url = line.split(" on ", 1)[1].split()[0]
                 break
+        self.startup = "".join(lines)
         if not self.base_url:
             self.close()
-            raise RuntimeError("the server process did not start:\n" + "".join(lines))
+            raise RuntimeError("the server process did not start:\n" + self.startup)
         self._drain = threading.Thread(target=self._read_rest, daemon=True)
         self._drain.start()
         while time.monotonic() < deadline:  # listening: the socket is bound before the print
@@ -128,7 +144,7 @@ class ServerProcess(Closing):
 
     def sessions(self) -> dict[str, Any]:
         """The server's ``/sessions`` report."""
-        report: dict[str, Any] = get_json(self.base_url + "/sessions")
+        report: dict[str, Any] = get_json(self.base_url + "/sessions", token=self.token)
         return report
 
     def close(self) -> None:
