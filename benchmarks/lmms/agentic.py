@@ -1,0 +1,212 @@
+"""The envs as lmms-eval ``generate_until_agentic`` tasks: the step function and the scorer.
+
+lmms-eval's agentic loop asks the model, then calls the task's ``doc_to_text`` with the
+model's outputs so far (``previous_output``), the round and the previous round's info. Here
+that call is one env step: the model's last reply is parsed by the env's text action set (an
+unreadable reply is the env's invalid action, with its penalty), and the next context is the
+next observation as text (Zoom, ClipQuery: the transcript grows; Pacing: VideoScout's fresh
+prompt each turn, the window's frames as the round's images). The live env travels in the
+round info (``env``, never logged: lmms-eval logs only its ``state`` and counters). When the
+episode ends (an answer, the env's own end, ``max_turns``, or an error) the final response is
+the episode's summary as JSON, which :func:`process_results` scores.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from PIL import Image
+
+from benchmarks.lmms.episodes import summarise
+from benchmarks.lmms.task_docs import samples
+from policies.episode_settings import EpisodeSettings
+from policies.verifiers_envs.render import first_messages
+from policies.videoscout_prompt import VideoScoutPrompt, message_parts
+from video_env.backends.base import FrameBatch
+from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.wrappers.text_actions import default_action_set, parse_text_action
+
+__all__ = ["doc_to_target", "doc_to_text", "doc_to_visual", "mean_known", "process_results"]
+
+_ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
+Rendered = tuple[str, list[Image.Image]]
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Image.Image]:
+    """The first round's images: Pacing's first window of frames (none for the others)."""
+    if json.loads(doc["episode"])["env"] != "pacing":
+        return []
+    env, observation = _start(doc)
+    try:
+        return _render(doc, observation)[1]
+    finally:
+        env.close()
+
+
+def doc_to_target(doc: dict[str, Any]) -> str:
+    """The answer (``""`` where the dataset has none)."""
+    return str(doc.get("answer") or "")
+
+
+def doc_to_text(
+    doc: dict[str, Any],
+    lmms_eval_specific_kwargs: dict[str, Any] | None = None,
+    previous_output: list[str] | None = None,
+    round_idx: int | None = None,
+    previous_round_info: dict[str, Any] | None = None,
+) -> Any:
+    """The first prompt (``round_idx`` None), else one env step with the model's last reply.
+
+    Returns:
+        The first prompt's text, or lmms-eval's agentic 5-tuple ``(visuals, next_context,
+        terminal, outputs, round_info)``; on the last round ``outputs`` ends with the
+        episode's summary as JSON.
+    """
+    if round_idx is None:
+        env, observation = _start(doc)
+        try:
+            return _render(doc, observation)[0]
+        finally:
+            env.close()
+    outputs = list(previous_output or [])
+    info = previous_round_info
+    try:
+        if info is None:  # the first reply: start the episode the first prompt showed
+            env, observation = _start(doc)
+            info = _round_info(env, _render(doc, observation)[0])
+        return _step(doc, info, outputs, int(round_idx))
+    except Exception as exc:  # a failing env or backend ends this episode, not the run
+        return _finish(doc, info or {}, outputs, None, f"{type(exc).__name__}: {exc}")
+
+
+def _step(doc: dict[str, Any], info: dict[str, Any], outputs: list[str], round_idx: int) -> Any:
+    env = info["env"]
+    reply = outputs[-1] if outputs else ""
+    observation, _, terminated, truncated, step_info = env.step(
+        parse_text_action(default_action_set(env), reply)
+    )
+    error = str(observation.get("last_action_error") or "")
+    info["tool_calls"] += 1
+    info["invalid_steps" if error else "valid_tool_calls"] += 1
+    info["last_tool_result"] = error or "ok"
+    if terminated or truncated:
+        return _finish(doc, info, outputs, step_info.get("episode"), None)
+    if round_idx >= json.loads(doc["episode"])["max_turns"]:
+        return _finish(doc, info, outputs, env.unwrapped.abandon("max_turns"), None)
+    text, images = _render(doc, observation)
+    if json.loads(doc["episode"])["env"] != "pacing":  # the transcript grows
+        text = info["transcript"] = f"{info['transcript']}\n\nYour reply: {reply}\n\n{text}"
+    info["state"] = {"turn": info["tool_calls"], "last_action_error": error}
+    return images, text, False, outputs, info
+
+
+def _finish(
+    doc: dict[str, Any],
+    info: dict[str, Any],
+    outputs: list[str],
+    record: dict[str, Any] | None,
+    error: str | None,
+) -> Any:
+    """The terminal 5-tuple: the env closed, the summary as the final output."""
+    env = info.pop("env", None)
+    if record is None and env is not None:
+        try:
+            record = env.unwrapped.abandon("error")
+        except RuntimeError:  # the reset itself failed, or the episode had ended
+            record = None
+    if env is not None:
+        env.close()
+    summary = summarise(record or {}, has_ground_truth=bool(doc.get("gt_intervals")))
+    summary.update(
+        sample_id=doc["sample_id"],
+        error=error or summary.get("error"),
+        tool_calls=info.get("tool_calls", 0),
+        valid_tool_calls=info.get("valid_tool_calls", 0),
+        invalid_steps=info.get("invalid_steps", 0),
+        replies=outputs,
+    )
+    info["state"] = {"turn": info.get("tool_calls", 0), "ended_by": summary.get("ended_by")}
+    return None, None, True, [*outputs[:-1], json.dumps(summary)], info
+
+
+def _start(doc: dict[str, Any]) -> tuple[gym.Env[Any, Any], dict[str, Any]]:
+    """A fresh env of the doc's sample, reset with the episode's seed."""
+    settings = json.loads(doc["episode"])
+    kind, kwargs = settings["env"], dict(settings["env_kwargs"])
+    if kind == "pacing":
+        kwargs = EpisodeSettings(env_kwargs=kwargs).pacing_env_kwargs()
+    dataset = json.loads(doc["dataset"])
+    env = _ENVS[kind](
+        samples(doc["dataset"]),
+        standin_missing_videos=bool(dataset.get("standin_missing_videos", False)),
+        **kwargs,
+    )
+    try:
+        observation, _ = env.reset(seed=settings["seed"], options={"index": doc["sample_index"]})
+    except Exception:
+        env.close()
+        raise
+    return env, observation
+
+
+def _round_info(env: gym.Env[Any, Any], transcript: str) -> dict[str, Any]:
+    return {
+        "env": env,
+        "transcript": transcript,
+        "state": {"turn": 0},
+        "tool_calls": 0,
+        "valid_tool_calls": 0,
+        "invalid_steps": 0,
+        "last_tool_result": None,
+    }
+
+
+def _render(doc: dict[str, Any], observation: dict[str, Any]) -> Rendered:
+    """An observation as a prompt's text and images."""
+    kind = json.loads(doc["episode"])["env"]
+    if kind != "pacing":
+        return "\n\n".join(str(m["content"]) for m in first_messages(kind, observation)), []
+    images: list[Image.Image] = []
+
+    def frames(batch: FrameBatch) -> list[dict[str, Any]]:
+        pixels = batch.pixels()
+        images.extend(Image.fromarray(np.asarray(p, dtype=np.uint8)) for p in pixels)
+        return [{"type": "text", "text": f"<{len(pixels)} frames, attached as images>"}]
+
+    texts = []
+    for message in message_parts(VideoScoutPrompt().messages(observation), frames):
+        content = message["content"]
+        parts = content if isinstance(content, list) else [{"text": content}]
+        texts.append("\n".join(str(p.get("text", "")) for p in parts))
+    return "\n\n".join(texts), images
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """Metrics of one rollout: accuracy, GToU (``None`` without ground truth), cost."""
+    raw = results[0] if results else ""
+    try:
+        payload = json.loads(raw) if isinstance(raw, str) else {}
+    except json.JSONDecodeError:
+        payload = {}
+    payload = payload if isinstance(payload, dict) else {}
+    gtou = payload.get("gtou")
+    return {
+        "accuracy": float(bool(payload.get("correct"))),
+        "gtou": float(gtou) if gtou is not None and doc.get("gt_intervals") else None,
+        "reward": float(payload.get("reward") or 0.0),
+        "turns": float(payload.get("tool_calls") or 0),
+        "invalid_actions": float(payload.get("invalid_steps") or 0),
+        "frames": float(payload.get("frames") or 0),
+        "perception_calls": float(payload.get("perception_calls") or 0),
+        "simulated_perception": float(bool(payload.get("simulated"))),
+        "errors": float(bool(payload.get("error")) or "correct" not in payload),
+    }
+
+
+def mean_known(values: list[float | None]) -> float | None:
+    """The mean of the values that exist (GToU of samples with ground truth)."""
+    known = [float(v) for v in values if v is not None]
+    return sum(known) / len(known) if known else None

@@ -1,0 +1,232 @@
+"""video-env in lmms-eval, both directions, run by lmms-eval's CLI against a local fake server.
+
+Needs the ``lmms`` extra (skipped without it): a second venv, as CI's lmms stage builds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("lmms_eval")
+
+from benchmarks.lmms import TASKS_DIR
+from benchmarks.lmms.agentic import doc_to_text, process_results
+from benchmarks.lmms.requests import parse_options, request_sample
+from benchmarks.lmms.task_docs import docs_for
+from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply, request_images
+from video_env.errors import ConfigError
+from video_env.synth.suites import load_suite
+from video_env.video import write_video
+from video_env.video.testing import coded_frames
+
+pytestmark = pytest.mark.slow
+
+#: A task of our own over a local JSONL (no hub): video path, question, options, answer.
+LOCAL_TASK = """\
+task: local_videoqa
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {docs}
+test_split: test
+output_type: generate_until
+doc_to_visual: !function local_utils.doc_to_visual
+doc_to_text: !function local_utils.doc_to_text
+doc_to_target: answer
+process_results: !function local_utils.process_results
+generation_kwargs:
+  max_new_tokens: 16
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+"""
+LOCAL_UTILS = """\
+def doc_to_visual(doc):
+    return [doc["video"]]
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    lines = [doc["question"], *[f"{'ABC'[i]}. {o}" for i, o in enumerate(doc["options"])]]
+    return "\\n".join(lines) + "\\nAnswer with the option's letter from the given choices directly."
+def process_results(doc, results):
+    return {"exact_match": float(results[0].strip()[:1] == doc["answer"])}
+"""
+ZOOM_TASK = """\
+include: {template}
+task: video_env_zoom_tiny
+dataset_kwargs:
+  suite: synth-tiny
+  env: zoom
+  max_turns: 3
+"""
+
+
+def lmms_eval(args: list[str], fake: FakeOpenAIServer, out: Path) -> dict[str, Any]:
+    """Run ``python -m lmms_eval`` with the fake server; its results and logged samples."""
+    env = {
+        **os.environ,
+        "VIDEO_ENV_VLM_BASE_URL": fake.base_url,
+        "VIDEO_ENV_LLM_BASE_URL": fake.base_url,
+        "OPENAI_API_KEY": "x",
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(out / "hf-cache"),
+        "WANDB_MODE": "disabled",
+    }
+    cmd = [sys.executable, "-m", "lmms_eval", *args, "--log_samples", "--output_path", str(out)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (results,) = out.rglob("*_results.json")
+    samples = {
+        p.name: [json.loads(line) for line in p.read_text().splitlines()]
+        for p in out.rglob("*_samples_*.jsonl")
+    }
+    return {"results": json.loads(results.read_text())["results"], "samples": samples}
+
+
+@pytest.fixture
+def local_task(tmp_path: Path) -> Path:
+    video = tmp_path / "coded.mp4"
+    write_video(video, coded_frames(300), 30.0, gop=24)
+    docs = [
+        {"video": str(video), "question": "Which number?", "options": ["one", "two", "three"],
+         "answer": "A", "gt_intervals": [[2.0, 4.0]]},
+        {"video": str(tmp_path / "missing.mp4"), "question": "Which colour?",
+         "options": ["red", "blue"], "answer": "B", "gt_intervals": []},
+    ]  # fmt: skip
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "local_videoqa.yaml").write_text(LOCAL_TASK.format(docs=tmp_path / "docs.jsonl"))
+    (folder / "local_utils.py").write_text(LOCAL_UTILS)
+    return folder
+
+
+def test_a_video_env_agent_answers_an_lmms_eval_task(local_task: Path, tmp_path: Path) -> None:
+    """``--model video_env``: FALCONEye on a real video file, VLM and LLM on the fake server."""
+    vlm_letter = chat_reply("A", logprobs=[-0.05], tokens=["A"])
+    with FakeOpenAIServer(default=vlm_letter) as fake:
+        args = ["--model", "video_env", "--model_args",
+                "policy=falconeye,vlm=openai:fake-vl,llm=openai:fake-llm",
+                "--tasks", "local_videoqa", "--include_path", str(local_task)]  # fmt: skip
+        run = lmms_eval(args, fake, tmp_path / "out")
+        shown = sum(len(request_images(r)) for r in fake.requests)
+    assert run["results"]["local_videoqa"]["exact_match,none"] == 0.5
+    (samples,) = run["samples"].values()
+    first, missing = sorted(samples, key=lambda s: s["doc_id"])
+    assert first["filtered_resps"] == "A" and first["exact_match"] == 1.0
+    episode = json.loads(first["resps"].removeprefix("<think>").partition("</think>")[0])
+    episode = episode["video_env"]
+    assert episode["policy"] == "falconeye" and episode["env"] == "zoom"
+    assert episode["simulated"] is False and episode["error"] is None
+    assert episode["gtou"] == pytest.approx(0.2)  # window [0, 10] over the evidence [2, 4]
+    assert episode["vlm_calls"] >= 1 and episode["llm_calls"] >= 1 and episode["frames"] > 0
+    tokens = episode["model_tokens"]
+    assert first["token_counts"] == [
+        {"input_tokens": tokens["input"], "output_tokens": tokens["output"]}
+    ]
+    assert shown == episode["frames"]  # the VLM saw the file's frames
+    # the request without a video is recorded and scored wrong, the run goes on
+    assert missing["filtered_resps"] == "" and missing["exact_match"] == 0.0
+    assert "no video file" in missing["resps"]
+
+
+def test_an_lmms_eval_model_drives_the_zoom_env(tmp_path: Path) -> None:
+    """The env as an agentic task: lmms-eval's ``openai`` model, replies scripted."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    template = TASKS_DIR / "_video_env_template_yaml"
+    (folder / "zoom_tiny.yaml").write_text(ZOOM_TASK.format(template=template))
+    sample = load_suite("synth-tiny", limit=1)[0]
+    evidence = sample.gt_intervals[0]
+    replies = ["evaluate([0, 60])", "no action here",
+               f'answer("{sample.answer}", [{evidence.start}, {evidence.end}])']  # fmt: skip
+    with FakeOpenAIServer(
+        [chat_reply(r) for r in replies], default=chat_reply("evaluate([0, 9])")
+    ) as fake:
+        args = ["--model", "openai", "--model_args", f"model=fake,base_url={fake.base_url}",
+                "--tasks", "video_env_zoom_tiny", "--include_path", str(folder),
+                "--limit", "2"]  # fmt: skip
+        run = lmms_eval(args, fake, tmp_path / "out")
+        first_prompt = str(fake.requests[0].body["messages"])
+    metrics = run["results"]["video_env_zoom_tiny"]
+    assert metrics["accuracy,none"] == 0.5  # the first episode answers right, the second never
+    assert metrics["gtou,none"] == pytest.approx(0.5)  # 1 (exact window) and 0 (unanswered)
+    assert metrics["simulated_perception,none"] == 1.0 and metrics["errors,none"] == 0.0
+    assert "evaluate([start, end]" in first_prompt and sample.question in first_prompt
+    (samples,) = run["samples"].values()
+    right, capped = sorted(samples, key=lambda s: s["doc_id"])
+    summary = json.loads(right["filtered_resps"])
+    assert summary["correct"] is True and summary["invalid_steps"] == 1
+    assert summary["replies"] == replies and summary["simulated"] is True
+    assert json.loads(capped["filtered_resps"])["ended_by"] == "max_turns"
+    assert capped["turns"] == 3.0
+
+
+def test_the_entry_point_registers_the_model() -> None:
+    from lmms_eval.models import get_model
+
+    from benchmarks.lmms.model import VideoEnvModel
+
+    assert get_model("video_env") is VideoEnvModel
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "options"),
+    [
+        ("Q?\nA. x\nB. y\nAnswer with the letter.", "Q?\nAnswer with the letter.", ("x", "y")),
+        ("Q?\n(A) x\n(B) y", "Q?", ("x", "y")),
+        ("Plan A. then\nB. later", "Plan A. then\nB. later", None),  # not lettered from A
+        ("Open question?", "Open question?", None),
+        ("A. only one", "A. only one", None),
+    ],
+)
+def test_options_are_read_from_the_prompt(text: str, question: str, options: Any) -> None:
+    assert parse_options(text) == (question, options)
+
+
+def test_a_request_without_a_video_or_with_bad_ground_truth_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no video file"):
+        request_sample("t/0", "Q?", [], {})
+    video = tmp_path / "v.mp4"
+    write_video(video, coded_frames(30), 30.0)
+    sample = request_sample("t/0", "Q?\nA. x\nB. y", [str(video)], {"gt": [[1, 2]]}, gt_field="gt")
+    assert sample.options == ("x", "y") and sample.answer is None  # no answer unless told
+    assert [iv.to_list() for iv in sample.gt_intervals] == [[1.0, 2.0]]
+
+
+def test_an_env_that_raises_ends_its_episode_with_the_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (doc,) = docs_for({"suite": "synth-tiny", "env": "clip_query", "limit": 1})
+    from video_env.envs import ClipQueryEnv
+
+    def broken(self: Any, action: Any) -> Any:
+        raise RuntimeError("backend down")
+
+    monkeypatch.setattr(ClipQueryEnv, "step", broken)
+    visuals, context, terminal, outputs, info = doc_to_text(
+        doc, previous_output=['query(1, "a ball")'], round_idx=1
+    )
+    assert terminal and context is None and "env" not in info
+    metrics = process_results(doc, outputs[-1:])
+    assert metrics["errors"] == 1.0 and metrics["accuracy"] == 0.0
+    assert "backend down" in json.loads(outputs[-1])["error"]
+    # a final response that is no summary at all (lmms-eval's own fallback) is an error too
+    assert process_results(doc, ['{"error": "max_agentic_steps_reached"}'])["errors"] == 1.0
+
+
+def test_bad_dataset_kwargs_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="unknown dataset_kwargs"):
+        docs_for({"suite": "synth-tiny", "nope": 1})
+    with pytest.raises(ConfigError, match="unknown env"):
+        docs_for({"suite": "synth-tiny", "env": "chess"})
+    monkeypatch.delenv("VIDEO_ENV_LMMS_LOADER", raising=False)
+    with pytest.raises(ConfigError, match="VIDEO_ENV_LMMS_LOADER"):
+        docs_for({"loader": "${VIDEO_ENV_LMMS_LOADER}", "env": "zoom"})
