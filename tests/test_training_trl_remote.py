@@ -157,3 +157,14 @@ def test_train_trl_command_with_env_url(server: LocalServer, tmp_path: Path) -> 
                  "1", "--group-size", "2", "--max-turns", "1", "--max-completion-length", "8",
                  "--no-gradient-checkpointing", "--env-url", server.base_url]) == 0  # fmt: skip
     assert server.sessions()["created"] - created == 2  # one session per rollout (G = 2)
+
+
+def test_a_session_lost_mid_episode_scores_zero_and_training_goes_on() -> None:
+    """TRL does not catch ``get_reward``'s errors: a lost server must not stop training."""
+    samples = load_suite("synth-tiny", limit=2)
+    kwargs = server_env_kwargs(samples, EpisodeSettings(rules=SMOKE))
+    with LocalServer("VideoEnv/Pacing-v0", kwargs, max_sessions=2) as lost:
+        tools = remote_pacing_env_factory(samples, lost.base_url, EpisodeSettings(rules=SMOKE))()
+        tools.reset(sample_id=samples[0].id)
+    assert tools.get_reward() == 0.0  # the server is gone: abandoning the episode failed
+    assert tools.episode is not None and tools.episode.record["ended_by"] == "lost_session"

@@ -178,9 +178,17 @@ class PacingChatEnv:
         return ChatStep(messages, float(reward), self.done, dict(info))
 
     def finish(self, reason: str = "max_steps") -> float:
-        """End the episode if it is still running (no answer: reward 0); its reward."""
+        """End the episode if it is still running (no answer: reward 0); its reward.
+
+        A remote session lost before it could be ended (a ``ConnectionError``, such as
+        ``RemoteSessionError``) scores 0 and is recorded as ``lost_session``: one lost
+        episode must not stop a training run.
+        """
         if not self.done:
-            self.record = self.env.abandon(reason)
+            try:
+                self.record = self.env.abandon(reason)
+            except ConnectionError as exc:
+                self.record = {"ended_by": "lost_session", "error": str(exc)[:500], "reward": 0.0}
             self.reward = float(self.record.get("reward") or 0.0)
             self.done = True
         return self.reward
