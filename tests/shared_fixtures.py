@@ -123,3 +123,46 @@ def smoke_turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = DistillConfig().with_episode(rules=RULES["cpu-smoke"]())
     distill(GroundTruthScriptedTeacher(), load_suite("synth-tiny", limit=2), out, config)
     return out / "turns.jsonl"
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> None:
+    """Poll ``condition`` every 50 ms until it holds; fail after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def finished_bench(factory: pytest.TempPathFactory, args: Sequence[str]) -> Path:
+    """A results folder of ``video-env bench ARGS`` (run once per module that asks)."""
+    from video_env.cli import main
+
+    out = factory.mktemp("run")
+    assert main([*args, "--out", str(out)]) == 0
+    return out
+
+
+def copied_run(finished: Path, tmp_path: Path) -> Path:
+    """A copy of a finished results folder, for a test to damage."""
+    import shutil
+
+    return Path(shutil.copytree(finished, tmp_path / "run"))
+
+
+def refused_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Online as far as the libraries know: every socket connection recorded and refused."""
+    import socket
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    attempts: list[Any] = []
+
+    def refuse(self: socket.socket, address: Any) -> None:
+        attempts.append(address)
+        raise ConnectionRefusedError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    return attempts

@@ -1,10 +1,10 @@
 """A damaged results folder: no record is ever lost, every error is one line."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from shared_fixtures import copied_run, finished_bench
 
 from benchmarks.records import EpisodeLog, EpisodeLogWarning
 from video_env.cli import main
@@ -15,14 +15,12 @@ ARGS = ["bench", "--suite", "synth-tiny", "--envs", "pacing", "--policies", "pac
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("run")
-    assert main([*ARGS, "--out", str(out)]) == 0
-    return out
+    return finished_bench(tmp_path_factory, ARGS)
 
 
 @pytest.fixture
 def run(finished: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(finished, tmp_path / "run"))
+    return copied_run(finished, tmp_path)
 
 
 def lines(folder: Path) -> list[bytes]:

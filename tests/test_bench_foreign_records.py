@@ -2,10 +2,10 @@
 
 import csv
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from shared_fixtures import copied_run, finished_bench
 
 from benchmarks.records import EpisodeLog
 from video_env.cli import main
@@ -16,14 +16,12 @@ ARGS = ["bench", "--suite", "synth-tiny", "--envs", "zoom", "--policies", "unifo
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("run")
-    assert main([*ARGS, "--out", str(out)]) == 0
-    return out
+    return finished_bench(tmp_path_factory, ARGS)
 
 
 @pytest.fixture
 def run(finished: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(finished, tmp_path / "run"))
+    return copied_run(finished, tmp_path)
 
 
 def records(folder: Path) -> list[bytes]:

@@ -7,13 +7,13 @@ to reach the Hub shows up.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import refused_connections
 
 transformers = pytest.importorskip("transformers")
 hub_constants = pytest.importorskip("huggingface_hub.constants")
@@ -27,17 +27,8 @@ HUB_ID = "Qwen/Qwen2.5-VL-7B-Instruct"
 @pytest.fixture
 def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """Online as far as the libraries know; every connection attempt recorded and refused."""
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
+    attempts = refused_connections(monkeypatch)
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
-    attempts: list[Any] = []
-
-    def refuse(self: socket.socket, address: Any) -> None:
-        attempts.append(address)
-        raise ConnectionRefusedError("no network in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     yield attempts
     assert hub_constants.HF_HUB_OFFLINE is False  # the flag is restored after each load
 

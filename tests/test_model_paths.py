@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 import importlib.util
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_fixtures import refused_connections
 
 from video_env.backends.llm import make_llm
 from video_env.backends.model_paths import looks_like_path, missing_model_path
@@ -32,16 +32,7 @@ MISSING = "/nonexistent/Qwen2.5-VL-7B-Instruct"
 @pytest.fixture
 def no_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """Online as far as the libraries know; connections and Hub cache lookups recorded."""
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
-    attempts: list[Any] = []
-
-    def refuse(self: socket.socket, address: Any) -> None:
-        attempts.append(address)
-        raise ConnectionRefusedError("no network in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    attempts = refused_connections(monkeypatch)
     hub = pytest.importorskip("huggingface_hub")
 
     def lookup(repo_id: str, *_: Any, **__: Any) -> None:

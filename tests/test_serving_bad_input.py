@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from shared_fixtures import wait_for
 
 pytest.importorskip("openenv")
 
@@ -55,13 +55,6 @@ def drop(ws: ClientConnection) -> None:
     """Vanish without a close frame (a killed client, a dropped network)."""
     ws.socket.shutdown(socket.SHUT_RDWR)
     ws.socket.close()
-
-
-def wait_for(condition: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from shared_fixtures import wait_for
 
 pytest.importorskip("openenv")
 
@@ -69,13 +70,6 @@ def own_id(ws: ClientConnection) -> str:
     """The id of the session a WebSocket holds (OpenEnv tells its owner)."""
     reply = ask(ws, {"type": "mcp", "data": rpc("openenv/session/create")})
     return str(reply["data"]["result"]["session_id"])
-
-
-def wait_for(condition: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
