@@ -30,7 +30,7 @@ from benchmarks.summary import row_label
 from video_env._optional import require
 from video_env.provenance import SIMULATED, Provenance
 
-SIM_NOTE = "perception: SIMULATED (synthetic world, not a model's result)"
+SIM_NOTE = "perception: SIMULATED (simulated sensors, not a model's result)"
 
 
 def _pyplot() -> Any:
@@ -221,6 +221,10 @@ def frontier(
                 )  # fmt: skip
                 if ax is axes[0]:
                     handles[row["env"]].append(line)
+            # the offset markers do not widen the axes (their transform is not data): the
+            # data points themselves, drawn invisibly, set the limits
+            ax.plot([float(r[key]) for r in shown], [r["accuracy"] for r in shown],
+                    linestyle="none", marker="none")  # fmt: skip
             for env in sorted({r["env"] for r in shown}, key=env_rank):
                 points = [(float(r[key]), float(r["accuracy"])) for r in shown if r["env"] == env]
                 front = pareto_front(points)

@@ -91,3 +91,22 @@ def test_the_timeline_has_a_legend_and_a_y_label(tmp_path: Path, figures: list[A
     keys = [t.get_text() for t in ax.get_legend().get_texts()]
     assert keys == ["frames a model saw", "captioned only", "answer window", "ground truth"]
     assert PAPER_RC["font.size"] >= 7
+
+
+def test_every_point_of_the_frontier_lies_inside_its_axes(
+    tmp_path: Path, figures: list[Any]
+) -> None:
+    """Markers set side by side are offset in points, so they cannot set the limits."""
+    from benchmarks.plots import frontier
+
+    rows = [
+        {**_row("pacing-1x", "pacing", 0.667), "mean_model_tokens": 2560.0},
+        {**_row("uniform", "zoom", 0.667, calls=1.0), "mean_model_tokens": 6501.0},
+        {**_row("iterative-sampling", "zoom", 0.2, calls=2.0), "mean_model_tokens": 7375.0},
+    ]
+    frontier(tmp_path / "f.png", rows, True, PlotOptions())
+    (fig,) = figures
+    tokens, calls = fig.axes[0], fig.axes[1]
+    for ax, key in ((tokens, "mean_model_tokens"), (calls, "mean_vlm_calls")):
+        low, high = ax.get_xlim()
+        assert all(low < r[key] < high for r in rows), (key, ax.get_xlim())
