@@ -19,7 +19,7 @@ from typing import Any
 from benchmarks.config import BenchConfig
 from benchmarks.provenance import policy_perceptions
 from video_env.backends.random_weights import LABEL as RANDOM_LABEL
-from video_env.provenance import perception_label, perception_notes
+from video_env.provenance import SIMULATED, perception_label, perception_notes, record_labels
 
 __all__ = ["footer_notes", "header", "perception_text", "running_envs"]
 
@@ -90,8 +90,9 @@ def footer_notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
     from benchmarks.summary import policy_label
 
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        groups[perception_label([record]).split(" (")[0]].append(record)
+    for record in records:  # simulated on the synthetic world, real files or stand-ins: one
+        simulated = SIMULATED in record_labels(record)
+        groups[SIMULATED if simulated else perception_label([record]).split(" (")[0]].append(record)
     if len(groups) <= 1:
         return perception_notes(records)
     lines = []

@@ -117,14 +117,11 @@ def check_videos_exist(config: BenchConfig) -> None:
     if config.dataset is None or config.standin_missing_videos:
         return
     samples = samples_for(config)
-    missing = [
-        s.video_path
-        for s in samples
-        if s.video_path is not None and not os.path.exists(s.video_path)
-    ]
+    paths = {s.video_path for s in samples if s.video_path is not None}
+    missing = sorted(p for p in paths if not os.path.exists(p))
     if missing:
         raise ConfigError(
-            f"{len(missing)} of {len(samples)} video files are missing (first: {missing[0]!r}): "
+            f"{len(missing)} of {len(paths)} video files are missing (first: {missing[0]!r}): "
             "give --videos DIR where they are, or --standin-missing-videos to play simulated "
             "stand-ins built from the annotations (labelled stand-in)"
         )

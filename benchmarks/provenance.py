@@ -264,6 +264,8 @@ def policy_perceptions(config: BenchConfig) -> dict[str, str]:
 
     out = {}
     for name in policy_names(config):
+        if not set(policies.spec(name).env_kinds) & set(config.envs):
+            continue  # `all` names policies of envs the run leaves out: they do not run
         model = own_model_spec(name)
         if model is not None:
             out[shown_policy(config, name)] = model_perception(model)

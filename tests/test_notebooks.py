@@ -25,7 +25,7 @@ SAYS = {
         "TINY RANDOM MODELS",  # the loud label of the random weights
         "MEAN NOTHING",
         "FAKE server at http://127.0.0.1:",  # the OpenAI-compatible path, labelled fake
-        "perception: real | simulated roles: []",  # the bench run is labelled not simulated
+        "perception: real, random weights (plumbing test) | simulated roles: []",  # not simulated
         "simulated=True (True: a stand-in",  # real annotations on a stand-in video
     )
 }

@@ -55,7 +55,7 @@ def test_the_label_and_the_notes_of_a_set_of_episodes() -> None:
     assert "SIMULATED" in notes[1] and not any("PIXEL" in n for n in notes)
     assert Provenance.of(mixed).counts == {STANDIN: 1, SIMULATED: 1, PIXEL_REAL: 1}
     own = [record_flags({SENSORS_ON_REAL}), record_flags({STANDIN})]
-    assert perception_label(own) == "simulated sensors on real video (1 of 2 on stand-ins)"
+    assert perception_label(own) == "simulated (1 of 2 on stand-ins, 1 on real video)"
     notes = perception_notes(own)
     assert notes[0].startswith("1 of 2 episodes ran on simulated stand-ins of missing video")
     assert notes[1].startswith("1 of 2 episodes ran simulated sensors on real video")

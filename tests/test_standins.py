@@ -96,7 +96,9 @@ def test_a_bench_with_missing_files_stops_unless_stand_ins_are_asked_for(
     assert main([*args, "--standin-missing-videos"]) == 0
     printed = capsys.readouterr().out
     assert "1 sample(s) ran on simulated stand-ins of missing video files" in printed
-    assert "simulated sensors on real video (1 of 2 on stand-ins)" in printed
+    assert "simulated (1 of 2 on stand-ins, 1 on real video)" in printed
+    assert printed.count("Perception: SIMULATED") == 1  # one note for the run's one row
+    assert "1 of 2 episodes ran on simulated stand-ins" in printed
     meta = json.loads((out / "run.json").read_text())
     assert meta["standin_episodes"] == 1 and meta["sensors_on_real_video_episodes"] == 1
 

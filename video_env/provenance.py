@@ -90,6 +90,13 @@ _NOTES = {
     "made; these numbers test the plumbing, not a model.",
 }
 
+#: The SIMULATED note of a dataset's episodes (real files or stand-ins of missing ones).
+_DATASET_SIMULATED_NOTE = (
+    "Perception: SIMULATED (simulated VLM/captioner/CLIP answering from the dataset's "
+    "annotations, see docs/simulator.md). These numbers measure exploration strategies in "
+    "the simulator, not any model."
+)
+
 
 def object_labels(obj: Any) -> frozenset[str]:
     """The labels an object (a backend, a perception, a model) carries by its flags."""
@@ -153,15 +160,16 @@ def perception_label(records: Iterable[Mapping[str, Any]]) -> str:
     """A result's perception in a few words: ``simulated``, ``pixel-vlm``, ``real``, ...
 
     Simulated sensors on real files say so (``simulated sensors on real video``), stand-ins
-    are counted (``simulated (3 of 12 on stand-ins)``); random weights add
+    are counted (``simulated (3 of 12 on stand-ins, 9 on real video)``); random weights add
     ``, random weights (plumbing test)``.
     """
     seen = Provenance.of(records)
     if seen.has(SIMULATED):
-        label = SENSORS_ON_REAL if seen.has(SENSORS_ON_REAL) else SIMULATED
-        if seen.has(STANDIN):
-            label += f" ({seen.counts[STANDIN]} of {seen.episodes} on stand-ins)"
-        return label
+        standins, on_real = seen.counts.get(STANDIN, 0), seen.counts.get(SENSORS_ON_REAL, 0)
+        if standins:
+            real = f", {on_real} on real video" if on_real else ""
+            return f"{SIMULATED} ({standins} of {seen.episodes} on stand-ins{real})"
+        return SENSORS_ON_REAL if on_real else SIMULATED
     label = next((lab for lab in (PIXEL_VLM, PIXEL_REAL) if seen.has(lab)), "real")
     return label + (f", {RANDOM_WEIGHTS_NOTE}" if seen.has(RANDOM_WEIGHTS) else "")
 
@@ -180,7 +188,9 @@ def perception_notes(
     for label, note in VIDEO_NOTES.items():
         if seen.has(label):
             notes.append(f"{seen.counts[label]} of {seen.episodes} episodes {note}.")
-    if seen.has(SIMULATED):
+    if seen.has(SIMULATED) and (seen.has(STANDIN) or seen.has(SENSORS_ON_REAL)):
+        notes.append(_DATASET_SIMULATED_NOTE)  # a dataset's videos, not the synthetic world
+    elif seen.has(SIMULATED):
         notes.append(_NOTES[SIMULATED])
     elif seen.has(PIXEL_VLM) or seen.has(PIXEL_REAL):
         notes.append(_NOTES[PIXEL_VLM if seen.has(PIXEL_VLM) else PIXEL_REAL])
