@@ -189,3 +189,15 @@ def test_a_video_longer_than_the_maximum_is_refused_at_reset() -> None:
     env = gym.make("VideoEnv/ClipQuery-v1", dataset=[sample])
     with pytest.raises(ConfigError, match="MAX_DURATION_S"):
         env.reset(seed=0)
+
+
+def test_simulated_captions_of_a_real_file_invent_no_scene() -> None:
+    from video_env.synth.vocab import SCENE_STYLES
+
+    env = gym.make("VideoEnv/Zoom-v1", dataset=[bunny()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        obs, _ = env.reset(seed=0)
+    captions = [str(clip["caption"]) for clip in obs["clips"]]
+    assert captions and all("the annotations do not describe" in c for c in captions)
+    assert not any(style.description in c for style in SCENE_STYLES for c in captions)

@@ -32,7 +32,7 @@ Fields of a record:
   answer        MCQ: the correct option's letter ("A", "B", ...); open: the answer text;
                 null when unknown (the sample is then left out of accuracy)
   gt_intervals  evidence windows [[start, end], ...] in seconds from the video's start
-                ([] when unknown: GToU is then not computed)
+                ([] when unknown: no GToU, and simulated sensors never find it)
   duration      the video's length in seconds, or null (read from the file)
   category      optional label, e.g. "object" (per-category tables)
   source        optional name of where the question comes from
@@ -78,7 +78,7 @@ def template_records(folder: Path) -> list[dict[str, object]]:
                 "question": f"EDIT ME: an open question about {path.name}",
                 "options": None,
                 "answer": "EDIT ME: the answer text",
-                "gt_intervals": [],
+                "gt_intervals": [[0.0, round(min(duration, 2.0), 3)]],
                 "duration": duration,
                 "category": "example",
                 "source": NAME,

@@ -18,7 +18,7 @@ from video_env.provenance import (
     perception_label,
     record_flags,
 )
-from video_env.synth.annotated import AnnotatedVideo
+from video_env.synth.annotated import AnnotatedVideo, file_world
 from video_env.synth.standin import standin_video
 from video_env.synth.world import SynthVideo
 from video_env.types import MAX_DURATION_S, VideoQA
@@ -206,8 +206,8 @@ class Perception:
             )
         if not self.simulated:
             return reader
-        world = standin_video(sample, duration=reader.duration)
-        return AnnotatedVideo(reader, dataclasses.replace(world, native_size=reader.size))
+        world = file_world(standin_video(sample, duration=reader.duration), reader.size)
+        return AnnotatedVideo(reader, world)
 
 
 def resolve_perception(

@@ -9,11 +9,31 @@ beside it for the simulated backends (``world``) alone.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 from video_env.provenance import SENSORS_ON_REAL
-from video_env.synth.world import SynthVideo
+from video_env.synth.vocab import SceneStyle
+from video_env.synth.world import Scene, SynthVideo
+from video_env.types import Interval
 from video_env.video.base import FrameArray, Size, Times, VideoReader
+
+#: The one scene of a real file's world: the annotations say nothing of what is on screen,
+#: so simulated captions and CLIP describe no made-up kitchen or street.
+UNANNOTATED = SceneStyle(
+    "unannotated", "a scene the annotations do not describe", (0, 0, 0), (0, 0, 0)
+)
+
+
+def file_world(standin: SynthVideo, size: Size) -> SynthVideo:
+    """A real file's stand-in world: its needles only, one undescribed scene, the file's size.
+
+    Args:
+        standin: ``standin_video(sample, duration=file's)``: the annotations as a world.
+        size: The file's frame size (legibility is judged against it).
+    """
+    scene = Scene(Interval(0.0, standin.duration), UNANNOTATED)
+    return dataclasses.replace(standin, scenes=(scene,), native_size=size)
 
 
 class AnnotatedVideo:
