@@ -47,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
         clip=args.clip,
         judge=args.judge,
     )
-    validate(config)  # unknown names fail before anything is created or shown
+    with _warnings_as_lines():
+        validate(config)  # unknown names fail before anything is created or shown
     out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
     for flag, value in (("--workers", args.workers), ("--concurrency", args.concurrency)):
         if value is not None and value < 1:
@@ -155,13 +156,19 @@ def _progress(quiet: bool, workers: int) -> ProgressBar | None:
 
 @contextlib.contextmanager
 def _warnings_as_lines() -> Iterator[None]:
-    """Show the run's warnings (:class:`BenchWarning`) as ``warning: ...`` lines on stderr."""
-    from benchmarks.records import BenchWarning
+    """Show the run's and its dataset's warnings as ``warning: ...`` lines on stderr.
 
+    :class:`BenchWarning` and the loaders' reports (missing videos, skipped records) are a
+    user's news, not a Python program's: no source line after them.
+    """
+    from benchmarks.records import BenchWarning
+    from video_env.data import MissingVideosWarning, SkippedRecordsWarning
+
+    ours = (BenchWarning, MissingVideosWarning, SkippedRecordsWarning)
     shown = warnings.showwarning
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, BenchWarning):
+        if issubclass(category, ours):
             print(f"warning: {message}", file=sys.stderr)
         else:
             shown(message, category, *args, **kwargs)
