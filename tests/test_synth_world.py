@@ -134,7 +134,7 @@ def test_foreign_needle_and_outside_interval_are_rejected(video: SynthVideo) -> 
 
 def test_suites() -> None:
     names = [s.name for s in list_suites()]
-    assert names == ["synth-tiny", "synth-quick", "synth-hour"]
+    assert names == ["synth-tiny", "synth-quick", "synth-hour", "synth-visible"]
     tiny = load_suite("synth-tiny")
     assert len(tiny) == 12
     assert all(isinstance(s, VideoQA) for s in tiny)

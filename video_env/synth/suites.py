@@ -65,6 +65,16 @@ SUITES: dict[str, SuiteSpec] = {
             (5, 5),
             seed=33,
         ),
+        SuiteSpec(
+            "synth-visible",
+            "24 videos of 1-2 min, 2 colour/material/object needles each, legible to the "
+            "pixel VLM at Pacing sizes (experiments/pacing_suite)",
+            24,
+            (60, 110),
+            (2, 2),
+            seed=4242,
+            categories=("visual", "object"),
+        ),
     )
 }
 

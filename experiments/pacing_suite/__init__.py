@@ -1,0 +1,1 @@
+"""A legible pacing suite: where a slower look reads more (issue 63, item 1)."""
