@@ -135,20 +135,26 @@ def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def finished_bench(factory: pytest.TempPathFactory, args: Sequence[str]) -> Path:
-    """A results folder of ``video-env bench ARGS`` (run once per module that asks)."""
-    from video_env.cli import main
+def bench_run_fixtures(args: Sequence[str]) -> tuple[Any, Any]:
+    """``finished`` (``video-env bench ARGS``, once per module) and ``run`` (a copy to damage).
 
-    out = factory.mktemp("run")
-    assert main([*args, "--out", str(out)]) == 0
-    return out
-
-
-def copied_run(finished: Path, tmp_path: Path) -> Path:
-    """A copy of a finished results folder, for a test to damage."""
+    Assign them in a test module: ``finished, run = bench_run_fixtures(ARGS)``.
+    """
     import shutil
 
-    return Path(shutil.copytree(finished, tmp_path / "run"))
+    from video_env.cli import main
+
+    @pytest.fixture(scope="module")
+    def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        out = tmp_path_factory.mktemp("run")
+        assert main([*args, "--out", str(out)]) == 0
+        return out
+
+    @pytest.fixture
+    def run(finished: Path, tmp_path: Path) -> Path:
+        return Path(shutil.copytree(finished, tmp_path / "run"))
+
+    return finished, run
 
 
 def refused_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_fixtures import copied_run, finished_bench
+from shared_fixtures import bench_run_fixtures
 
 from benchmarks.records import EpisodeLog, EpisodeLogWarning
 from video_env.cli import main
@@ -13,14 +13,7 @@ ARGS = ["bench", "--suite", "synth-tiny", "--envs", "pacing", "--policies", "pac
         "--quiet", "--no-plots", "--executor", "serial"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return finished_bench(tmp_path_factory, ARGS)
-
-
-@pytest.fixture
-def run(finished: Path, tmp_path: Path) -> Path:
-    return copied_run(finished, tmp_path)
+finished, run = bench_run_fixtures(ARGS)
 
 
 def lines(folder: Path) -> list[bytes]:

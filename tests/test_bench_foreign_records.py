@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_fixtures import copied_run, finished_bench
+from shared_fixtures import bench_run_fixtures
 
 from benchmarks.records import EpisodeLog
 from video_env.cli import main
@@ -14,14 +14,7 @@ ARGS = ["bench", "--suite", "synth-tiny", "--envs", "zoom", "--policies", "unifo
         "4", "--quiet", "--no-plots", "--executor", "serial"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return finished_bench(tmp_path_factory, ARGS)
-
-
-@pytest.fixture
-def run(finished: Path, tmp_path: Path) -> Path:
-    return copied_run(finished, tmp_path)
+finished, run = bench_run_fixtures(ARGS)
 
 
 def records(folder: Path) -> list[bytes]:

@@ -26,6 +26,13 @@ def clip(tmp_path: Path) -> Path:
     return path
 
 
+def bench_args(annotations: Path, videos: Path, out: Path) -> list[str]:
+    """A serial, quiet Zoom bench of ``uniform`` over a JSONL of the clip folder."""
+    return ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
+            str(videos), "--envs", "zoom", "--policies", "uniform", "--quiet", "--no-plots",
+            "--executor", "serial", "--out", str(out)]  # fmt: skip
+
+
 def sample(path: Path, i: int = 0) -> VideoQA:
     return VideoQA(
         id=f"q{i}", video=str(path), question="What colour is the cup?",
@@ -62,9 +69,7 @@ def test_a_bench_on_real_files_says_its_sensors_are_simulated(
     annotations = save_jsonl([sample(clip, i) for i in range(3)], tmp_path / "qa.jsonl",
                              video_root=clip.parent)  # fmt: skip
     out = tmp_path / "run"
-    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
-            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
-            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    args = bench_args(annotations, clip.parent, out)
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "3 sample(s) ran simulated sensors on real video" in printed  # the header
@@ -87,9 +92,7 @@ def test_a_bench_with_missing_files_stops_unless_stand_ins_are_asked_for(
     annotations = save_jsonl([sample(clip, 0), sample(gone, 1)], tmp_path / "qa.jsonl",
                              video_root=clip.parent)  # fmt: skip
     out = tmp_path / "run"
-    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
-            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
-            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    args = bench_args(annotations, clip.parent, out)
     assert main(args) == 2
     assert "1 of 2 video files are missing" in capsys.readouterr().err
     monkeypatch.setattr(jobs, "_SAMPLES", {})
@@ -112,9 +115,7 @@ def test_a_corrupt_file_is_recorded_with_the_decoders_reason_and_the_others_run(
     samples = [sample(clip, 0), sample(broken, 1), sample(clip, 2)]
     annotations = save_jsonl(samples, tmp_path / "qa.jsonl", video_root=clip.parent)
     out = tmp_path / "run"
-    args = ["bench", "--dataset", "jsonl", "--annotations", str(annotations), "--videos",
-            str(clip.parent), "--envs", "zoom", "--policies", "uniform", "--quiet",
-            "--no-plots", "--executor", "serial", "--out", str(out)]  # fmt: skip
+    args = bench_args(annotations, clip.parent, out)
     assert main(args) == 0
     records = {r["sample_id"]: r for r in map(json.loads, (out / "episodes.jsonl").open())}
     assert (

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.videoscout_pixel.videoscout_pixel import record_values
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import Interval, VideoQA
 
@@ -56,15 +57,9 @@ def evidence_row(name: str, sample: VideoQA, record: dict[str, Any]) -> dict[str
     answer_window = Interval(float(window[0]), float(window[1])) if window else None
     evidence = list(sample.gt_intervals)
     return {
-        "model": name,
-        "sample_id": sample.id,
-        "video": str(sample.meta.get("video_id", sample.id.split("/")[0])),
-        "accuracy": float(bool(record.get("correct"))),
-        "frames": float(record.get("frames_shown") or 0),
-        "turns": float(record.get("turns") or 0),
+        **record_values(name, sample, record),
         "on_evidence": answer_window is not None and _overlaps(answer_window, evidence),
         "evidence_shown": any(_overlaps(w, evidence) for w in shown),
-        "error": record.get("error"),
     }
 
 
