@@ -30,9 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from experiments.videoscout_pixel.videoscout_pixel import record_values
+from experiments.videoscout_pixel.videoscout_pixel import (
+    evidence_sighting,
+    paired_differences,
+    record_values,
+)
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
-from video_env.types import Interval, VideoQA
+from video_env.types import VideoQA
 
 __all__ = ["evidence_row", "format_separation", "legibility", "main", "separation"]
 
@@ -40,26 +44,19 @@ POLICIES = ("pacing-1x", "pacing-4x", "pacing-2x@0.8")
 COLUMNS = ("accuracy", "frames", "turns")
 
 
-def _overlaps(window: Interval, evidence: Sequence[Interval]) -> bool:
-    """Whether ``window`` shares some time (more than an instant) with the evidence."""
-    return any((o := window.intersection(gt)) is not None and o.length > 0 for gt in evidence)
-
-
 def evidence_row(name: str, sample: VideoQA, record: dict[str, Any]) -> dict[str, Any]:
     """One episode's values: correctness, cost, and whether its answer window met the evidence.
 
     ``on_evidence`` reads the answer's window (the window whose reading the schedule
     answered with) against the question's ground-truth windows — the study's privilege,
-    never the policy's; ``evidence_shown`` whether any window shown did.
+    never the policy's; ``evidence_shown`` (:func:`record_values`) whether any window
+    shown did.
     """
-    shown = [Interval(float(w[0]), float(w[1])) for w in record.get("explored") or []]
     window = record.get("window")
-    answer_window = Interval(float(window[0]), float(window[1])) if window else None
-    evidence = list(sample.gt_intervals)
+    answered = {"explored": [[window[0], window[1], "answer"]] if window else []}
     return {
         **record_values(name, sample, record),
-        "on_evidence": answer_window is not None and _overlaps(answer_window, evidence),
-        "evidence_shown": any(_overlaps(w, evidence) for w in shown),
+        "on_evidence": bool(evidence_sighting(sample, answered)["evidence_shown"]),
     }
 
 
@@ -97,12 +94,7 @@ def paired_accuracy(rows: Sequence[dict[str, Any]], first: str, second: str) -> 
     Raises:
         ValueError: If the two policies share no question.
     """
-    mine = {p: {r["sample_id"]: r for r in rows if r["model"] == p} for p in (first, second)}
-    ids = [i for i in mine[first] if i in mine[second]]
-    if not ids:
-        raise ValueError(f"{first} and {second} share no question")
-    diffs = [mine[second][i]["accuracy"] - mine[first][i]["accuracy"] for i in ids]
-    return _cell(diffs, [mine[first][i]["video"] for i in ids])
+    return paired_differences(rows, first, second)["accuracy"]
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

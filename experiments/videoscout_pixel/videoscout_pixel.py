@@ -410,10 +410,10 @@ def paired_differences(
     videos = [mine[first][i]["video"] for i in ids]
     out: dict[str, list[float]] = {}
     for column in COLUMNS:
-        pairs = [(mine[first][i][column], mine[second][i][column]) for i in ids]
+        pairs = [(mine[first][i].get(column), mine[second][i].get(column)) for i in ids]
         if any(a is None or b is None for a, b in pairs):
-            continue
-        diffs = [float(b) - float(a) for a, b in pairs]
+            continue  # a column either policy lacks (or a row type without it)
+        diffs = [float(b) - float(a) for a, b in pairs]  # type: ignore[arg-type]
         low, high = cluster_bootstrap_ci(diffs, videos)
         out[column] = [round(float(np.mean(diffs)), 3), round(low, 3), round(high, 3)]
     return out
