@@ -16,7 +16,7 @@ from benchmarks.header import footer_notes, header
 from benchmarks.jobs import validate, video_samples
 from benchmarks.plot_style import PLOT_FORMATS, PlotOptions
 from benchmarks.progress import ProgressBar
-from benchmarks.summary import BRIEF, brief_columns, to_markdown
+from benchmarks.summary import brief_columns, to_markdown
 from video_env._optional import require
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.errors import ConfigError
@@ -184,7 +184,7 @@ def _report(args: argparse.Namespace) -> int:
 
     with _warnings_as_lines():
         result = report(args.folder, plots=_plot_options(args))
-    print(to_markdown(result.rows, BRIEF))
+    print(to_markdown(result.rows, brief_columns(result.rows)))
     _warn_llm_failures(result.rows)
     if result.plots:
         print("plots: " + ", ".join(result.plots))

@@ -13,7 +13,7 @@ import numpy as np
 
 from policies.registry import OFFLINE_SUFFIX
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
-from video_env.provenance import STANDIN, Provenance, perception_label
+from video_env.provenance import perception_label
 
 COLUMNS = (
     "env", "policy", "presets", "rules", "perception", "episodes", "failures", "accuracy",
@@ -276,11 +276,6 @@ def _fmt(value: Any, csv_mode: bool = False, decimals: int | None = None) -> str
             return f"{value:.{decimals}f}"
         return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     return str(value)
-
-
-def standin_count(records: Sequence[dict[str, Any]]) -> int:
-    """Episodes whose perception was simulated from a real sample's annotations."""
-    return Provenance.of(records).counts.get(STANDIN, 0)
 
 
 #: Columns of the compact table printed after a run (:func:`brief_columns` adds the

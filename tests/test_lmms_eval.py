@@ -19,7 +19,7 @@ pytest.importorskip("lmms_eval")
 from benchmarks.lmms import TASKS_DIR
 from benchmarks.lmms.agentic import doc_to_text, process_results
 from benchmarks.lmms.requests import parse_options, request_sample
-from benchmarks.lmms.task_docs import docs_for
+from benchmarks.lmms.task_docs import MAX_AGENTIC_STEPS, docs_for
 from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply, request_images
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
@@ -230,3 +230,7 @@ def test_bad_dataset_kwargs_are_refused(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("VIDEO_ENV_LMMS_LOADER", raising=False)
     with pytest.raises(ConfigError, match="VIDEO_ENV_LMMS_LOADER"):
         docs_for({"loader": "${VIDEO_ENV_LMMS_LOADER}", "env": "zoom"})
+    with pytest.raises(ConfigError, match="below the tasks' max_agentic_steps"):
+        docs_for({"suite": "synth-tiny", "env": "zoom", "max_turns": 64})
+    template = (Path(TASKS_DIR) / "_video_env_template_yaml").read_text()
+    assert f"max_agentic_steps: {MAX_AGENTIC_STEPS}" in template  # one bound, said twice

@@ -19,7 +19,14 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from video_env.actions.types import SpeedAction
-from video_env.serving.auth import TOKEN_ENV, exposure_warning, is_loopback, token_matches
+from video_env.errors import ConfigError
+from video_env.serving.auth import (
+    TOKEN_ENV,
+    exposure_warning,
+    is_loopback,
+    resolve_token,
+    token_matches,
+)
 from video_env.serving.client import RemoteVideoEnv
 from video_env.serving.testing import LocalServer, ServerProcess, get_json
 
@@ -260,6 +267,20 @@ def test_token_and_exposure_helpers() -> None:
     assert exposure_warning("0.0.0.0", "s3cret") is None
     warning = exposure_warning("0.0.0.0", None)
     assert warning is not None and "--token" in warning and TOKEN_ENV in warning
+
+
+@pytest.mark.parametrize("token", [" s3cret", "s3cret\n", "sécret", "s3\x00cret"])
+def test_a_token_no_client_could_send_is_refused(
+    token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ConfigError, match="printable ASCII"):
+        resolve_token(token)
+    if "\x00" not in token:  # an environment variable cannot hold a NUL
+        monkeypatch.setenv(TOKEN_ENV, token)
+        with pytest.raises(ConfigError, match="printable ASCII"):
+            resolve_token(None)
+    monkeypatch.setenv(TOKEN_ENV, "s3cret")
+    assert resolve_token(None) == "s3cret" and resolve_token("other") == "other"
 
 
 @pytest.mark.slow

@@ -76,7 +76,11 @@ def doc_to_text(
     try:
         if info is None:  # the first reply: start the episode the first prompt showed
             env, observation = _start(doc)
-            info = _round_info(env, _render(doc, observation)[0])
+            try:
+                info = _round_info(env, _render(doc, observation)[0])
+            except BaseException:
+                env.close()  # not yet in the round's info: _finish could not close it
+                raise
         return _step(doc, info, outputs, int(round_idx))
     except Exception as exc:  # a failing env or backend ends this episode, not the run
         return _finish(doc, info or {}, outputs, None, f"{type(exc).__name__}: {exc}")

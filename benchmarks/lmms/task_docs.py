@@ -24,6 +24,8 @@ __all__ = ["DATASET_KEYS", "EPISODE_KEYS", "docs_for", "episode_settings", "samp
 DATASET_KEYS = ("suite", "loader", "annotations", "videos", "limit", "standin_missing_videos")
 #: ``dataset_kwargs`` that set the episode.
 EPISODE_KEYS = ("env", "seed", "max_turns", "env_kwargs")
+#: ``max_agentic_steps`` of the task template (``tasks/_video_env_template_yaml``).
+MAX_AGENTIC_STEPS = 64
 ENV_KINDS = ("pacing", "zoom", "clip_query")
 
 _SAMPLES: dict[str, list[VideoQA]] = {}
@@ -60,8 +62,11 @@ def episode_settings(kwargs: dict[str, Any]) -> dict[str, Any]:
     if env not in ENV_KINDS:
         raise ConfigError(f"unknown env {env!r}; known: {list(ENV_KINDS)}")
     max_turns = int(kwargs.get("max_turns", 16))
-    if max_turns < 1:
-        raise ConfigError(f"max_turns must be >= 1, got {max_turns}")
+    if not 1 <= max_turns < MAX_AGENTIC_STEPS:
+        raise ConfigError(
+            f"max_turns must be from 1 to {MAX_AGENTIC_STEPS - 1} (below the tasks' "
+            f"max_agentic_steps, so the env ends an episode first), got {max_turns}"
+        )
     env_kwargs = dict(kwargs.get("env_kwargs") or {})
     seed = int(kwargs.get("seed", 0))
     return {"env": env, "seed": seed, "max_turns": max_turns, "env_kwargs": env_kwargs}

@@ -12,6 +12,7 @@ from verifiers.utils.message_utils import normalize_messages
 
 from policies.episode_settings import EpisodeSettings
 from policies.verifiers_envs.render import first_messages, next_messages
+from video_env.actions.validation import MAX_WIRE_TEXT_CHARS
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
@@ -20,7 +21,7 @@ __all__ = ["MAX_REPLY_CHARS", "VideoMultiTurnEnv"]
 #: The longest reply read: a ``video-env serve`` wire action carries at most this much
 #: text, and an in-process env reads the same prefix, so both modes parse alike (a longer
 #: reply is cut there; its action, if past the cut, is not read: the env's invalid action).
-MAX_REPLY_CHARS = 65536
+MAX_REPLY_CHARS = MAX_WIRE_TEXT_CHARS
 
 #: verifiers' stop condition → the ``ended_by`` of an unanswered episode's record.
 _ENDED_BY = {"max_turns_reached": "max_turns", "has_error": "error", "timeout_reached": "timeout"}

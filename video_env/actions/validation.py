@@ -27,6 +27,9 @@ from video_env.types import Interval
 #: Longest text field (an answer, a query's description, a Pacing memory); the default
 #: ``max_length`` of :class:`~video_env.wrappers.TextActions` replies.
 MAX_TEXT_CHARS = 16_384
+#: Longest text one reply may carry to an env, over the wire or not (``video-env serve``'s
+#: text fields, the verifiers envs' replies): longer is cut, or refused over the wire.
+MAX_WIRE_TEXT_CHARS = 65_536
 #: Most windows of one evaluate or queries of one round (every env's own cap is lower).
 MAX_ITEMS = 256
 #: Largest absolute value of an integer field (chunk, segment, speed factor).

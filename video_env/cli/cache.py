@@ -43,7 +43,7 @@ def _info(args: argparse.Namespace) -> int:
 
 def _clear(args: argparse.Namespace) -> int:
     folder = _folder(args)
-    if not folder.exists():
+    if not (folder / DATABASE).exists():  # nothing to clear: no database is made to clear it
         print(f"removed 0 {args.kind or 'cached'} entries")
         return 0
     try:

@@ -176,7 +176,7 @@ class Perception:
 
         A synthetic sample is its own video. A real file's frames are always the file's:
         with simulated backends it comes as an :class:`AnnotatedVideo` whose ``world``
-        (a stand-in built from the sample's annotations, as long as the file) is what
+        (a stand-in built from the sample's annotations, at least as long as the file) is what
         those backends answer from. A missing file is an error unless ``standin_missing``
         is set; then the stand-in is the video, frames included (labelled ``stand-in``).
 
@@ -198,15 +198,18 @@ class Perception:
                 )
             return standin_video(sample)
         reader = open_video(sample.video)
-        if reader.duration > MAX_DURATION_S:  # the envs' spaces and rules are bounded by it
+        try:
+            if not reader.duration <= MAX_DURATION_S:  # NaN too: spaces and rules are bounded
+                raise ConfigError(
+                    f"video {reader.name!r} lasts {reader.duration:g} s, over the "
+                    f"{MAX_DURATION_S:g} s maximum (MAX_DURATION_S)"
+                )
+            if not self.simulated:
+                return reader
+            world = file_world(standin_video(sample, duration=reader.duration), reader.size)
+        except BaseException:
             reader.close()
-            raise ConfigError(
-                f"video {reader.name!r} lasts {reader.duration:g} s, over the {MAX_DURATION_S:g} s "
-                "maximum (MAX_DURATION_S)"
-            )
-        if not self.simulated:
-            return reader
-        world = file_world(standin_video(sample, duration=reader.duration), reader.size)
+            raise
         return AnnotatedVideo(reader, world)
 
 

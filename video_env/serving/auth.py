@@ -13,6 +13,8 @@ import hmac
 import ipaddress
 import os
 
+from video_env.errors import ConfigError
+
 __all__ = [
     "TOKEN_ENV",
     "auth_headers",
@@ -27,9 +29,19 @@ TOKEN_ENV = "VIDEO_ENV_SERVE_TOKEN"
 
 
 def resolve_token(token: str | None = None) -> str | None:
-    """``token``, else :data:`TOKEN_ENV`'s value; ``None`` for none (or an empty one)."""
+    """``token``, else :data:`TOKEN_ENV`'s value; ``None`` for none (or an empty one).
+
+    Raises:
+        ConfigError: For a token no client could send: surrounding spaces, or characters
+            other than printable ASCII (HTTP headers carry Latin-1 and strip spaces).
+    """
     if token is None:
         token = os.environ.get(TOKEN_ENV)
+    if token and (token != token.strip() or not (token.isascii() and token.isprintable())):
+        raise ConfigError(
+            "the serve token must be printable ASCII without surrounding spaces: no client "
+            "could send it in an Authorization header"
+        )
     return token or None
 
 

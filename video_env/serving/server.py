@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from video_env.errors import ConfigError, VideoEnvError
-from video_env.serving.auth import exposure_warning
+from video_env.serving.auth import exposure_warning, resolve_token
 from video_env.serving.environment import (
     OneThreadVideoEnvironment,
     SessionCounter,
@@ -262,8 +262,9 @@ def serve(
     """
     import uvicorn
 
+    app_kwargs["token"] = resolve_token(app_kwargs.get("token"))  # as the clients read it
     app = make_app(env_id, env_kwargs, max_request_bytes=max_request_bytes, **app_kwargs)
-    warning = None if sock is not None else exposure_warning(host, app_kwargs.get("token"))
+    warning = None if sock is not None else exposure_warning(host, app_kwargs["token"])
     if warning:
         print(warning, file=sys.stderr, flush=True)
     config = uvicorn_config(app, max_request_bytes, host=host, port=port)

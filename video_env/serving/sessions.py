@@ -211,6 +211,8 @@ class VideoEnvServer(HTTPEnvServer):
         # OpenEnv runs stateless calls (HTTP /reset, /step) on a pool of 32 threads: 14
         # pixel resets at once took 1 GB and, contending for the GIL, held a session's
         # steps up for a second (benchmarks/perf/server_load.py). One thread of their own.
+        pool: ThreadPoolExecutor = getattr(self, "_executor")  # noqa: B009 (openenv's, untyped)
+        pool.shutdown(wait=False)  # openenv's pool of 32, replaced before any use
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stateless")
         timeouts = [unclaimed_timeout_s, self._session_idle_timeout_s or unclaimed_timeout_s]
         self.reap_every_s = max(0.05, min(5.0, *(t / 4 for t in timeouts)))

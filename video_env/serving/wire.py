@@ -33,6 +33,7 @@ from video_env.actions.types import (
     SegmentQuery,
     SpeedAction,
 )
+from video_env.actions.validation import MAX_WIRE_TEXT_CHARS
 from video_env.errors import ConfigError, VideoEnvError
 from video_env.serving.images import ImageFormat, decode_frames, encode_frames
 from video_env.types import Interval
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 Window = tuple[float, float]
-_TEXT_LIMIT = 65536  # characters of a text field (replies, notes, answers)
+_TEXT_LIMIT = MAX_WIRE_TEXT_CHARS  # characters of a text field (replies, notes, answers)
 
 
 class WireAction(Action):

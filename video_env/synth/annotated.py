@@ -10,7 +10,6 @@ beside it for the simulated backends (``world``) alone.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 from video_env.provenance import SENSORS_ON_REAL
 from video_env.synth.vocab import SceneStyle
@@ -44,7 +43,8 @@ class AnnotatedVideo:
 
     Args:
         reader: The decoded file.
-        world: The stand-in world built from the sample's annotations, as long as the file.
+        world: The stand-in world built from the sample's annotations (at least as long
+            as the file: it never cuts a ground-truth interval).
     """
 
     def __init__(self, reader: VideoReader, world: SynthVideo) -> None:
@@ -78,11 +78,13 @@ class AnnotatedVideo:
 
     @property
     def fingerprint(self) -> str:
-        """The file's and the world's fingerprints together (cached answers depend on both)."""
+        """The file's fingerprint (cached answers are real backends': frames only).
+
+        Simulated backends, the only readers of ``world``, are never cached.
+        """
         from video_env.cache.fingerprint import video_fingerprint
 
-        parts = f"{video_fingerprint(self.reader)}|{video_fingerprint(self.world)}"
-        return "annotated:" + hashlib.blake2b(parts.encode(), digest_size=12).hexdigest()
+        return video_fingerprint(self.reader)
 
     def frames(self, times: Times, size: object = None) -> FrameArray:
         """The file's frames at ``times`` (see :class:`~video_env.video.base.VideoReader`)."""
