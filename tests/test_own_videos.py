@@ -201,3 +201,20 @@ def test_simulated_captions_of_a_real_file_invent_no_scene() -> None:
     captions = [str(clip["caption"]) for clip in obs["clips"]]
     assert captions and all("the annotations do not describe" in c for c in captions)
     assert not any(style.description in c for style in SCENE_STYLES for c in captions)
+
+
+def test_episodes_on_one_file_share_its_reader_and_another_file_closes_it() -> None:
+    bikes = bunny(os.path.join(DATA, "bikes.mp4"), "bikes")
+    env = gym.make("VideoEnv/Zoom-v1", dataset=[bunny(), bunny(sample_id="bunny-2"), bikes])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        env.reset(seed=0, options={"index": 0})
+        first = env.unwrapped.video.reader
+        env.reset(seed=0, options={"index": 1})  # another question on the same file
+        assert env.unwrapped.video.reader is first  # its frame index is not demuxed again
+        env.reset(seed=0, options={"index": 2})
+    assert env.unwrapped.video.reader is not first
+    assert env.unwrapped.video.name.endswith("bikes.mp4")
+    with pytest.raises(Exception):  # noqa: B017, PT011 (the decoder's own error type)
+        first.frames([0.0])  # closed
+    env.close()

@@ -28,7 +28,7 @@ from video_env.envs.arguments import (
     resolve_dataset,
 )
 from video_env.envs.episode import EpisodeTracker
-from video_env.envs.perception import Perception, resolve_perception
+from video_env.envs.perception import Perception, resolve_perception, same_file_reader
 from video_env.envs.render import render_ansi, render_rgb
 from video_env.envs.spaces import fraction_to_window, option_list, scalar, versioned_space
 from video_env.errors import ConfigError, InvalidActionError
@@ -120,13 +120,14 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
             sample = self.samples[checked_index(index, len(self.samples))]
         if not isinstance(sample, VideoQA):
             raise TypeError(f"options['sample'] must be a VideoQA, got {type(sample).__name__}")
-        # Simulated sensors draw anew per episode seed (real backends have no such attribute).
         episode_seed = int(self.np_random.integers(2**31 - 1))
         for backend in self.perception.backends:
-            if hasattr(backend, "episode_seed"):
+            if hasattr(backend, "episode_seed"):  # simulated sensors draw anew per episode
                 backend.episode_seed = episode_seed
-        self._close_video()
-        self._video = self.perception.video_for(sample, self.standin_missing_videos)
+        if (reuse := same_file_reader(self._video, sample)) is None:  # last episode's file
+            self._close_video()
+        self._video = None
+        self._video = self.perception.video_for(sample, self.standin_missing_videos, reuse)
         self._episode = EpisodeTracker.start(sample, self.perception, self._video)
         if (note := self._episode.video_note) and not self._video_warned:  # once per env
             warnings.warn(f"{type(self).__name__}: {note}", VideoProvenanceWarning, stacklevel=2)

@@ -171,7 +171,9 @@ class Perception:
         if missing:
             raise ConfigError(f"this environment needs perception backends: {', '.join(missing)}")
 
-    def video_for(self, sample: VideoQA, standin_missing: bool = False) -> VideoReader:
+    def video_for(
+        self, sample: VideoQA, standin_missing: bool = False, reader: VideoReader | None = None
+    ) -> VideoReader:
         """The video the env shows and its backends perceive for ``sample``.
 
         A synthetic sample is its own video. A real file's frames are always the file's:
@@ -179,6 +181,8 @@ class Perception:
         (a stand-in built from the sample's annotations, at least as long as the file) is what
         those backends answer from. A missing file is an error unless ``standin_missing``
         is set; then the stand-in is the video, frames included (labelled ``stand-in``).
+        ``reader``: an open reader of the sample's file to use (:func:`same_file_reader`);
+        it is closed if the file is refused.
 
         Raises:
             VideoDecodeError: If the file is missing (without ``standin_missing``), empty
@@ -197,7 +201,7 @@ class Perception:
                     "from the annotations instead",
                 )
             return standin_video(sample)
-        reader = open_video(sample.video)
+        reader = reader or open_video(sample.video)
         try:
             if not reader.duration <= MAX_DURATION_S:  # NaN too: spaces and rules are bounded
                 raise ConfigError(
@@ -248,3 +252,16 @@ def resolve_perception(
         make_captioner(captioner) if captioner is not None else perception.captioner,
         make_clip(clip) if clip is not None else perception.clip,
     )
+
+
+def same_file_reader(video: VideoReader | None, sample: VideoQA) -> VideoReader | None:
+    """``video``'s open reader when it decodes ``sample``'s file, else ``None``.
+
+    An env keeps it for the next episode on the same file, so a bench over a dataset
+    demuxes each file's frame index once per run of its questions, not once per episode.
+    """
+    reader = getattr(video, "reader", video)  # an AnnotatedVideo's file, or the file itself
+    path = sample.video_path
+    if reader is None or isinstance(reader, SynthVideo) or path is None or not os.path.isfile(path):
+        return None
+    return reader if os.path.abspath(str(reader.name)) == os.path.abspath(path) else None
