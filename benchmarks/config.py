@@ -98,6 +98,10 @@ class BenchConfig:
         for role, spec in self.perception_specs().items():
             parse_spec(role, spec)  # unknown names fail here; nothing is loaded
 
+    def backend_specs(self) -> dict[str, Any]:
+        """The roles named by a spec other than ``simulated`` (an env's own default)."""
+        return {role: spec for role, spec in self.perception_specs().items() if spec != "simulated"}
+
     def perception_specs(self) -> dict[str, str]:
         """The spec of each perception role (the captioner's default resolved)."""
         from video_env.backends.registry import spec_is_simulated

@@ -16,17 +16,11 @@ from policies.registry import canonical_name, registered_at_runtime
 from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
-from video_env.envs import ClipQueryEnv, PacingEnv, VideoQAEnv, ZoomEnv
+from video_env.envs import ENV_CLASSES
 from video_env.errors import ConfigError
 from video_env.provenance import SENSORS_ON_REAL, STANDIN, VideoProvenanceWarning
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
-
-_ENV_CLASSES: dict[str, type[VideoQAEnv]] = {
-    "pacing": PacingEnv,
-    "zoom": ZoomEnv,
-    "clip_query": ClipQueryEnv,
-}
 
 
 @dataclass(frozen=True)
@@ -286,9 +280,7 @@ class Worker:
 
         self.judge = make_judge(config.judge) if config.judge else None
         # Roles named by a spec (the default, simulated, is each env's own).
-        self.backend_specs: dict[str, Any] = {
-            role: spec for role, spec in config.perception_specs().items() if spec != "simulated"
-        }
+        self.backend_specs = config.backend_specs()
         self._policies: dict[str, policies.Policy] = {}
         self._envs: dict[tuple[str, str], gym.Env[Any, Any]] = {}
 
@@ -304,7 +296,7 @@ class Worker:
         kwargs = dict(policy.env_kwargs.get(kind, {}))
         key = (kind, repr(sorted(kwargs.items())))
         if key not in self._envs:
-            self._envs[key] = _ENV_CLASSES[kind](
+            self._envs[key] = ENV_CLASSES[kind](
                 self.samples,
                 standin_missing_videos=self.config.standin_missing_videos,
                 judge=self.judge,

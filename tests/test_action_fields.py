@@ -24,7 +24,7 @@ from video_env.actions import (
     SegmentQuery,
     SpeedAction,
 )
-from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.envs import ENV_CLASSES, PacingEnv
 from video_env.types import Interval
 
 
@@ -95,7 +95,6 @@ ENVS_FOR = {
     "segment_query": ("clip_query",),
     "invalid": ("pacing", "zoom", "clip_query"),
 }
-ENV_CLASSES = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
 _ENVS: dict[str, Any] = {}
 
 

@@ -26,12 +26,11 @@ from policies.episode_settings import EpisodeSettings
 from policies.verifiers_envs.render import first_messages
 from policies.videoscout_prompt import VideoScoutPrompt, message_parts
 from video_env.backends.base import FrameBatch
-from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.envs import ENV_CLASSES
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
 __all__ = ["doc_to_target", "doc_to_text", "doc_to_visual", "mean_known", "process_results"]
 
-_ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
 Rendered = tuple[str, list[Image.Image]]
 
 
@@ -143,7 +142,7 @@ def _start(doc: dict[str, Any]) -> tuple[gym.Env[Any, Any], dict[str, Any]]:
     if kind == "pacing":
         kwargs = EpisodeSettings(env_kwargs=kwargs).pacing_env_kwargs()
     dataset = json.loads(doc["dataset"])
-    env = _ENVS[kind](
+    env = ENV_CLASSES[kind](
         samples(doc["dataset"]),
         standin_missing_videos=bool(dataset.get("standin_missing_videos", False)),
         **kwargs,

@@ -29,7 +29,7 @@ from benchmarks.lmms.episodes import model_tokens, summarise
 from benchmarks.lmms.requests import request_sample
 from video_env.backends.llm import make_llm
 from video_env.backends.text import use_text_embedder
-from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.envs import ENV_CLASSES
 from video_env.errors import ConfigError
 from video_env.provenance import VideoProvenanceWarning
 
@@ -39,7 +39,6 @@ __all__ = ["LOG_KEY", "VideoEnvModel"]
 LOG_KEY = "video_env"
 #: Where the summary goes: a reasoning block of the reply, or nowhere.
 EPISODE_LOGS = ("think", "none")
-_ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
 
 
 class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type information
@@ -105,11 +104,7 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
             raise ConfigError(f"policy {policy!r} does not play the {self.env_kind} env")
         self.llm = make_llm(llm) if llm and entry.uses_llm else None
         self.policy = policies.make(policy, llm=self.llm)
-        self.backend_specs = {
-            role: spec
-            for role, spec in self.config.perception_specs().items()
-            if spec != "simulated"
-        }
+        self.backend_specs = self.config.backend_specs()
         if episode_log not in EPISODE_LOGS:
             raise ConfigError(f"episode_log must be one of {list(EPISODE_LOGS)}")
         self.episode_log = episode_log
@@ -162,7 +157,9 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
 
     def _env(self, sample: Any) -> gym.Env[Any, Any]:
         kwargs = dict(self.policy.env_kwargs.get(self.env_kind, {}))
-        env: gym.Env[Any, Any] = _ENVS[self.env_kind]([sample], **self.backend_specs, **kwargs)
+        env: gym.Env[Any, Any] = ENV_CLASSES[self.env_kind](
+            [sample], **self.backend_specs, **kwargs
+        )
         return env
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:

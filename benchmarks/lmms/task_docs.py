@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any
 
+from benchmarks.config import ENV_KINDS
 from video_env.errors import ConfigError
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
@@ -26,7 +27,6 @@ DATASET_KEYS = ("suite", "loader", "annotations", "videos", "limit", "standin_mi
 EPISODE_KEYS = ("env", "seed", "max_turns", "env_kwargs")
 #: ``max_agentic_steps`` of the task template (``tasks/_video_env_template_yaml``).
 MAX_AGENTIC_STEPS = 64
-ENV_KINDS = ("pacing", "zoom", "clip_query")
 
 _SAMPLES: dict[str, list[VideoQA]] = {}
 
