@@ -134,7 +134,14 @@ def test_foreign_needle_and_outside_interval_are_rejected(video: SynthVideo) -> 
 
 def test_suites() -> None:
     names = [s.name for s in list_suites()]
-    assert names == ["synth-tiny", "synth-quick", "synth-hour", "synth-visible"]
+    assert names == [
+        "synth-tiny",
+        "synth-quick",
+        "synth-hour",
+        "synth-visible",
+        "synth-glimpse",
+        "synth-glimpse-train",
+    ]
     tiny = load_suite("synth-tiny")
     assert len(tiny) == 12
     assert all(isinstance(s, VideoQA) for s in tiny)
@@ -150,7 +157,8 @@ def test_suites() -> None:
 
 
 def test_unknown_suite_lists_the_known_ones() -> None:
-    with pytest.raises(UnknownNameError, match=r"known: synth-hour, synth-quick, synth-tiny"):
+    known = "known: synth-glimpse, synth-glimpse-train, synth-hour, synth-quick, synth-tiny"
+    with pytest.raises(UnknownNameError, match=known):
         load_suite("synth-huge")
 
 

@@ -73,10 +73,14 @@ def generate_scenes(rng: np.random.Generator, duration: float) -> list[Scene]:
 
 
 def _needle_slots(
-    rng: np.random.Generator, duration: float, n: int, gap: float = 5.0
+    rng: np.random.Generator,
+    duration: float,
+    n: int,
+    gap: float = 5.0,
+    length_range: tuple[float, float] = NEEDLE_LENGTH,
 ) -> list[Interval]:
-    """``n`` disjoint needle intervals (5-60 s, log-uniform), at least ``gap`` s apart."""
-    lo, hi = NEEDLE_LENGTH
+    """``n`` disjoint needle intervals (``length_range`` s, log-uniform), ``gap`` s apart."""
+    lo, hi = length_range
     hi = min(hi, max(lo, duration / max(1, 2 * n) - gap))
     lengths = np.exp(rng.uniform(math.log(lo), math.log(hi), size=n))
     free = duration - lengths.sum() - gap * (n + 1)
@@ -147,6 +151,7 @@ def generate_video(
     duration: float,
     n_needles: int,
     categories: Sequence[Category] = CATEGORIES,
+    needle_length: tuple[float, float] = NEEDLE_LENGTH,
 ) -> SynthVideo:
     """Generate a synthetic needle video deterministically from ``seed``.
 
@@ -156,6 +161,8 @@ def generate_video(
         duration: Length in seconds.
         n_needles: Number of needles; each answers its own question.
         categories: Categories to draw needles from (balanced).
+        needle_length: Range of a needle's length in seconds (log-uniform; capped at the
+            video's share of its needles).
 
     Raises:
         ConfigError: If the needles do not fit or the categories are unknown.
@@ -165,7 +172,9 @@ def generate_video(
         raise ConfigError(f"unknown categories {sorted(unknown)}; known: {list(CATEGORIES)}")
     rng = np.random.default_rng(seed)
     scenes = generate_scenes(rng, duration)
-    slots = _needle_slots(rng, duration, n_needles) if n_needles else []
+    if not 0 < needle_length[0] <= needle_length[1]:
+        raise ConfigError(f"needle_length {needle_length} is not a range of positive seconds")
+    slots = _needle_slots(rng, duration, n_needles, length_range=needle_length) if n_needles else []
     carriers = _pick_carriers(rng, n_needles, categories)
     needles = [
         make_needle(rng, i, c, s) for i, (c, s) in enumerate(zip(carriers, slots, strict=True))

@@ -1,4 +1,4 @@
-"""Named, seeded suites of synthetic questions: ``synth-tiny``, ``synth-quick``, ``synth-hour``."""
+"""Named, seeded suites of synthetic questions (`video-env synth list` lists them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from video_env.errors import UnknownNameError
-from video_env.synth.generate import generate_video
+from video_env.synth.generate import NEEDLE_LENGTH, generate_video
 from video_env.synth.questions import FORMS, Form, video_samples
 from video_env.synth.vocab import CATEGORIES, Category
 from video_env.synth.world import SynthVideo
@@ -27,6 +27,7 @@ class SuiteSpec:
         needles_per_video: Inclusive range of needles per video.
         seed: Root seed; each video's seed derives from it.
         categories: Categories of needles.
+        needle_length_s: Range of a needle's length in seconds.
     """
 
     name: str
@@ -36,6 +37,7 @@ class SuiteSpec:
     needles_per_video: tuple[int, int]
     seed: int
     categories: tuple[Category, ...] = CATEGORIES
+    needle_length_s: tuple[float, float] = NEEDLE_LENGTH
 
 
 SUITES: dict[str, SuiteSpec] = {
@@ -75,6 +77,28 @@ SUITES: dict[str, SuiteSpec] = {
             seed=4242,
             categories=("visual", "object"),
         ),
+        SuiteSpec(
+            "synth-glimpse",
+            "48 videos of 1-2 min, one 2-4 s colour/material/object needle each: a 1x look "
+            "reads it, a 4x glance often misses it (experiments/pacing_suite)",
+            48,
+            (60, 110),
+            (1, 1),
+            seed=4848,
+            categories=("visual", "object"),
+            needle_length_s=(2.0, 4.0),
+        ),
+        SuiteSpec(
+            "synth-glimpse-train",
+            "160 training videos of synth-glimpse's world (other seeds): train on these, "
+            "bench on synth-glimpse",
+            160,
+            (60, 110),
+            (1, 1),
+            seed=4849,
+            categories=("visual", "object"),
+            needle_length_s=(2.0, 4.0),
+        ),
     )
 }
 
@@ -106,7 +130,11 @@ def suite_videos(name: str) -> list[SynthVideo]:
         duration = float(round(rng.uniform(*spec.duration_s)))
         n = int(rng.integers(spec.needles_per_video[0], spec.needles_per_video[1] + 1))
         video_id = f"{spec.name}-{i:03d}"
-        videos.append(generate_video(video_id, int(seeds[3 * i + 1]), duration, n, spec.categories))
+        videos.append(
+            generate_video(
+                video_id, int(seeds[3 * i + 1]), duration, n, spec.categories, spec.needle_length_s
+            )
+        )
     return videos
 
 
