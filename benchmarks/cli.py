@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
-from benchmarks.header import footer_notes, header
+from benchmarks.header import footer_notes, header, unread_note
 from benchmarks.jobs import validate, video_samples
 from benchmarks.plot_style import PLOT_FORMATS, PlotOptions
 from benchmarks.progress import ProgressBar
@@ -82,6 +82,9 @@ def _run(args: argparse.Namespace) -> int:
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
     for note in footer_notes(result.records):
         print(note)
+    unread = unread_note(config)
+    if unread:
+        print(unread)
     print(to_markdown(result.rows, brief_columns(result.rows)))
     _warn_llm_failures(result.rows)
     return 0

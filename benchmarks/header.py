@@ -19,9 +19,15 @@ from typing import Any
 from benchmarks.config import BenchConfig
 from benchmarks.provenance import policy_perceptions
 from video_env.backends.random_weights import LABEL as RANDOM_LABEL
-from video_env.provenance import SIMULATED, perception_label, perception_notes, record_labels
+from video_env.provenance import (
+    PIXEL_VLM,
+    SIMULATED,
+    perception_label,
+    perception_notes,
+    record_labels,
+)
 
-__all__ = ["footer_notes", "header", "perception_text", "running_envs"]
+__all__ = ["footer_notes", "header", "perception_text", "running_envs", "unread_note"]
 
 
 def perception_text(config: BenchConfig, upper: bool = False) -> str:
@@ -51,6 +57,26 @@ def perception_text(config: BenchConfig, upper: bool = False) -> str:
     return "; ".join(parts)
 
 
+def unread_note(config: BenchConfig) -> str | None:
+    """The label of a pixel-VLM run on a source the pixel VLM is not known to read, or None.
+
+    The pixel VLM reads the needles of :data:`~video_env.pixel.splits.READ_SUITES` only
+    (measured on their held-out videos; docs/pixel_vlm.md); elsewhere its answers do not
+    say what a policy's looking showed it.
+    """
+    from video_env.pixel.splits import READ_SUITES
+
+    users = [name for name, label in policy_perceptions(config).items() if label == PIXEL_VLM]
+    source = config.dataset or config.suite
+    if not users or (config.dataset is None and source in READ_SUITES):
+        return None
+    return (
+        f"PIXEL-VLM OUTSIDE WHAT IT READS: the pixel VLM ({', '.join(users)}) reads the "
+        f"needles of {' and '.join(READ_SUITES)} only, not {source}'s (docs/pixel_vlm.md): "
+        "these numbers do not say what looking shows"
+    )
+
+
 def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
     """The run header: what runs, with which perception, executor and text embedder, where."""
     source = config.dataset or config.suite
@@ -69,6 +95,9 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
             f"\n  {RANDOM_LABEL.upper()}: {', '.join(random)} loaded a checkpoint the tiny "
             "test builders made; the results test the plumbing, not a model"
         )
+    unread = unread_note(config)
+    if unread:
+        text += f"\n  {unread}"
     return text
 
 

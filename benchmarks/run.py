@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.executors import execute
-from benchmarks.header import perception_text
+from benchmarks.header import perception_text, unread_note
 from benchmarks.jobs import (
     Job,
     check_workers_can_build,
@@ -225,6 +225,8 @@ def _markdown(
     if setup_line(meta):
         head += setup_line(meta) + " (the full set-up and its fingerprint: run.json).\n\n"
     notes = perception_notes(records, meta.get("random_weights") or ())
+    unread = meta.get("pixel_vlm_unread_note")
+    notes += [unread] if isinstance(unread, str) else []
     head += "".join(f"> {_bold_label(note)}\n\n" for note in notes)
     return (
         head
@@ -298,6 +300,7 @@ def _run_meta(
         "started": _now(),
         "perception": perception_text(config),
         "policy_perception": policy_perceptions(config),
+        "pixel_vlm_unread_note": unread_note(config),
         "random_weights": config.random_weight_sources(),
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),

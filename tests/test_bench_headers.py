@@ -70,6 +70,12 @@ def test_header_footer_run_json_and_summary_agree(
     notes = [line for line in lines if line.startswith("Perception:")]
     assert any("PIXEL-VLM" in n and "videoscout:pixel-dapo" in n for n in notes)
     assert any("SIMULATED" in n and "(Rows of random.)" in n for n in notes)
+    # synth-quick is no suite the pixel VLM reads: said before, after, in run.json and summary
+    unread = "PIXEL-VLM OUTSIDE WHAT IT READS: the pixel VLM (videoscout:pixel-dapo) reads"
+    assert lines[2].strip().startswith(unread)
+    assert sum(line.startswith(unread) for line in lines) == 1  # once after the run
+    assert meta["pixel_vlm_unread_note"].startswith(unread)
+    assert unread.split(":")[1].strip() in (out / "summary.md").read_text()
 
 
 def test_the_header_knows_a_policy_s_own_perception_before_running() -> None:
@@ -102,3 +108,20 @@ def test_summary_rows_keep_the_typed_name_and_move_presets_and_rules() -> None:
     assert record_label(scout) == "videoscout:pixel-dapo (question-first, pixel-vlm rules)"
     assert "presets" in brief_columns(list(rows.values()))
     assert "presets" not in brief_columns([rows["falconeye[offline]"]])
+
+
+def test_a_pixel_vlm_run_is_labelled_unless_its_suite_is_one_the_model_reads() -> None:
+    pytest.importorskip("torch")
+    from benchmarks.header import unread_note
+    from video_env.pixel.splits import READ_SUITES
+
+    def note(**fields: object) -> str | None:
+        return unread_note(BenchConfig(envs=("pacing",), **fields))  # type: ignore[arg-type]
+
+    assert "synth-glimpse" in READ_SUITES
+    assert note(suite="synth-glimpse", perception="pixel-vlm", policies=("pacing-1x",)) is None
+    assert note(suite="synth-tiny", policies=("pacing-1x",)) is None  # simulated: its own note
+    off = note(suite="synth-hour", perception="pixel-vlm", policies=("pacing-1x", "random"))
+    assert off is not None and "(pacing-1x, random)" in off and "not synth-hour's" in off
+    own = note(suite="synth-tiny", policies=("videoscout:pixel-dapo", "random"))
+    assert own is not None and "(videoscout:pixel-dapo)" in own  # random perceives simulated

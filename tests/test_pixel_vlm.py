@@ -81,3 +81,19 @@ def test_plain_transformers_reads_a_colour_from_a_rendered_frame() -> None:
         new = out[:, inputs["input_ids"].shape[1] :]
         replies.append(processor.batch_decode(new, skip_special_tokens=True)[0].strip())
     assert replies == list(OPTION_LETTERS[:4])
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the pixel VLM is not shipped in this checkout")
+def test_pacing_under_the_pixel_vlm_plays_the_size_it_reads() -> None:
+    from video_env.envs.pacing import PacingEnv
+    from video_env.envs.pacing_rules import PacingRules, rules_name
+    from video_env.synth.suites import load_suite
+
+    samples = load_suite("synth-glimpse", forms=["mcq"], limit=1)
+    assert rules_name(PacingEnv(samples).rules) == "paper"  # simulated
+    env = PacingEnv(samples, vlm="pixel-vlm", pixel_observations=True)
+    assert rules_name(env.rules) == "pixel-vlm"
+    obs, _ = env.reset(seed=0)
+    assert obs["frames"].shape[1:] == (280, 504, 3)  # the pixel VLM's 16:9 fed size
+    assert env.abandon("test")["pacing_rules"] == "pixel-vlm"
+    assert rules_name(PacingEnv(samples, vlm="pixel-vlm", rules=PacingRules()).rules) == "paper"

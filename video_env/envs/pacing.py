@@ -13,7 +13,13 @@ from video_env.actions.validation import dict_text
 from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
-from video_env.envs.pacing_rules import PacingRules, SpeedSpec, reference_chunk, rules_name
+from video_env.envs.pacing_rules import (
+    PacingRules,
+    SpeedSpec,
+    pixel_vlm_rules,
+    reference_chunk,
+    rules_name,
+)
 from video_env.envs.spaces import (
     MAX_SECONDS,
     clean_text,
@@ -103,7 +109,8 @@ class PacingEnv(VideoQAEnv):
     ``dataset``, ``perception``, ``vlm``, ``captioner``, ``clip``, ``judge``,
     ``max_invalid_actions``,
     ``invalid_action_penalty``, ``standin_missing_videos``, ``render_mode`` (see
-    :class:`~video_env.envs.base.VideoQAEnv`); ``rules`` (:class:`PacingRules`),
+    :class:`~video_env.envs.base.VideoQAEnv`); ``rules`` (:class:`PacingRules`; default
+    the paper's, or the ``pixel-vlm`` preset when the VLM is the pixel VLM: its own size),
     ``pixel_observations`` (default False), ``sensors`` (subset of ``("vlm", "clip")``,
     default ``("vlm",)``), ``max_chunks`` (bound of the chunk action, default 512).
 
@@ -127,10 +134,10 @@ class PacingEnv(VideoQAEnv):
         unknown = set(sensors) - set(SENSORS)
         if unknown:
             raise ConfigError(f"unknown sensors {sorted(unknown)}; known: {list(SENSORS)}")
-        self.rules = rules or PacingRules()
         self.pixel_observations = pixel_observations
         self.sensors = tuple(sensors)
         self.perception = self.perception.for_roles(*self.sensors)
+        self.rules = rules or (pixel_vlm_rules() if self.perception.is_pixel_vlm else PacingRules())
         self.max_chunks = max_chunks
         self.memory_chars = self.rules.memory_words * 16
         self.action_space = self._make_action_space()

@@ -15,12 +15,18 @@ from video_env.synth.generate import generate_video
 from video_env.synth.suites import list_suites, suite_videos
 from video_env.synth.world import SynthVideo
 
-__all__ = ["READ_CATEGORIES", "split_video", "split_videos"]
+__all__ = ["READ_CATEGORIES", "READ_SUITES", "split_video", "split_videos"]
 
 #: Categories whose facts the model is taught to read (words, numbers and clock times are
 #: not: the feasibility run found them at chance even from large crops; their carriers
 #: are still taught, so that retrieval finds the sign or the clock).
 READ_CATEGORIES = frozenset({"visual", "object"})
+#: The suites whose needles the shipped pixel VLM reads: its MCQ accuracy with the
+#: evidence on screen is at least 0.3 above that on a needle-free window, on these held-out
+#: videos (``python -m experiments.pacing_suite.separation --suite S --legibility
+#: --policies``; docs/pixel_vlm.md). A bench of the pixel VLM on any other source is
+#: labelled as outside what it reads.
+READ_SUITES = ("synth-visible", "synth-glimpse")
 
 
 def split_videos(
