@@ -1,5 +1,6 @@
 """The pacing-suite study's bookkeeping: evidence overlap, paired accuracy, the table."""
 
+from pathlib import Path
 from typing import Any
 
 from experiments.pacing_suite.separation import (
@@ -42,3 +43,28 @@ def test_paired_accuracy_and_table() -> None:
     lines = format_separation(summary)
     assert lines[2].startswith("| pacing-1x | 4 (4) | 1.00")
     assert "pacing-4x − pacing-1x" in lines[-1]
+
+
+def test_held_out_table_pairs_and_draws_a_bench_run(tmp_path: Path) -> None:
+    from experiments.pacing_suite.held_out import action_kind, main, paired, rows_of, table
+    from video_env.cli import main as cli
+
+    out = tmp_path / "bench"
+    assert cli(["bench", "--suite", "synth-tiny", "--envs", "pacing", "--limit", "4",
+                "--policies", "pacing-1x", "pacing-4x", "--executor", "serial", "--quiet",
+                "--no-plots", "--out", str(out)]) == 0  # fmt: skip
+    rows = rows_of(out, forms=["mcq"])
+    assert {r["policy"] for r in rows} == {"pacing-1x", "pacing-4x"}
+    assert all(r["sample_id"].endswith("/mcq") for r in rows)
+    one = next(r for r in rows if r["policy"] == "pacing-1x")
+    assert one["actions"][-1] == "answer" and set(one["actions"][:-1]) <= {"speed(1x)"}
+    cells = table(rows)
+    assert cells["pacing-4x"]["frames"][0] < cells["pacing-1x"]["frames"][0]
+    diff = paired(rows, "pacing-1x", "pacing-4x")
+    assert diff["frames"][0] < 0 and diff["frames"][1] <= diff["frames"][0] <= diff["frames"][2]
+    assert [action_kind(a) for a in ("speed(4x)", "rewatch(2)", "answer('A')", "zzz")] == [
+        "speed(4x)", "rewatch", "answer", "invalid"
+    ]  # fmt: skip
+    args = [str(out), "--baseline", "pacing-1x", "--histogram", "pacing-1x", "pacing-4x"]
+    assert main([*args, "--out", str(tmp_path / "table")]) == 0
+    assert (tmp_path / "table" / "speeds.png").stat().st_size > 0
