@@ -334,10 +334,11 @@ def test_answer_without_window_or_evaluation_has_no_window() -> None:
 def test_render_modes() -> None:
     for mode in ("ansi", "rgb_array"):
         env = make(render_mode=mode)
-        env.step(EvaluateAction((Interval(0, 5),)))
+        obs, *_ = env.step(EvaluateAction((Interval(0, 5),)))
         frame = env.render()
         if mode == "ansi":
             assert "budget 44 of 45 left" in frame
+            assert f"turn {int(obs['turn'][0])} " in frame  # the observation's turn
         else:
             assert frame.dtype == np.uint8 and frame.ndim == 3
 

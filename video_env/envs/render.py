@@ -61,7 +61,8 @@ def render_ansi(episode: EpisodeTracker, window: Interval | None, extra: list[st
     """A text summary of the episode so far."""
     where = f"[{window.start:.1f}, {window.end:.1f}] s" if window is not None else "-"
     lines = [
-        f"sample {episode.sample.id}  turn {episode.turns}  invalid {episode.invalid_actions}",
+        # the turn about to be played, as the observation's ``turn`` says (1 at reset)
+        f"sample {episode.sample.id}  turn {episode.turns + 1}  invalid {episode.invalid_actions}",
         f"question: {episode.sample.question}",
         f"current window: {where}",
         f"explored: {len(episode.explored)} windows",
