@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -151,10 +152,18 @@ def _plot_options(args: argparse.Namespace) -> PlotOptions | bool:
     return False if args.no_plots else PlotOptions(args.plot_format, args.plot_dpi)
 
 
+#: Seconds between two progress lines when stderr is a file or a pipe (a CI log), not a
+#: terminal: there every redraw is a new line.
+LOG_PROGRESS_INTERVAL_S = 30.0
+
+
 def _progress(quiet: bool, workers: int) -> ProgressBar | None:
     if quiet:
         return None
-    return ProgressBar(require("tqdm", "core", "progress bars").tqdm, workers)
+    tqdm = require("tqdm", "core", "progress bars").tqdm
+    if not sys.stderr.isatty():
+        tqdm = functools.partial(tqdm, mininterval=LOG_PROGRESS_INTERVAL_S)
+    return ProgressBar(tqdm, workers)
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -378,3 +379,17 @@ def test_the_code_digest_follows_the_code_not_the_docs(tmp_path: Path) -> None:
     assert tree_digest(tmp_path) == before
     (tmp_path / "video_env" / "envs.py").write_text("x = 2\n")
     assert tree_digest(tmp_path) != before
+
+
+def test_a_progress_bar_in_a_log_redraws_every_half_minute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from benchmarks import cli
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a file, not a terminal
+    bar = cli._progress(quiet=False, workers=1)
+    assert bar is not None and bar.bar.mininterval == cli.LOG_PROGRESS_INTERVAL_S
+    bar.close()
+    assert cli._progress(quiet=True, workers=1) is None
