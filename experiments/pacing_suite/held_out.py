@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.run_folder import planned_records, read_run_json
-from video_env.metrics.bootstrap import cluster_bootstrap_ci
+from experiments.pacing_suite.separation import mean_interval
 
 __all__ = ["ACTIONS", "COLUMNS", "action_kind", "main", "paired", "rows_of", "table"]
 
@@ -78,11 +78,6 @@ def rows_of(folder: str | Path, forms: Sequence[str] = ("mcq", "open")) -> list[
     return rows
 
 
-def _cell(values: Sequence[float], videos: Sequence[str]) -> list[float]:
-    low, high = cluster_bootstrap_ci(list(values), list(videos))
-    return [round(float(np.mean(values)), 3), round(low, 3), round(high, 3)]
-
-
 def table(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per policy: episodes, videos, failures and each column's mean with its interval."""
     out: dict[str, dict[str, Any]] = {}
@@ -95,7 +90,7 @@ def table(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "failures": sum(r["error"] is not None for r in mine),
         }
         for column in COLUMNS:
-            cells[column] = _cell([r[column] for r in mine], videos)
+            cells[column] = mean_interval([r[column] for r in mine], videos)
         out[name] = cells
     return out
 
@@ -112,7 +107,7 @@ def paired(rows: Sequence[dict[str, Any]], baseline: str, other: str) -> dict[st
         raise ValueError(f"{baseline} and {other} share no question")
     videos = [by[baseline][i]["video"] for i in ids]
     return {
-        column: _cell([by[other][i][column] - by[baseline][i][column] for i in ids], videos)
+        column: mean_interval([by[other][i][column] - by[baseline][i][column] for i in ids], videos)
         for column in ("accuracy", "reward", "frames")
     }
 

@@ -38,7 +38,14 @@ from experiments.videoscout_pixel.videoscout_pixel import (
 from video_env.metrics.bootstrap import cluster_bootstrap_ci
 from video_env.types import VideoQA
 
-__all__ = ["evidence_row", "format_separation", "legibility", "main", "separation"]
+__all__ = [
+    "evidence_row",
+    "format_separation",
+    "legibility",
+    "main",
+    "mean_interval",
+    "separation",
+]
 
 POLICIES = ("pacing-1x", "pacing-4x", "pacing-2x@0.8")
 COLUMNS = ("accuracy", "frames", "turns")
@@ -83,7 +90,8 @@ def separation(
     return rows
 
 
-def _cell(values: Sequence[float], videos: Sequence[str]) -> list[float]:
+def mean_interval(values: Sequence[float], videos: Sequence[str]) -> list[float]:
+    """The mean of ``values`` and its 95 % interval clustered by video, rounded."""
     low, high = cluster_bootstrap_ci(list(values), list(videos))
     return [round(float(np.mean(values)), 3), round(low, 3), round(high, 3)]
 
@@ -105,7 +113,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         videos = [r["video"] for r in mine]
         cells: dict[str, Any] = {"episodes": len(mine), "videos": len(set(videos))}
         for column in COLUMNS:
-            cells[column] = _cell([r[column] for r in mine], videos)
+            cells[column] = mean_interval([r[column] for r in mine], videos)
         right = [r for r in mine if r["accuracy"]]
         on = [r for r in mine if r["on_evidence"]]
         off = [r for r in mine if not r["on_evidence"]]
