@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -131,7 +132,7 @@ def plot_histogram(rows: Sequence[dict[str, Any]], policies: Sequence[str], out:
     from benchmarks.plots import figure, save
 
     colours = ("#1b9e77", "#7570b3", "#d95f02", "#e7298a", "#666666", "#bbbbbb")
-    size = (PAGE_WIDTH, 2.6)
+    size = (PAGE_WIDTH, 2.9)
     with figure(1, len(policies), figsize=size, squeeze=False, layout="constrained") as (fig, axes):
         shown: dict[str, Any] = {}
         for ax, policy in zip(axes[0], policies, strict=True):
@@ -143,10 +144,11 @@ def plot_histogram(rows: Sequence[dict[str, Any]], policies: Sequence[str], out:
                 if heights.any():
                     shown[kind] = ax.bar(x, heights, bottom=bottom, color=colour)
                     bottom += heights
-            ax.set_title(policy)
+            ax.set_title(textwrap.fill(policy, 28))
             ax.set_xlabel("turn")
             ax.set_xticks(x)
         axes[0][0].set_ylabel("episodes")
+        fig.get_layout_engine().set(rect=(0, 0.06, 1, 0.94))  # room for the note below
         order = [k for k in ACTIONS if k in shown]
         fig.legend([shown[k] for k in order], order, loc="outside right center")
         note = "PIXEL-VLM perception: the tiny pixel VLM on synthetic frames"
