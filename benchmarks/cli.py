@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import os
 import sys
 import warnings
@@ -161,9 +160,8 @@ def _progress(quiet: bool, workers: int) -> ProgressBar | None:
     if quiet:
         return None
     tqdm = require("tqdm", "core", "progress bars").tqdm
-    if not sys.stderr.isatty():
-        tqdm = functools.partial(tqdm, mininterval=LOG_PROGRESS_INTERVAL_S)
-    return ProgressBar(tqdm, workers)
+    interval = 0.1 if sys.stderr.isatty() else LOG_PROGRESS_INTERVAL_S
+    return ProgressBar(tqdm, workers, mininterval=interval)
 
 
 @contextlib.contextmanager

@@ -31,12 +31,19 @@ class ProgressBar:
     Args:
         tqdm: The ``tqdm`` class (injected, so tests can silence it).
         workers: Episodes the executor runs at once.
+        mininterval: Seconds between two redraws at least (tqdm's ``mininterval``).
     """
 
-    def __init__(self, tqdm: Any, workers: int = 1) -> None:
+    def __init__(self, tqdm: Any, workers: int = 1, mininterval: float = 0.1) -> None:
         self.tqdm = tqdm
         self.workers = max(1, workers)
-        self.bar = tqdm(desc="episodes", unit="ep", dynamic_ncols=True, bar_format=_FORMAT)
+        self.bar = tqdm(
+            desc="episodes",
+            unit="ep",
+            dynamic_ncols=True,
+            bar_format=_FORMAT,
+            mininterval=mininterval,
+        )
         self.failed = 0
         self.estimate_after = ESTIMATE_AFTER
         self.remaining: Counter[tuple[str, str]] = Counter()

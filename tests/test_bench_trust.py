@@ -389,7 +389,13 @@ def test_a_progress_bar_in_a_log_redraws_every_half_minute(
     from benchmarks import cli
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # a file, not a terminal
+    from benchmarks.progress import ESTIMATE_AFTER
+
     bar = cli._progress(quiet=False, workers=1)
     assert bar is not None and bar.bar.mininterval == cli.LOG_PROGRESS_INTERVAL_S
+    bar.plan(_jobs("random", 40), 0)
+    for _ in range(ESTIMATE_AFTER + 2):  # past the estimate, which formats the time left
+        bar.update(_record("random", 0.01))
+    assert bar.left().endswith(" left")
     bar.close()
     assert cli._progress(quiet=True, workers=1) is None
