@@ -27,6 +27,7 @@ import numpy as np
 
 from benchmarks.run_folder import planned_records, read_run_json
 from experiments.pacing_suite.separation import mean_interval
+from experiments.videoscout_pixel.videoscout_pixel import paired_differences
 
 __all__ = ["ACTIONS", "COLUMNS", "action_kind", "main", "paired", "rows_of", "table"]
 
@@ -61,6 +62,7 @@ def rows_of(folder: str | Path, forms: Sequence[str] = ("mcq", "open")) -> list[
         form = str(record["sample_id"]).rsplit("/", 1)[-1]
         if form not in forms:
             continue
+        actions = _actions(record)
         rows.append(
             {
                 "policy": str(record["job"]).split("|")[1],  # as typed
@@ -71,8 +73,8 @@ def rows_of(folder: str | Path, forms: Sequence[str] = ("mcq", "open")) -> list[
                 "gtou": float(record.get("gtou") or 0.0),
                 "frames": float(record.get("frames") or 0),
                 "turns": float(record.get("turns") or 0),
-                "rewatches": float(_actions(record).count("rewatch")),
-                "actions": _actions(record),
+                "rewatches": float(actions.count("rewatch")),
+                "actions": actions,
                 "error": record.get("error"),
             }
         )
@@ -102,15 +104,9 @@ def paired(rows: Sequence[dict[str, Any]], baseline: str, other: str) -> dict[st
     Raises:
         ValueError: If the two share no question.
     """
-    by = {p: {r["sample_id"]: r for r in rows if r["policy"] == p} for p in (baseline, other)}
-    ids = [i for i in by[baseline] if i in by[other]]
-    if not ids:
-        raise ValueError(f"{baseline} and {other} share no question")
-    videos = [by[baseline][i]["video"] for i in ids]
-    return {
-        column: mean_interval([by[other][i][column] - by[baseline][i][column] for i in ids], videos)
-        for column in ("accuracy", "reward", "frames")
-    }
+    as_models = [{**r, "model": r["policy"]} for r in rows]  # the study's row key
+    pairs = paired_differences(as_models, baseline, other)
+    return {column: pairs[column] for column in ("accuracy", "reward", "frames")}
 
 
 def by_turn(rows: Sequence[dict[str, Any]], policy: str) -> list[Counter[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -40,6 +41,19 @@ class SuiteSpec:
     needle_length_s: tuple[float, float] = NEEDLE_LENGTH
 
 
+#: The pacing suite (issue 63): its world is also the training suite's.
+_GLIMPSE = SuiteSpec(
+    "synth-glimpse",
+    "48 videos of 1-2 min, one 2-4 s colour/material/object needle each: a 1x look "
+    "reads it, a 4x glance often misses it (experiments/pacing_suite)",
+    48,
+    (60, 110),
+    (1, 1),
+    seed=4848,
+    categories=("visual", "object"),
+    needle_length_s=(2.0, 4.0),
+)
+
 SUITES: dict[str, SuiteSpec] = {
     spec.name: spec
     for spec in (
@@ -77,27 +91,14 @@ SUITES: dict[str, SuiteSpec] = {
             seed=4242,
             categories=("visual", "object"),
         ),
-        SuiteSpec(
-            "synth-glimpse",
-            "48 videos of 1-2 min, one 2-4 s colour/material/object needle each: a 1x look "
-            "reads it, a 4x glance often misses it (experiments/pacing_suite)",
-            48,
-            (60, 110),
-            (1, 1),
-            seed=4848,
-            categories=("visual", "object"),
-            needle_length_s=(2.0, 4.0),
-        ),
-        SuiteSpec(
-            "synth-glimpse-train",
-            "160 training videos of synth-glimpse's world (other seeds): train on these, "
-            "bench on synth-glimpse",
-            160,
-            (60, 110),
-            (1, 1),
+        _GLIMPSE,
+        dataclasses.replace(
+            _GLIMPSE,
+            name="synth-glimpse-train",
+            description="160 training videos of synth-glimpse's world (other seeds): train "
+            "on these, bench on synth-glimpse",
+            n_videos=160,
             seed=4849,
-            categories=("visual", "object"),
-            needle_length_s=(2.0, 4.0),
         ),
     )
 }
