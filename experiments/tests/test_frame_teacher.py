@@ -254,6 +254,29 @@ def test_a_blind_episode_ends_on_the_window_that_says_only_answer_is_left() -> N
         assert noted == [False] * (len(prompts) - 1) + [place != "off"]
 
 
+def test_a_steady_teacher_guesses_at_the_end_a_needle_its_frames_missed() -> None:
+    samples, _, _ = _first_mcq()
+    steady = FrameScriptedTeacher(SMOKE, style="lead", steady_speed=2)
+    for mcq in (s for s in samples if s.options):
+        video = mcq.video
+        assert isinstance(video, SynthVideo) and mcq.options is not None
+        asked = video.needle_for(mcq.question)
+        last = SMOKE.chunks(video.duration)[-1]
+        if asked is not None and asked.end < last.start:
+            break
+    else:
+        pytest.fail("no multiple-choice question whose needle ends before the last chunk")
+    for attempt in range(len(mcq.options)):
+        steady.begin_question(mcq, attempt)
+        assert not steady.blind, "a steady teacher plays every question sighted"
+        reply = _turn(steady, video, last, 4)
+        letter = "ABCD"[attempt]
+        assert f'<action>answer("{letter}", [' in reply and "A guess at the end" in reply
+        assert steady.blind, "a guessed answer is flagged, so no reference chunk is recorded"
+    steady.begin_question(mcq, 0)
+    assert not steady.blind, "each question starts unguessed"
+
+
 def test_a_steady_teacher_watches_on_at_one_speed_until_a_frame_shows_the_needle(
     tmp_path: Path,
 ) -> None:

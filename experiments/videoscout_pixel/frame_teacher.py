@@ -11,7 +11,9 @@ rendered from. Its answer window spans the frames that showed the evidence. So a
 trained on its turns learns to describe frames, to note what it saw, and to answer from
 what is on screen; where the teacher's pacing rests on knowledge the frames do not give,
 the student can only learn its average (docs/training.md). With ``steady_speed`` the
-pacing is not privileged: one speed every turn until a frame shows the needle.
+pacing is not privileged: one speed every turn until a frame shows the needle, and a
+multiple-choice question whose needle no frame showed by the video's end is guessed there
+(option ``attempt``, as a blind question's; :attr:`FrameScriptedTeacher.blind` says so).
 
 With ``guess_share`` > 0 (``scenes`` or ``lead`` style) a share of the multiple-choice questions
 is played *blind*, as a student that cannot spot the needle plays them: the teacher skims
@@ -85,7 +87,9 @@ class FrameScriptedTeacher:
         steady_speed: 0 for privileged pacing; else watch on at this speed every turn
             until a frame shows the asked needle (no privileged speed choice and no
             rewatch), pacing a student can copy from what it sees. A needle the frames
-            skip over leaves the episode unanswered, and verification drops it.
+            skip over is guessed at the video's end on a multiple-choice question (option
+            ``attempt``: answer verification keeps the right guess) and left unanswered on
+            an open one (verification drops it).
 
     Raises:
         ConfigError: On an unknown style, a share outside [0, 1], a share with a style
@@ -128,6 +132,8 @@ class FrameScriptedTeacher:
         self._notes: dict[str, str] = {}  # needle id -> note, in the order first seen
         self._watched = 0.0
         self._blind: tuple[int, int] | None = None  # (steady speed, option guessed) if blind
+        self._attempt = 0
+        self._guessed = False  # a steady episode guessed at the end (its frames missed the needle)
 
     def begin_question(self, sample: VideoQA, attempt: int) -> None:
         """Take the next episode's question (the distiller calls this).
@@ -145,6 +151,7 @@ class FrameScriptedTeacher:
         self._notes = {}
         self._watched = 0.0
         self._blind = None
+        self._attempt, self._guessed = attempt, False
         draw = stable_seed("guess", sample.id) % 10_000 / 10_000
         if sample.options and draw < self.guess_share:
             speed = 4 if stable_seed("guess-speed", sample.id) % 2 else 2
@@ -152,8 +159,8 @@ class FrameScriptedTeacher:
 
     @property
     def blind(self) -> bool:
-        """Whether the current question is played blind (see the module docs)."""
-        return self._blind is not None
+        """Whether the current question is played blind or its answer was a guess."""
+        return self._blind is not None or self._guessed
 
     def chat(
         self,
@@ -181,6 +188,9 @@ class FrameScriptedTeacher:
             text = self._blind_turn(sample, seen, times, memory, span[1] >= len(chunks))
         elif shows:
             text = self._answer(sample, asked, seen, shows, times, memory)
+        elif self.steady_speed and sample.options and span[1] >= len(chunks):
+            self._guessed = True  # watched to the end at a steady pace: the needle went by
+            text = self._guess(sample, self._attempt % len(sample.options), seen, times, memory)
         else:
             thought, action = self._pace(chunks, asked, seen, span)
             text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
@@ -247,6 +257,13 @@ class FrameScriptedTeacher:
                 f"<think>{seen} Skim.</think><memory>{memory}</memory>"
                 f"<action>speed({speed}x)</action>"
             )
+        return self._guess(sample, option, seen, times, memory)
+
+    def _guess(
+        self, sample: VideoQA, option: int, seen: str, times: list[float], memory: str
+    ) -> str:
+        """The last turn of an episode whose frames never showed the needle: a guess."""
+        assert sample.options
         letter = OPTION_LETTERS[option]
         said = f"{letter} ({sample.options[option]})"
         thought = (
