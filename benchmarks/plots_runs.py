@@ -171,10 +171,11 @@ def reliability(
             ax.bar(b.lo, b.accuracy, width=b.hi - b.lo, align="edge", edgecolor="#333",
                    linewidth=0.6, color="#c6dbef" if thin else "#3182bd",
                    hatch="////" if thin else None)  # fmt: skip
-            ax.text((b.lo + b.hi) / 2, min(b.accuracy, 0.93) + 0.02, f"{b.count}", ha="center",
+            ax.text((b.lo + b.hi) / 2, b.accuracy + 0.02, f"{b.count}", ha="center",
                     fontsize=6)  # fmt: skip
         ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.25)  # headroom above every bar and its count for the key
+        ax.set_yticks(np.linspace(0, 1, 6))
         ax.set_xlabel("VLM confidence (10 bins)")
         ax.set_ylabel("accuracy")
         if sparse:

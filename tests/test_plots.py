@@ -77,6 +77,23 @@ def test_reliability_hatches_sparse_bins_and_says_so_only_when_there_are_some(
     assert "every bin holds 30 answers or more" in dense.axes[0].get_title()
 
 
+def test_the_reliability_key_covers_no_bar_and_no_count(tmp_path: Path, figures: list[Any]) -> None:
+    from benchmarks.plots_runs import reliability
+
+    readings = [[0.05, True]] * 40 + [[0.15, True]] * 5 + [[0.95, False]] * 40
+    records = [{"env": "zoom", "policy": "p", "job": "zoom|p|q|0", "vlm_readings": readings}]
+    reliability(tmp_path / "r.png", records, False, PlotOptions())
+    (fig,) = figures
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    key = ax.get_legend().get_window_extent(renderer)
+    marks = [*ax.patches, *ax.texts]
+    assert len(ax.texts) == 3, "one count per bin"
+    covered = [m for m in marks if key.overlaps(m.get_window_extent(renderer))]
+    assert not covered, f"the key covers {covered}"
+
+
 def test_the_timeline_has_a_legend_and_a_y_label(tmp_path: Path, figures: list[Any]) -> None:
     from benchmarks.plots_runs import timeline
 
