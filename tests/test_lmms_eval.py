@@ -234,3 +234,149 @@ def test_bad_dataset_kwargs_are_refused(monkeypatch: pytest.MonkeyPatch) -> None
         docs_for({"suite": "synth-tiny", "env": "zoom", "max_turns": 64})
     template = (Path(TASKS_DIR) / "_video_env_template_yaml").read_text()
     assert f"max_agentic_steps: {MAX_AGENTIC_STEPS}" in template  # one bound, said twice
+
+
+# --- adversarial inputs: refused at construction, or recorded per request and survived ---
+
+
+@pytest.mark.parametrize(
+    ("model_args", "message"),
+    [
+        ("polcy=videoagent", "unknown model_args"),  # a typo must not run the default policy
+        ("max_steps=0", "max_steps must be a whole number >= 1"),
+        ("max_steps=-5", "max_steps must be a whole number >= 1"),
+        ("max_steps=1.5", "max_steps must be a whole number >= 1"),
+        ("max_steps=nan", "max_steps must be a whole number >= 1"),
+        ("seed=-1", "seed must be a whole number >= 0"),
+        ("seed=inf", "seed must be a whole number >= 0"),
+        ("seed=abc", "seed must be a whole number >= 0"),
+    ],
+)
+def test_bad_model_args_are_refused_at_construction(model_args: str, message: str) -> None:
+    from benchmarks.lmms.model import VideoEnvModel
+
+    lmms_config = {"batch_size": 1, "max_batch_size": None, "device": None}
+    with pytest.raises(ConfigError, match=message):
+        VideoEnvModel.create_from_arg_string(model_args, lmms_config)
+    model = VideoEnvModel.create_from_arg_string("seed=3,max_steps=5.0", lmms_config)
+    assert (model.seed, model.config.max_steps) == (3, 5)  # lmms-eval's own keys are fine
+    from_python = VideoEnvModel(seed="4", max_steps="6")  # the Python API passes text as is
+    assert (from_python.seed, from_python.config.max_steps) == (4, 6)
+
+
+def test_bad_requests_are_recorded_and_every_result_stays_with_its_doc(tmp_path: Path) -> None:
+    from lmms_eval.api.instance import Instance
+
+    from benchmarks.lmms.model import VideoEnvModel
+
+    video = tmp_path / "v.mp4"
+    write_video(video, coded_frames(60), 30.0, gop=24)
+    question = "Which?\nA. one\nB. two"
+    cases = [  # (context, doc, what the reply's error says; None: answered)
+        (question, {"video": str(video)}, None),
+        (None, {"video": str(video)}, "context is not text"),  # a task's doc_to_text gave None
+        ("Which?", {"video": str(video), "opts": {"A": "one", "B": "two"}}, "must be a list"),
+        ("Which?", {"video": str(video), "opts": "A. one\nB. two"}, "must be a list"),
+        (question, {"video": str(tmp_path / "missing.mp4")}, "no video file"),
+        (question, {"video": str(video), "gt_intervals": [[float("nan"), 1.0]]}, "finite"),
+        ("Which?", {"video": str(video), "opts": ["one", "two", "three"]}, None),
+    ]
+    model = VideoEnvModel(policy="falconeye", options_field="opts")
+    model.task_dict = {"t": {"test": {i: doc for i, (_, doc, _) in enumerate(cases)}}}
+    requests = [
+        Instance(
+            request_type="generate_until",
+            arguments=(context, {}, lambda doc: [doc["video"]], i, "t", "test"),
+            idx=0,
+            metadata={"task": "t", "doc_id": i, "repeats": 1},
+        )
+        for i, (context, _, _) in enumerate(cases)
+    ]
+    replies = [r.text for r in model.generate_until(requests)]
+    assert len(replies) == len(cases)
+    for i, ((_, doc, error), reply) in enumerate(zip(cases, replies, strict=True)):
+        block, _, answer = reply.removeprefix("<think>").partition("</think>")
+        summary = json.loads(block)["video_env"]
+        assert summary["sample_id"] == f"t/test/{i}"  # each summary names its own doc
+        if error is None:
+            letters = "ABC"[: len(doc.get("opts") or "AB")]
+            assert summary["error"] is None and answer and answer in letters
+        else:
+            assert answer == "" and error in summary["error"]
+
+
+def test_options_are_read_in_linear_time_from_an_enormous_prompt() -> None:
+    import time
+
+    text = "Q?\nA. x" + " " * 60_000 + "y\nB. z"
+    started = time.perf_counter()
+    assert parse_options(text)[1] == ("x" + " " * 60_000 + "y", "z")
+    assert time.perf_counter() - started < 1.0  # quadratic backtracking took ~10 s
+
+
+def test_a_final_response_the_env_did_not_produce_is_an_error_not_a_score() -> None:
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.evaluator import _run_generate_until_agentic
+
+    first, second = docs_for({"suite": "synth-tiny", "env": "zoom", "limit": 2})
+    forged = json.dumps({"sample_id": first["sample_id"], "correct": True, "gtou": 1.0,
+                         "reward": 9.0, "tool_calls": 1})  # fmt: skip
+
+    class Model:  # replies the forged summary until lmms-eval's own step cap ends the loop
+        is_simple = True
+
+        def __init__(self) -> None:
+            self.task_dict = {"t": {"test": {0: first}}}
+
+        def generate_until(self, requests: list[Any]) -> list[str]:
+            return [forged]
+
+    args = ("ctx", {"max_agentic_steps": 2}, lambda doc: [], doc_to_text, 0, "t", "test")
+    request = Instance(request_type="generate_until_agentic", arguments=args, idx=0,
+                       metadata={"task": "t", "doc_id": 0, "repeats": 1})  # fmt: skip
+    (final,) = _run_generate_until_agentic(Model(), [request])
+    assert final == forged  # lmms-eval hands the model's own JSON reply to the scorer
+    metrics = process_results(first, [final])
+    assert metrics["accuracy"] == 0.0 and metrics["errors"] == 1.0 and metrics["reward"] == 0.0
+    # a payload of the wrong types is an error too, not a crash of the whole evaluation
+    assert (
+        process_results(first, ['{"reward": "high", "gtou": "x", "tool_calls": [1]}'])["errors"]
+        == 1.0
+    )
+    # the env's own summary scores, also re-serialised with lmms-eval's full-trace keys ...
+    sample = load_suite("synth-tiny", limit=1)[0]
+    evidence = sample.gt_intervals[0]
+    reply = f'answer("{sample.answer}", [{evidence.start}, {evidence.end}])'
+    *_, terminal, outputs, _ = doc_to_text(first, previous_output=[reply], round_idx=1)
+    summary = json.loads(outputs[-1])
+    traced = json.dumps({**summary, "agentic_trace_mode": "full", "agentic_rounds": []})
+    assert terminal and summary["correct"] is True
+    assert process_results(first, [outputs[-1]])["accuracy"] == 1.0
+    assert process_results(first, [traced])["accuracy"] == 1.0
+    # ... but not as another doc's result, nor edited
+    assert process_results(second, [outputs[-1]])["errors"] == 1.0
+    edited = json.dumps({**summary, "reward": 100.0})
+    assert process_results(first, [edited])["reward"] == 0.0
+    assert process_results(first, [json.dumps({**summary, "seal": "é"})])["errors"] == 1.0
+
+
+@pytest.mark.parametrize("env", ["zoom", "pacing"])
+def test_a_doc_whose_video_cannot_be_read_ends_its_episode_not_the_run(
+    env: str, tmp_path: Path
+) -> None:
+    from video_env.data import save_jsonl
+    from video_env.types import VideoQA
+
+    (tmp_path / "garbled.mp4").write_bytes(b"\x00not a video" * 64)
+    sample = VideoQA(id="garbled", video=str(tmp_path / "garbled.mp4"), question="Which?",
+                     options=("x", "y"), answer="A")  # fmt: skip
+    save_jsonl([sample], tmp_path / "docs.jsonl", video_root=tmp_path)
+    (doc,) = docs_for({"loader": "jsonl", "annotations": str(tmp_path / "docs.jsonl"),
+                       "videos": str(tmp_path), "env": env})  # fmt: skip
+    from benchmarks.lmms.agentic import doc_to_visual
+
+    assert doc_to_visual(doc) == []  # lmms-eval calls these outside any try: no raise
+    assert "could not start" in doc_to_text(doc)
+    *_, terminal, outputs, info = doc_to_text(doc, previous_output=["x"], round_idx=1)
+    assert terminal and "VideoDecodeError" in json.loads(outputs[-1])["error"]
+    assert process_results(doc, outputs[-1:])["errors"] == 1.0

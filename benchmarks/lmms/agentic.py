@@ -8,12 +8,20 @@ next observation as text (Zoom, ClipQuery: the transcript grows; Pacing: VideoSc
 prompt each turn, the window's frames as the round's images). The live env travels in the
 round info (``env``, never logged: lmms-eval logs only its ``state`` and counters). When the
 episode ends (an answer, the env's own end, ``max_turns``, or an error) the final response is
-the episode's summary as JSON, which :func:`process_results` scores.
+the episode's summary as JSON, which :func:`process_results` scores. The summary is sealed (an
+HMAC of its scored fields and its doc, keyed per process): lmms-eval hands the scorer the
+model's own last reply when its loop ends first (``max_agentic_steps``), and a reply that looks
+like a summary, or another doc's summary, must score as an error, not as the env's grade. A doc
+whose episode cannot start (an unreadable video) gets a first prompt saying so, and its first
+step records the error: lmms-eval builds the first prompts outside any ``try``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 from typing import Any
 
 import gymnasium as gym
@@ -33,16 +41,18 @@ __all__ = ["doc_to_target", "doc_to_text", "doc_to_visual", "mean_known", "proce
 
 Rendered = tuple[str, list[Image.Image]]
 
+#: The summary fields :func:`process_results` reads: what the seal covers.
+SCORED_FIELDS = ("correct", "gtou", "reward", "tool_calls", "invalid_steps", "frames",
+                 "perception_calls", "simulated", "error")  # fmt: skip
+#: This process's seal key: lmms-eval scores in the process that ran the episodes.
+_SEAL_KEY = secrets.token_bytes(32)
+
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Image.Image]:
     """The first round's images: Pacing's first window of frames (none for the others)."""
     if json.loads(doc["episode"])["env"] != "pacing":
         return []
-    env, observation = _start(doc)
-    try:
-        return _render(doc, observation)[1]
-    finally:
-        env.close()
+    return _first(doc)[1]
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:
@@ -65,11 +75,7 @@ def doc_to_text(
         episode's summary as JSON.
     """
     if round_idx is None:
-        env, observation = _start(doc)
-        try:
-            return _render(doc, observation)[0]
-        finally:
-            env.close()
+        return _first(doc)[0]
     outputs = list(previous_output or [])
     info = previous_round_info
     try:
@@ -131,8 +137,37 @@ def _finish(
         invalid_steps=info.get("invalid_steps", 0),
         replies=outputs,
     )
+    summary["seal"] = _seal(doc, summary)
     info["state"] = {"turn": info.get("tool_calls", 0), "ended_by": summary.get("ended_by")}
     return None, None, True, [*outputs[:-1], json.dumps(summary)], info
+
+
+def _seal(doc: dict[str, Any], summary: dict[str, Any]) -> str:
+    """The HMAC of a summary's scored fields and its doc (sample, dataset and episode)."""
+    scored = {key: summary.get(key) for key in SCORED_FIELDS}
+    owner = [doc["sample_index"], doc["sample_id"], doc["dataset"], doc["episode"]]
+    message = json.dumps([owner, scored], sort_keys=True).encode()
+    return hmac.new(_SEAL_KEY, message, hashlib.sha256).hexdigest()
+
+
+def _sealed(doc: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """Whether ``payload`` is the summary :func:`_finish` sealed for this doc, unedited."""
+    seal = payload.get("seal")
+    if not isinstance(seal, str) or not seal.isascii():  # compare_digest takes ASCII only
+        return False
+    return hmac.compare_digest(seal, _seal(doc, payload))
+
+
+def _first(doc: dict[str, Any]) -> Rendered:
+    """The first prompt; where the episode cannot start, a prompt saying why (no raise)."""
+    try:
+        env, observation = _start(doc)
+        try:
+            return _render(doc, observation)
+        finally:
+            env.close()
+    except Exception as exc:  # the first step meets it again and records it
+        return f"This episode could not start ({type(exc).__name__}: {exc}).", []
 
 
 def _start(doc: dict[str, Any]) -> tuple[gym.Env[Any, Any], dict[str, Any]]:
@@ -188,13 +223,19 @@ def _render(doc: dict[str, Any], observation: dict[str, Any]) -> Rendered:
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    """Metrics of one rollout: accuracy, GToU (``None`` without ground truth), cost."""
+    """Metrics of one rollout: accuracy, GToU (``None`` without ground truth), cost.
+
+    A final response that is not this doc's sealed summary (the model's own reply, lmms-eval's
+    fallback, another doc's summary, an edited one) scores as an error: wrong, no reward.
+    """
     raw = results[0] if results else ""
     try:
         payload = json.loads(raw) if isinstance(raw, str) else {}
     except json.JSONDecodeError:
         payload = {}
     payload = payload if isinstance(payload, dict) else {}
+    if not _sealed(doc, payload):
+        payload = {"error": "the final response is no summary of this doc's episode"}
     gtou = payload.get("gtou")
     return {
         "accuracy": float(bool(payload.get("correct"))),

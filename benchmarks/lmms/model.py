@@ -39,6 +39,8 @@ __all__ = ["LOG_KEY", "VideoEnvModel"]
 LOG_KEY = "video_env"
 #: Where the summary goes: a reasoning block of the reply, or nowhere.
 EPISODE_LOGS = ("think", "none")
+#: The arguments lmms-eval itself adds to ``--model_args`` (ignored).
+LMMS_EVAL_ARGS = ("batch_size", "device", "max_batch_size")
 
 
 class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type information
@@ -61,7 +63,10 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
             perception (never shown to the policy).
         text_embedder: ``lexical`` or ``minilm`` (offline reasoner, simulated CLIP).
         episode_log: ``think`` (the summary as the reply's reasoning block) or ``none``.
-        **kwargs: lmms-eval's own (``batch_size``, ``device``...), ignored.
+        **kwargs: lmms-eval's own (:data:`LMMS_EVAL_ARGS`), ignored.
+
+    Raises:
+        ConfigError: For an unknown argument, a bad number, policy, env or backend spec.
     """
 
     is_simple = True
@@ -85,9 +90,9 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        ignored = sorted(set(kwargs) - {"batch_size", "device", "max_batch_size"})
-        if ignored:
-            logger.warning(f"video_env model: ignoring unknown model_args {ignored}")
+        unknown = sorted(set(kwargs) - set(LMMS_EVAL_ARGS))
+        if unknown:  # a typo must not run the defaults under the name meant
+            raise ConfigError(f"unknown model_args {unknown} of the video_env model")
         self.config = BenchConfig(
             policies=(policy,),
             llm=llm or None,
@@ -96,7 +101,7 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
             clip=clip,
             perception=perception,
             text_embedder=text_embedder,
-            max_steps=int(max_steps),
+            max_steps=_whole("max_steps", max_steps, 1),
         )
         entry = policies.spec(policy)
         self.env_kind = env or entry.env_kinds[0]
@@ -108,7 +113,7 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
         if episode_log not in EPISODE_LOGS:
             raise ConfigError(f"episode_log must be one of {list(EPISODE_LOGS)}")
         self.episode_log = episode_log
-        self.seed = int(seed)
+        self.seed = _whole("seed", seed, 0)
         self.fields = {"options_field": options_field, "gt_field": gt_field}
         self.fields["answer_field"] = answer_field
 
@@ -122,12 +127,13 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
         try:
             doc = self.task_dict[task][split][doc_id]
             sample = request_sample(
-                f"{task}/{split}/{doc_id}", str(context), doc_to_visual(doc), doc, **self.fields
+                f"{task}/{split}/{doc_id}", context, doc_to_visual(doc), doc, **self.fields
             )
             record = self._play(sample)
             summary = summarise(record, has_ground_truth=bool(sample.gt_intervals))
         except Exception as exc:  # a bad request is recorded, never the end of the run
-            summary = {"answer": None, "error": f"{type(exc).__name__}: {exc}"}
+            error = f"{type(exc).__name__}: {exc}"
+            summary = {"sample_id": f"{task}/{split}/{doc_id}", "answer": None, "error": error}
             record = {}
         if summary.get("error"):
             logger.warning(f"video_env model: {task} doc {doc_id}: {summary['error']}")
@@ -169,3 +175,18 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
     def generate_until_multi_round(self, requests: list[Instance]) -> list[str]:
         """Not supported: one episode answers one question."""
         raise NotImplementedError("the video_env model answers single-round video requests")
+
+
+def _whole(name: str, value: Any, minimum: int) -> int:
+    """A ``--model_args`` number as an ``int`` (lmms-eval passes ``5``, ``5.0`` or text).
+
+    Raises:
+        ConfigError: If ``value`` is not a whole number ``>= minimum``.
+    """
+    if isinstance(value, str) and value.strip().isdigit():  # from Python, not the CLI
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return value

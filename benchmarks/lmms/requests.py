@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from video_env.errors import ConfigError
-from video_env.types import OPTION_LETTERS, Interval, VideoQA
+from video_env.types import OPTION_LETTERS, Interval, SampleError, VideoQA
 
 __all__ = ["parse_options", "request_sample", "video_path"]
 
-_OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[.):]\s+(\S.*?)\s*$")
+# greedy to the line's end (stripped after): a lazy match backtracks quadratically on long
+# runs of spaces inside an option
+_OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[.):]\s+(\S.*)$")
 _OPTION_PREFIX = re.compile(r"^\s*\(?[A-Z][.):]\s+")
 
 
@@ -42,7 +44,7 @@ def parse_options(context: str) -> tuple[str, tuple[str, ...] | None]:
                 break
             start, options = -1, []
             continue
-        letter, text = match.groups()
+        letter, text = match[1], match[2].rstrip()
         if letter == OPTION_LETTERS[len(options)]:
             start = i if not options else start
             options.append(text)
@@ -71,7 +73,7 @@ def video_path(visuals: Sequence[Any] | None) -> str:
 
 def request_sample(
     sample_id: str,
-    context: str,
+    context: Any,
     visuals: Sequence[Any] | None,
     doc: dict[str, Any],
     *,
@@ -83,7 +85,7 @@ def request_sample(
 
     Args:
         sample_id: The sample's id (task, split and doc id).
-        context: The request's prompt text.
+        context: The request's prompt text (anything else is refused).
         visuals: What the task's ``doc_to_visual`` gave (the video's path among them).
         doc: The task's doc.
         options_field: A doc field holding the options (texts, ``A. `` prefixes dropped);
@@ -92,13 +94,19 @@ def request_sample(
         answer_field: A doc field of the answer (an option letter for an MCQ).
 
     Raises:
-        ConfigError: Without a video file.
+        ConfigError: Without a video file, or a context that is not text.
         SampleError: If the doc's fields do not make a valid sample.
     """
     path = video_path(visuals)
+    if not isinstance(context, str):  # a task's doc_to_text gave None, a list...
+        raise ConfigError(f"the request's context is not text ({type(context).__name__})")
     question, options = parse_options(context)
     if options_field is not None and doc.get(options_field):
-        options = tuple(_OPTION_PREFIX.sub("", str(o)) for o in doc[options_field])
+        listed = doc[options_field]
+        if not isinstance(listed, (list, tuple)):  # a dict's keys, a text's characters
+            kind = type(listed).__name__
+            raise SampleError(f"the doc's {options_field!r} must be a list of options, not {kind}")
+        options = tuple(_OPTION_PREFIX.sub("", str(o)) for o in listed)
         question = context.strip()
     intervals: tuple[Interval, ...] = ()
     if gt_field is not None and doc.get(gt_field):
