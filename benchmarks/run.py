@@ -151,29 +151,36 @@ def _run_locked(
     meta["finished"] = _now()
     with warnings.catch_warnings():  # its bad lines were reported when it was loaded above
         warnings.simplefilter("ignore", EpisodeLogWarning)
-        counts = Provenance.of(planned_records(folder, meta)).counts
+        finished = planned_records(folder, meta)
+        counts = Provenance.of(finished).counts
         for label, note in VIDEO_NOTES.items():  # standin_episodes, standin_note, ...
             meta[f"{FLAGS[label]}_episodes"] = counts.get(label, 0)
             meta[f"{FLAGS[label]}_note"] = note if counts.get(label) else None
         write_json(folder / RUN_JSON, meta)
-        result = report(folder, plots=plots)
+        result = report(folder, plots=plots, records=finished)
     result.new_episodes, result.skipped_episodes = len(jobs), len(done)
     result.fingerprint = fp
     return result
 
 
-def report(folder: str | os.PathLike[str], plots: bool | PlotOptions = True) -> RunResult:
+def report(
+    folder: str | os.PathLike[str],
+    plots: bool | PlotOptions = True,
+    records: list[dict[str, Any]] | None = None,
+) -> RunResult:
     """(Re)write the tables and plots of a results folder from its records.
 
     Only records of the jobs its ``run.json`` planned count (see
-    :func:`~benchmarks.run_folder.planned_records`).
+    :func:`~benchmarks.run_folder.planned_records`); ``records`` are those, already
+    read (``None``: read them from the folder).
 
     Raises:
         ConfigError: If the folder holds no records, or its ``run.json`` is damaged.
     """
     path = Path(folder)
     meta = read_run_json(path, missing_ok=True)
-    records = planned_records(path, meta)
+    if records is None:
+        records = planned_records(path, meta)
     if not records:
         raise ConfigError(f"{path} holds no episode records")
     rows, categories = summarize(records), by_category(records)

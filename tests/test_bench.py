@@ -107,6 +107,23 @@ def test_a_failing_policy_is_recorded_and_the_run_goes_on(tmp_path: Path) -> Non
     assert all(r["error"] == "RuntimeError: boom" and "Traceback" in r["traceback"] for r in broken)
 
 
+def test_a_run_reads_its_episode_log_once_to_resume_and_once_to_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[Path] = []
+    load = EpisodeLog.load
+
+    def counted(self: EpisodeLog, *args: Any, **kwargs: Any) -> Any:
+        reads.append(self.path)
+        return load(self, *args, **kwargs)
+
+    monkeypatch.setattr(EpisodeLog, "load", counted)
+    config = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=("pacing-4x",))
+    result = run_benchmark(config, tmp_path, executor="serial", plots=False)
+    assert len(result.records) == 12 and (tmp_path / "summary.md").exists()
+    assert len(reads) == 2, "a large run's log is parsed once per use, not once per table"
+
+
 def test_report_regenerates_tables_and_plots(serial_run: Path, tmp_path: Path) -> None:
     for name in ("episodes.jsonl", "run.json"):
         (tmp_path / name).write_bytes((serial_run / name).read_bytes())
