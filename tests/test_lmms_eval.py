@@ -353,6 +353,11 @@ def test_a_final_response_the_env_did_not_produce_is_an_error_not_a_score() -> N
     assert terminal and summary["correct"] is True
     assert process_results(first, [outputs[-1]])["accuracy"] == 1.0
     assert process_results(first, [traced])["accuracy"] == 1.0
+    # ... and lmms-eval's reasoning-tag strip (its CLI default) leaves it whole: a reply of
+    # a model whose chat template opens the think block ends it with a bare "</think>"
+    thinker = [f"I look.</think>{reply}"]
+    *_, outputs, _ = doc_to_text(first, previous_output=thinker, round_idx=1)
+    assert process_results(first, [_as_lmms_eval_scores(outputs[-1])])["accuracy"] == 1.0
     # ... but not as another doc's result, nor edited
     assert process_results(second, [outputs[-1]])["errors"] == 1.0
     edited = json.dumps({**summary, "reward": 100.0})
@@ -380,3 +385,23 @@ def test_a_doc_whose_video_cannot_be_read_ends_its_episode_not_the_run(
     *_, terminal, outputs, info = doc_to_text(doc, previous_output=["x"], round_idx=1)
     assert terminal and "VideoDecodeError" in json.loads(outputs[-1])["error"]
     assert process_results(doc, outputs[-1:])["errors"] == 1.0
+
+
+def _as_lmms_eval_scores(final: str) -> str:
+    """A final response as lmms-eval hands it to the scorer: the task's reasoning tags (or
+    the CLI's default ones) stripped."""
+    from unittest import mock
+
+    import yaml
+    from lmms_eval.__main__ import parse_eval_args
+    from lmms_eval.api.reasoning import parse_reasoning_tags_config, strip_reasoning_tags
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: None)
+    template = yaml.load((Path(TASKS_DIR) / "_video_env_template_yaml").read_text(), Loader)
+    with mock.patch.object(sys, "argv", ["lmms_eval"]):
+        cli = parse_eval_args()[1].reasoning_tags  # the CLI's default
+    tags = parse_reasoning_tags_config(cli_value=cli, task_value=template.get("reasoning_tags"))
+    return final if tags is None else strip_reasoning_tags(final, tags)

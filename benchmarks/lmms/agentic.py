@@ -26,6 +26,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from loguru import logger  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from PIL import Image
 
 from benchmarks.lmms.episodes import summarise
@@ -35,6 +36,8 @@ from policies.verifiers_envs.render import first_messages
 from policies.videoscout_prompt import VideoScoutPrompt, message_parts
 from video_env.backends.base import FrameBatch
 from video_env.envs import ENV_CLASSES
+from video_env.errors import DatasetError, VideoDecodeError
+from video_env.types import SampleError
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
 __all__ = ["doc_to_target", "doc_to_text", "doc_to_visual", "mean_known", "process_results"]
@@ -166,7 +169,10 @@ def _first(doc: dict[str, Any]) -> Rendered:
             return _render(doc, observation)
         finally:
             env.close()
-    except Exception as exc:  # the first step meets it again and records it
+    except (VideoDecodeError, DatasetError, SampleError, OSError) as exc:  # the doc's fault
+        # (a ConfigError, the run's, still stops it before any model call); the first step
+        # meets the error again and records it
+        logger.warning(f"video_env task: doc {doc.get('sample_id')} cannot start: {exc}")
         return f"This episode could not start ({type(exc).__name__}: {exc}).", []
 
 
@@ -231,7 +237,7 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     raw = results[0] if results else ""
     try:
         payload = json.loads(raw) if isinstance(raw, str) else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, deep nesting
         payload = {}
     payload = payload if isinstance(payload, dict) else {}
     if not _sealed(doc, payload):

@@ -183,7 +183,7 @@ def _whole(name: str, value: Any, minimum: int) -> int:
     Raises:
         ConfigError: If ``value`` is not a whole number ``>= minimum``.
     """
-    if isinstance(value, str) and value.strip().isdigit():  # from Python, not the CLI
+    if isinstance(value, str) and value.strip().isdecimal():  # from Python, not the CLI
         value = int(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)

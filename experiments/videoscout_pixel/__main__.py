@@ -50,10 +50,11 @@ def _frame_teacher(args: argparse.Namespace) -> Any:
 
 def _distill(args: argparse.Namespace) -> int:
     options = max((len(s.options or ()) for s in samples_from_args(args)), default=0)
-    if args.guess_share and args.tries < options:
+    if (args.guess_share or args.steady_speed) and args.tries < options:
         raise ConfigError(
-            f"--guess-share needs --tries >= {options} (the options of a question): a blind "
-            "question guesses option k on try k, and answer verification keeps the right one"
+            f"--guess-share and --steady-speed need --tries >= {options} (the options of a "
+            "question): a guessed answer is option k on try k, and answer verification keeps "
+            "the right one"
         )
     return run_distill(args, _frame_teacher(args))
 
