@@ -15,7 +15,7 @@ from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
 from benchmarks.header import footer_notes, header, unread_note
 from benchmarks.jobs import validate, video_samples
 from benchmarks.plot_style import PLOT_FORMATS, PlotOptions
-from benchmarks.progress import ProgressBar
+from benchmarks.progress import TTY_PROGRESS_INTERVAL_S, ProgressBar
 from benchmarks.summary import brief_columns, to_markdown
 from video_env._optional import require
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
@@ -160,7 +160,7 @@ def _progress(quiet: bool, workers: int) -> ProgressBar | None:
     if quiet:
         return None
     tqdm = require("tqdm", "core", "progress bars").tqdm
-    interval = 0.1 if sys.stderr.isatty() else LOG_PROGRESS_INTERVAL_S
+    interval = TTY_PROGRESS_INTERVAL_S if sys.stderr.isatty() else LOG_PROGRESS_INTERVAL_S
     return ProgressBar(tqdm, workers, mininterval=interval)
 
 

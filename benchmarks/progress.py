@@ -17,11 +17,13 @@ from typing import Any
 
 from benchmarks.jobs import Job
 
-__all__ = ["ESTIMATE_AFTER", "ProgressBar"]
+__all__ = ["ESTIMATE_AFTER", "TTY_PROGRESS_INTERVAL_S", "ProgressBar"]
 
 #: Episodes that must finish before the bar shows a time estimate: the first ones include
 #: worker start-up, and an estimate from them can be hours off.
 ESTIMATE_AFTER = 10
+#: Seconds between two redraws on a terminal (tqdm's own default).
+TTY_PROGRESS_INTERVAL_S = 0.1
 _FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
 
 
@@ -34,7 +36,9 @@ class ProgressBar:
         mininterval: Seconds between two redraws at least (tqdm's ``mininterval``).
     """
 
-    def __init__(self, tqdm: Any, workers: int = 1, mininterval: float = 0.1) -> None:
+    def __init__(
+        self, tqdm: Any, workers: int = 1, mininterval: float = TTY_PROGRESS_INTERVAL_S
+    ) -> None:
         self.tqdm = tqdm
         self.workers = max(1, workers)
         self.bar = tqdm(

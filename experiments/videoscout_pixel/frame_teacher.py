@@ -131,7 +131,7 @@ class FrameScriptedTeacher:
         self._asked: Needle | None = None
         self._notes: dict[str, str] = {}  # needle id -> note, in the order first seen
         self._watched = 0.0
-        self._blind: tuple[int, int] | None = None  # (steady speed, option guessed) if blind
+        self._blind: int | None = None  # a blind question's steady speed
         self._attempt = 0
         self._guessed = False  # a steady episode guessed at the end (its frames missed the needle)
 
@@ -155,7 +155,7 @@ class FrameScriptedTeacher:
         draw = stable_seed("guess", sample.id) % 10_000 / 10_000
         if sample.options and draw < self.guess_share:
             speed = 4 if stable_seed("guess-speed", sample.id) % 2 else 2
-            self._blind = (speed, attempt % len(sample.options))
+            self._blind = speed
 
     @property
     def blind(self) -> bool:
@@ -190,7 +190,7 @@ class FrameScriptedTeacher:
             text = self._answer(sample, asked, seen, shows, times, memory)
         elif self.steady_speed and sample.options and span[1] >= len(chunks):
             self._guessed = True  # watched to the end at a steady pace: the needle went by
-            text = self._guess(sample, self._attempt % len(sample.options), seen, times, memory)
+            text = self._guess(sample, seen, times, memory)
         else:
             thought, action = self._pace(chunks, asked, seen, span)
             text = f"<think>{thought}</think><memory>{memory}</memory><action>{action}</action>"
@@ -251,19 +251,18 @@ class FrameScriptedTeacher:
     ) -> str:
         """A blind question's turn (``scenes`` style): skim on; guess once the end is shown."""
         assert self._blind is not None and sample.options
-        speed, option = self._blind
+        speed = self._blind
         if not at_end:
             return (
                 f"<think>{seen} Skim.</think><memory>{memory}</memory>"
                 f"<action>speed({speed}x)</action>"
             )
-        return self._guess(sample, option, seen, times, memory)
+        return self._guess(sample, seen, times, memory)
 
-    def _guess(
-        self, sample: VideoQA, option: int, seen: str, times: list[float], memory: str
-    ) -> str:
-        """The last turn of an episode whose frames never showed the needle: a guess."""
+    def _guess(self, sample: VideoQA, seen: str, times: list[float], memory: str) -> str:
+        """The last turn of an episode whose frames never showed the needle: option ``attempt``."""
         assert sample.options
+        option = self._attempt % len(sample.options)
         letter = OPTION_LETTERS[option]
         said = f"{letter} ({sample.options[option]})"
         thought = (
