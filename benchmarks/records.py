@@ -46,6 +46,10 @@ class EpisodeLog:
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.path = Path(folder) / EPISODES
 
+    def holds_lines(self) -> bool:
+        """Whether the log holds anything but blank lines (records or not, planned or not)."""
+        return self.path.exists() and bool(self.path.read_bytes().strip())
+
     def load(
         self, repair: bool = False, jobs: Collection[str] | None = None
     ) -> list[dict[str, Any]]:

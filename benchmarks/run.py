@@ -130,11 +130,13 @@ def _run_locked(
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
     planned = plan(config, samples)
+    # any line at all asks for the same set-up, planned or not: a run with other seeds or
+    # policies would otherwise share no job with the old records and append beside them
+    _check_same_setup(folder, origin, fp, log.holds_lines())
     # only records of this plan count (a line pasted from another run is skipped, with a
     # warning); a job whose worker died (a ``lost`` record) is rerun: resuming completes it
     records = dedupe(log.load(repair=True, jobs={j.key for j in planned}))
     done = {r["job"] for r in records if not r.get("lost")}
-    _check_same_setup(folder, origin, fp, bool(done))
     jobs = [j for j in planned if j.key not in done]
     if on_plan is not None:
         on_plan(jobs, len(done))
@@ -264,13 +266,15 @@ def _exclusive(folder: Path) -> Iterator[None]:
         yield
 
 
-def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_records: bool) -> None:
+def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_lines: bool) -> None:
     """Refuse to add to results that another set-up produced, naming what differs.
 
-    A folder without records (a run that failed before its first episode, e.g. on a
-    wrong backend spec) holds nothing to mix: its ``run.json`` is simply rewritten.
+    Any line of the log counts, whether or not this run plans its job (other seeds or
+    policies are another set-up). A folder without one (a run that failed before its
+    first episode, e.g. on a wrong backend spec) holds nothing to mix: its ``run.json``
+    is simply rewritten.
     """
-    if not has_records:
+    if not has_lines:
         return
     previous = read_run_json(folder, missing_ok=True)
     if previous.get("fingerprint") == fp:

@@ -132,3 +132,18 @@ def test_a_damaged_run_json_is_a_one_line_error_in_report_and_compare(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is damaged" in err and "Traceback" not in err
     assert "restore it from a backup" in err
+
+
+@pytest.mark.parametrize(
+    "change", [["--seeds", "5"], ["--policies", "random"]], ids=["seeds", "policies"]
+)
+def test_a_run_sharing_no_job_with_the_folder_is_refused_not_appended(
+    run: Path, change: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = (run / "episodes.jsonl").read_bytes(), (run / "run.json").read_bytes()
+    capsys.readouterr()
+    assert main([*ARGS, *change, "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "different set-up" in err and "--fresh" in err
+    assert "fix or delete it" not in err  # the refusal, not a warning about every old line
+    assert ((run / "episodes.jsonl").read_bytes(), (run / "run.json").read_bytes()) == before
