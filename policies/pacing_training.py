@@ -328,7 +328,8 @@ def _Validation(  # noqa: N802 - a class factory: SB3's base class is imported l
         def _on_step(self) -> bool:
             if config.eval_every > 0 and self.num_timesteps >= self.next_eval:
                 self.next_eval += config.eval_every
-                self._evaluate(self.model)
+                if self.num_timesteps < config.steps:  # the last is :meth:`final`'s, after
+                    self._evaluate(self.model)  # the update of the rollout that reached it
             return True
 
         def _evaluate(self, model: Any) -> dict[str, float]:

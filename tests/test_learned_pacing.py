@@ -118,6 +118,8 @@ def test_train_cli_writes_a_policy_that_bench_runs_by_name(tmp_path: Path) -> No
     assert read_meta(out)["sensors"] == ["vlm", "clip"]
     evaluations = [json.loads(line) for line in (out / "evaluations.jsonl").open()]
     assert len(evaluations) >= 2 and {"mean_reward", "accuracy"} <= set(evaluations[0])
+    steps = [e["step"] for e in evaluations]
+    assert steps == sorted(set(steps)), steps  # one row per step: the last is the final policy
     name = f"pacing-maskable-ppo:{out}"
     bench = tmp_path / "bench"
     args = ["bench", "--suite", "synth-tiny", "--envs", "pacing", "--limit", "2", "--workers", "1"]
