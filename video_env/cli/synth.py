@@ -11,9 +11,11 @@ from video_env.synth import FORMS, export_videos, get_suite, list_suites, load_s
 
 
 def _list(args: argparse.Namespace) -> int:
-    for spec in list_suites():
+    specs = list_suites()
+    width = max(len(spec.name) for spec in specs)
+    for spec in specs:
         samples = load_suite(spec.name)
-        print(f"{spec.name:<12} {len(samples):>4} questions  {spec.description}")
+        print(f"{spec.name:<{width}} {len(samples):>4} questions  {spec.description}")
     print("(synthetic videos; simulated perception: see docs/simulator.md)")
     return 0
 
