@@ -13,7 +13,7 @@ from video_env.data import SkippedRecordsWarning, VideoPathError, available, loa
 from video_env.data._common import brief
 from video_env.data._parsing import letter_of, strip_option_letters
 from video_env.data.lvbench import split_options
-from video_env.errors import DatasetError
+from video_env.errors import ConfigError, DatasetError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 DEEP = "[" * 100_000 + "]" * 100_000  # beyond the JSON parser's recursion limit
@@ -315,6 +315,11 @@ def test_lvbench_option_marks_past_z_do_not_crash():
         ("category", 5, "category must be text"),
         ("source", ["x"], "source must be text"),
         ("meta", [["k", "v"]], "meta must be an object"),
+        ("meta", {"splits": 5}, "meta.splits must be a list of names"),
+        ("answer", " ", "an open question's answer is empty"),
+        ("id", "x\ud800", "id holds a lone surrogate"),  # valid JSON, no UTF-8 text
+        ("category", "c\udc80", "category holds a lone surrogate"),
+        ("question", "Q\ud800?", "question holds a lone surrogate"),
     ],
 )
 def test_jsonl_fields_of_the_wrong_type_skip_only_their_record(field, value, message, tmp_path):
@@ -329,3 +334,12 @@ def test_a_jsonl_integer_too_long_to_parse_skips_only_its_line(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps(good) + '\n{"id": "bad", "duration": ' + "9" * 5000 + "}\n")
     _only_the_bad_record_is_skipped("jsonl", path, "invalid JSON: Exceeds the limit")
+
+
+def test_a_jsonl_split_given_as_one_name_is_that_split_not_its_letters(tmp_path):
+    record = {"id": "j", "video": "v.mp4", "question": "Q?", "answer": "x"}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({**record, "meta": {"splits": "test"}}) + "\n")
+    assert [s.id for s in load("jsonl", path, split="test")] == ["j"]
+    with pytest.raises(ConfigError, match="unknown split 't'"):
+        load("jsonl", path, split="t")

@@ -148,8 +148,11 @@ class VideoQA:
             value = getattr(self, name)
             if not isinstance(value, str) and (value is not None or name == "source"):
                 raise SampleError(f"sample {self.id}: {name} must be text, got {_brief(value)}")
+        if self.options is None and self.answer is not None and not self.answer.strip():
+            raise SampleError(f"sample {self.id}: an open question's answer is empty")
         self._check_duration()
         self._check_options()
+        self._check_encodable()
         intervals = tuple(Interval.of(iv) for iv in self.gt_intervals)
         object.__setattr__(self, "gt_intervals", intervals)
         if self.duration is not None:
@@ -191,6 +194,20 @@ class VideoQA:
                 f"sample {self.id}: MCQ answer must be an option letter "
                 f"A-{OPTION_LETTERS[len(options) - 1]}, got {self.answer!r}"
             )
+
+    def _check_encodable(self) -> None:
+        """Refuse text UTF-8 cannot write: a lone surrogate (a JSON escape in D800-DFFF)."""
+        texts = {"id": self.id, "question": self.question, "answer": self.answer,
+                 "category": self.category, "source": self.source}  # fmt: skip
+        texts.update({f"option {i + 1}": o for i, o in enumerate(self.options or ())})
+        for name, text in texts.items():
+            try:
+                (text or "").encode("utf-8")
+            except UnicodeEncodeError:
+                raise SampleError(
+                    f"sample {_brief(self.id)}: {name} holds a lone surrogate, which is no "
+                    f"text: {_brief(text)}"
+                ) from None
 
     @property
     def is_mcq(self) -> bool:
@@ -260,6 +277,15 @@ class VideoQA:
             raise SampleError(f"sample id must be text or an integer, got {_brief(ident)}")
         if not isinstance(meta, Mapping):
             raise SampleError(f"sample {ident}: meta must be an object, got {_brief(meta)}")
+        splits = meta.get("splits")
+        if isinstance(splits, str):  # one split's name, not its characters
+            meta = {**meta, "splits": [splits]}
+        elif splits is not None and not (
+            isinstance(splits, (list, tuple)) and all(isinstance(x, str) for x in splits)
+        ):
+            raise SampleError(
+                f"sample {ident}: meta.splits must be a list of names, got {_brief(splits)}"
+            )
         return cls(
             id=str(ident),
             video=record["video"],
