@@ -114,7 +114,9 @@ class EpisodeLog:
                 _finite(record), ensure_ascii=False, default=_json_default, allow_nan=False
             )
         line = text + "\n"
-        with self.path.open("a", encoding="utf-8") as f:
+        # a lone surrogate (an LLM reply's "\ud800") is written as its JSON escape, which
+        # reads back as the same string: UTF-8 has no byte for it
+        with self.path.open("a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())

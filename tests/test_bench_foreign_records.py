@@ -147,3 +147,13 @@ def test_a_run_sharing_no_job_with_the_folder_is_refused_not_appended(
     assert "different set-up" in err and "--fresh" in err
     assert "fix or delete it" not in err  # the refusal, not a warning about every old line
     assert ((run / "episodes.jsonl").read_bytes(), (run / "run.json").read_bytes()) == before
+
+
+def test_a_lone_surrogate_in_a_record_is_written_as_its_escape_and_reads_back(
+    tmp_path: Path,
+) -> None:
+    log = EpisodeLog(tmp_path)
+    reply = "an LLM's reply with a lone surrogate \ud800"  # JSON's "\ud800": no UTF-8 bytes
+    log.append({"job": "zoom|p|q|0", "env": "zoom", "policy": "p", "answer": reply})
+    (tmp_path / "episodes.jsonl").read_bytes().decode("utf-8")  # the file stays UTF-8
+    assert [r["answer"] for r in log.load()] == [reply]
