@@ -33,6 +33,7 @@ def _run(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         annotations=args.annotations,
         videos=args.videos,
+        allow_absolute_paths=args.allow_absolute_paths,
         standin_missing_videos=args.standin_missing_videos,
         envs=tuple(ENV_KINDS if "all" in args.envs else args.envs),
         policies=tuple(args.policies),
@@ -222,6 +223,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--dataset", help="dataset loader name (video-env data list)")
     parser.add_argument("--annotations", help="annotation file or folder of --dataset")
     parser.add_argument("--videos", help="video folder of --dataset")
+    parser.add_argument(
+        "--allow-absolute-paths", action="store_true",
+        help="use absolute video paths found in --annotations (default: refuse them)",
+    )  # fmt: skip
     parser.add_argument(
         "--standin-missing-videos", action="store_true",
         help="play missing video files as simulated stand-ins built from the annotations "

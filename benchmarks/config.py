@@ -25,6 +25,8 @@ class BenchConfig:
         dataset: Dataset loader name (``video_env.data.available()``).
         annotations: Annotation file or folder of the dataset.
         videos: Video folder of the dataset.
+        allow_absolute_paths: Use absolute video paths found in the annotations (refused
+            by default: a results folder should not depend on where files lie).
         envs: Environment kinds.
         policies: Policy names, or ``("all",)`` for every policy that can run (offline
             ones only when ``llm`` is None).
@@ -57,6 +59,7 @@ class BenchConfig:
     dataset: str | None = None
     annotations: str | None = None
     videos: str | None = None
+    allow_absolute_paths: bool = False
     envs: tuple[str, ...] = ENV_KINDS
     policies: tuple[str, ...] = ("all",)
     llm: str | None = None

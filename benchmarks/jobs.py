@@ -49,6 +49,8 @@ def load_samples(config: BenchConfig) -> list[VideoQA]:
         from video_env import data
 
         options: dict[str, Any] = {"limit": config.limit}
+        if config.allow_absolute_paths:
+            options["allow_absolute"] = True
         if config.categories is not None:
             options["categories"] = list(config.categories)
         samples: list[VideoQA] = list(

@@ -5,7 +5,8 @@ the config enters it with no change here), the versions of the packages that cha
 results, a digest of the code that runs (the contents of the ``video_env``, ``policies``
 and ``benchmarks`` packages: a change to the README or a new commit that leaves the code
 alone does not invalidate a results folder) and a digest of the samples (questions,
-options, answers, evidence windows). A run with pixel-real perception adds a digest of its
+options, answers, evidence windows), and of its video files' sizes and modification times
+when it reads files. A run with pixel-real perception adds a digest of its
 weights folder's files (the code digest does not read weights), so new weights in the same
 folder are a new set-up; one naming a policy by import path (``my_module:MyPolicy``) adds a
 digest of that class's source file, so an edited policy is a new set-up. Two runs with
@@ -65,6 +66,9 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
     user_code = user_policy_code(config)
     if user_code:  # likewise
         record["user_policy_code"] = user_code
+    files = video_files_digest(samples)
+    if files:  # likewise: synthetic suites have no files
+        record["video_files"] = files
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
     return normalised
 
@@ -122,6 +126,27 @@ def user_policy_code(config: BenchConfig) -> dict[str, str]:
             continue
         out[name] = hashlib.blake2b(data, digest_size=8).hexdigest() if data else "unknown"
     return out
+
+
+def video_files_digest(samples: Sequence[VideoQA]) -> str | None:
+    """A hash of each video file's size and modification time (``None``: no file).
+
+    A file replaced under the same name (another encode, another video) is a new set-up,
+    as make and rsync tell: by ``stat`` alone, never reading hours of video. A missing
+    file (a stand-in plays it) hashes as missing.
+    """
+    paths = sorted({path for s in samples if (path := s.video_path) is not None})
+    if not paths:
+        return None
+    digest = hashlib.blake2b(digest_size=8)
+    for path in paths:
+        try:
+            stat = Path(path).stat()
+            item = [path, stat.st_size, stat.st_mtime_ns]
+        except OSError:
+            item = [path, None, None]
+        digest.update(json.dumps(item).encode())
+    return digest.hexdigest()
 
 
 def fingerprint(record: dict[str, Any]) -> str:

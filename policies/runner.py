@@ -82,11 +82,14 @@ def run_episode(
         try:
             record = base.abandon(ended or ("error" if error else "max_steps"))
         except RuntimeError:  # the reset itself failed: no episode to close
+            perception = getattr(base, "perception", None)
             record = {
                 "sample_id": _sample_id(base, options),
                 "answer": None,
                 "correct": False,  # a failure counts as wrong, as any failed episode
                 "ended_by": "error",
+                # labelled by the env's backends, as its episodes are (never "real" by default)
+                **record_flags(perception.labels if perception is not None else ()),
                 **(base.record_fields() if hasattr(base, "record_fields") else {}),
             }
     _label_perceivers(record, policy)

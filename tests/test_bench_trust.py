@@ -72,7 +72,8 @@ def test_a_run_uses_its_configured_embedder_not_the_environment(
 def test_the_fingerprint_covers_every_config_field() -> None:
     base = small_config()
     changed = {"suite": "synth-quick", "dataset": "jsonl", "annotations": "a.jsonl",
-               "videos": "v", "envs": ("pacing",), "policies": ("random",), "llm": "x",
+               "videos": "v", "allow_absolute_paths": True, "envs": ("pacing",),
+               "policies": ("random",), "llm": "x",
                "seeds": (1,), "limit": 3, "categories": ("visual",), "max_steps": 7,
                "standin_missing_videos": True,
                "text_embedder": "minilm", "extra": {"note": 1}, "vlm": "openai:m",

@@ -21,7 +21,7 @@ from video_env.provenance import (
 from video_env.synth.annotated import AnnotatedVideo, file_world
 from video_env.synth.standin import standin_video
 from video_env.synth.world import SynthVideo
-from video_env.types import MAX_DURATION_S, VideoQA
+from video_env.types import MAX_DURATION_S, SampleError, VideoQA
 from video_env.video.base import VideoReader
 from video_env.video.open import open_video
 
@@ -188,6 +188,7 @@ class Perception:
             VideoDecodeError: If the file is missing (without ``standin_missing``), empty
                 or corrupt.
             ConfigError: If it lasts over ``MAX_DURATION_S``.
+            SampleError: If an evidence interval starts after the file's end.
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
@@ -207,6 +208,13 @@ class Perception:
                 raise ConfigError(
                     f"video {reader.name!r} lasts {reader.duration:g} s, over the "
                     f"{MAX_DURATION_S:g} s maximum (MAX_DURATION_S)"
+                )
+            past = [iv for iv in sample.gt_intervals if iv.start >= reader.duration]
+            if past:  # no answer window could overlap it: every GToU would read 0
+                raise SampleError(
+                    f"sample {sample.id}: its evidence [{past[0].start:g}, {past[0].end:g}] s "
+                    f"starts after the end of {reader.name!r} ({reader.duration:g} s): the "
+                    "annotations do not describe this file"
                 )
             if not self.simulated:
                 return reader
