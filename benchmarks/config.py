@@ -82,6 +82,8 @@ class BenchConfig:
             raise ConfigError(f"unknown envs {sorted(unknown)}; known: {list(ENV_KINDS)}")
         if self.dataset is not None and self.annotations is None:
             raise ConfigError("--dataset needs --annotations")
+        if self.allow_absolute_paths and self.dataset is None:
+            raise ConfigError("--allow-absolute-paths applies to a --dataset's annotations")
         if not self.seeds:
             raise ConfigError("give at least one seed")
         if self.categories is not None and not self.categories:

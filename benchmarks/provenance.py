@@ -5,8 +5,8 @@ the config enters it with no change here), the versions of the packages that cha
 results, a digest of the code that runs (the contents of the ``video_env``, ``policies``
 and ``benchmarks`` packages: a change to the README or a new commit that leaves the code
 alone does not invalidate a results folder) and a digest of the samples (questions,
-options, answers, evidence windows), and of its video files' sizes and modification times
-when it reads files. A run with pixel-real perception adds a digest of its
+options, answers, evidence windows), and of its video files' sizes and first bytes when it
+reads files. A run with pixel-real perception adds a digest of its
 weights folder's files (the code digest does not read weights), so new weights in the same
 folder are a new set-up; one naming a policy by import path (``my_module:MyPolicy``) adds a
 digest of that class's source file, so an edited policy is a new set-up. Two runs with
@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from functools import cache
@@ -128,23 +129,31 @@ def user_policy_code(config: BenchConfig) -> dict[str, str]:
     return out
 
 
-def video_files_digest(samples: Sequence[VideoQA]) -> str | None:
-    """A hash of each video file's size and modification time (``None``: no file).
+#: Bytes read from the start of each video file for the fingerprint (another encode or
+#: another video differs there; hours of video are never read).
+VIDEO_HEAD_BYTES = 64 * 1024
 
-    A file replaced under the same name (another encode, another video) is a new set-up,
-    as make and rsync tell: by ``stat`` alone, never reading hours of video. A missing
-    file (a stand-in plays it) hashes as missing.
+
+def video_files_digest(samples: Sequence[VideoQA]) -> str | None:
+    """A hash of each video file's size and first bytes (``None``: no file).
+
+    A file replaced under the same name (another encode, another video) is a new set-up; a
+    copy of the same file (new modification time, another machine) is not. A missing file
+    (a stand-in plays it) hashes as missing.
     """
     paths = sorted({path for s in samples if (path := s.video_path) is not None})
     if not paths:
         return None
     digest = hashlib.blake2b(digest_size=8)
     for path in paths:
+        item: list[Any] = [path, None, None]  # missing, or a name no file system holds
         try:
-            stat = Path(path).stat()
-            item = [path, stat.st_size, stat.st_mtime_ns]
-        except OSError:
-            item = [path, None, None]
+            if os.path.isfile(path):  # never a FIFO, whose read would wait for a writer
+                with open(path, "rb") as file:
+                    head = hashlib.blake2b(file.read(VIDEO_HEAD_BYTES), digest_size=8).hexdigest()
+                item = [path, os.path.getsize(path), head]
+        except (OSError, ValueError):
+            pass
         digest.update(json.dumps(item).encode())
     return digest.hexdigest()
 

@@ -48,7 +48,10 @@ class EpisodeLog:
 
     def holds_lines(self) -> bool:
         """Whether the log holds anything but blank lines (records or not, planned or not)."""
-        return self.path.exists() and bool(self.path.read_bytes().strip())
+        if not self.path.exists():
+            return False
+        with self.path.open("rb") as log:
+            return any(line.strip() for line in log)  # stops at the first such line
 
     def load(
         self, repair: bool = False, jobs: Collection[str] | None = None

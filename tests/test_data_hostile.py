@@ -343,3 +343,23 @@ def test_a_jsonl_split_given_as_one_name_is_that_split_not_its_letters(tmp_path)
     assert [s.id for s in load("jsonl", path, split="test")] == ["j"]
     with pytest.raises(ConfigError, match="unknown split 't'"):
         load("jsonl", path, split="t")
+
+
+def test_a_video_path_no_file_system_holds_refuses_the_file(tmp_path):
+    record = {"id": "j", "video": "v\ud800.mp4", "question": "Q?", "answer": "x"}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(VideoPathError, match="no file name"):
+        load("jsonl", path)
+
+
+@pytest.mark.parametrize(
+    ("dataset", "blank"),
+    [("falcon-bench", {"gt_answer": " "}), ("cg-bench", {"answer": " "})],
+)
+def test_a_blank_open_answer_falls_back_to_the_right_option_in_both_forms(dataset, blank, tmp_path):
+    annotations = annotations_pointing_at(dataset, "clip", tmp_path / "ann")
+    (record,) = json.loads(annotations.read_text())
+    _json(annotations, [{**record, **blank}])
+    samples = load(dataset, annotations, tmp_path / "videos", form="both")
+    assert sorted((s.options is None, s.answer) for s in samples) == [(False, "A"), (True, "a")]

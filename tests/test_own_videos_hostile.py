@@ -48,10 +48,15 @@ def _fresh_sample_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_evidence_after_the_files_end_is_refused_at_reset(tmp_path: Path) -> None:
     qa = _folder(tmp_path, [])
-    sample = VideoQA.from_dict(_record(str(qa.parent / "bikes.mp4"), "late", [100.0, 200.0]))
+    bikes = str(qa.parent / "bikes.mp4")  # 10 s
+    sample = VideoQA.from_dict(_record(bikes, "late", [100.0, 200.0]))
     env = gym.make("VideoEnv/Zoom-v1", dataset=[sample])
     with pytest.raises(SampleError, match=r"evidence \[100, 200\] s starts after the end"):
         env.reset(seed=0)
+    rounded = VideoQA.from_dict(_record(bikes, "rounded", [10.0, 11.0]))  # within the slack
+    env = gym.make("VideoEnv/Zoom-v1", dataset=[rounded])
+    env.reset(seed=0)
+    assert env.unwrapped.video.duration == pytest.approx(10.0)
 
 
 def test_a_bench_records_such_an_episode_as_an_error_labelled_by_its_sensors(
@@ -85,6 +90,9 @@ def test_a_video_file_replaced_under_its_name_is_a_new_set_up(
     assert main(args) == 0
     assert main(args) == 0  # the same files: resumed, nothing rerun
     assert "Nothing computed" in capsys.readouterr().out
+    shutil.copy(Path(DATA) / "bigbuckbunny.mp4", qa.parent / "bigbuckbunny.mp4")
+    assert main(args) == 0  # a fresh copy of the same file (a new mtime) still resumes
+    assert "Nothing computed" in capsys.readouterr().out
     shutil.copy(Path(DATA) / "bikes.mp4", qa.parent / "bigbuckbunny.mp4")
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -103,3 +111,11 @@ def test_absolute_video_paths_bench_with_the_flag_the_error_names(
     assert main([*args, "--allow-absolute-paths", "--out", str(out)]) == 0
     (record,) = map(json.loads, (out / "episodes.jsonl").open())
     assert record["error"] is None and record["sensors_on_real_video"]
+
+
+def test_allow_absolute_paths_without_a_dataset_is_refused() -> None:
+    from benchmarks.config import BenchConfig
+    from video_env.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--allow-absolute-paths applies to a --dataset"):
+        BenchConfig(suite="synth-tiny", allow_absolute_paths=True)

@@ -42,6 +42,12 @@ class VideoRoot:
             )
         if "\0" in relative:
             raise VideoPathError(ctx.path, f"video path {brief(relative)} holds a NUL byte", index)
+        try:
+            os.fsencode(relative)
+        except UnicodeEncodeError:  # a lone surrogate the file system has no bytes for
+            raise VideoPathError(
+                ctx.path, f"video path {brief(relative)} is no file name (a lone surrogate)", index
+            ) from None
         if os.path.isabs(relative):
             if self.allow_absolute:
                 return os.path.normpath(relative)

@@ -63,7 +63,7 @@ def _parse(
         "category": str(record["sub_category"]) if record.get("sub_category") else None,
         "source": NAME,
     }
-    text = str(record.get("answer") or options[ord(letter) - ord("A")]).strip()
+    text = str(record.get("answer") or "").strip() or options[ord(letter) - ord("A")].strip()
 
     def meta(form: str) -> dict[str, Any]:
         splits = [domain] if domain else []

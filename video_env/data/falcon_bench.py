@@ -54,7 +54,7 @@ def _parse(
     raw_index = ctx.field(record, "gt_option_idx", index)
     letter = answer_letter(ctx, options, raw_index, index, "index")
     gt_answer = record.get("gt_answer")
-    open_answer = str(gt_answer).strip() if gt_answer else options[ord(letter) - ord("A")]
+    open_answer = str(gt_answer or "").strip() or options[ord(letter) - ord("A")]
     dataset = str(record.get("dataset") or "")
     common: dict[str, Any] = {
         "video": ctx.video(ctx.text(record, "path", index), index),

@@ -29,10 +29,11 @@ Fields of a record:
   video         path of the video file, relative to this file's folder (or to --videos)
   question      the question, without its options
   options       MCQ: the option texts, without letters ("A." is added); open question: null
-  answer        MCQ: the correct option's letter ("A", "B", ...); open: the answer text;
+  answer        MCQ: the correct option's letter ("A", "B", ...); open: the answer text (not blank);
                 null when unknown (the sample is then left out of accuracy)
   gt_intervals  evidence windows [[start, end], ...] in seconds from the video's start
-                ([] when unknown: no GToU, and simulated sensors never find it)
+                ([] when unknown: no GToU, and simulated sensors never find it); one that
+                starts after the file's end fails its episode
   duration      the video's length in seconds, or null (read from the file)
   category      optional label, e.g. "object" (per-category tables)
   source        optional name of where the question comes from

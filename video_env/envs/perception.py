@@ -25,6 +25,9 @@ from video_env.types import MAX_DURATION_S, SampleError, VideoQA
 from video_env.video.base import VideoReader
 from video_env.video.open import open_video
 
+#: How far past a file's end annotated evidence may start (annotations round durations).
+EVIDENCE_SLACK_S = 1.0
+
 
 @dataclass
 class Perception:
@@ -188,7 +191,8 @@ class Perception:
             VideoDecodeError: If the file is missing (without ``standin_missing``), empty
                 or corrupt.
             ConfigError: If it lasts over ``MAX_DURATION_S``.
-            SampleError: If an evidence interval starts after the file's end.
+            SampleError: If an evidence interval starts more than
+                :data:`EVIDENCE_SLACK_S` after the file's end.
         """
         if isinstance(sample.video, SynthVideo):
             return sample.video
@@ -209,12 +213,14 @@ class Perception:
                     f"video {reader.name!r} lasts {reader.duration:g} s, over the "
                     f"{MAX_DURATION_S:g} s maximum (MAX_DURATION_S)"
                 )
-            past = [iv for iv in sample.gt_intervals if iv.start >= reader.duration]
+            late = reader.duration + EVIDENCE_SLACK_S
+            past = [iv for iv in sample.gt_intervals if iv.start > late]
             if past:  # no answer window could overlap it: every GToU would read 0
                 raise SampleError(
                     f"sample {sample.id}: its evidence [{past[0].start:g}, {past[0].end:g}] s "
-                    f"starts after the end of {reader.name!r} ({reader.duration:g} s): the "
-                    "annotations do not describe this file"
+                    f"starts after the end of {reader.name!r} ({reader.duration:g} s, "
+                    f"{EVIDENCE_SLACK_S:g} s allowed for rounding): the annotations do not "
+                    "describe this file"
                 )
             if not self.simulated:
                 return reader
