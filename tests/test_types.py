@@ -136,3 +136,16 @@ def test_interval_accepts_numpy_scalars_from_observations() -> None:
     assert interval == Interval(1.5, 3.0) and type(interval.start) is float
     with pytest.raises(SampleError):
         Interval(np.bool_(True), 2.0)  # type: ignore[arg-type]
+
+
+def test_an_option_with_a_newline_stays_one_option_in_every_prompt() -> None:
+    from policies.observations import option_letters
+    from policies.prompts import options_block
+    from video_env.backends.vlm_prompts import question_prompt
+    from video_env.envs.spaces import format_options
+
+    options = ["red\nC. green", "blue"]  # a hostile option text forging a third option
+    for text in (format_options(options), options_block(options), question_prompt("Q?", options)):
+        assert "C. green" not in text.splitlines()
+        assert "A. red C. green" in text
+    assert option_letters(format_options(options)) == ["A", "B"]

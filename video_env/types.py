@@ -300,6 +300,11 @@ class VideoQA:
         )
 
 
+def option_line(letter: str, text: str) -> str:
+    """``A. text`` on one line: a newline inside an option would read as another option."""
+    return f"{letter}. {' '.join(text.split())}"
+
+
 def _brief(value: object) -> str:
     """A short ``repr`` for messages (a huge number or a deep record stays short)."""
     return reprlib.repr(value)

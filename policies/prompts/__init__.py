@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any
 
 from video_env.errors import ConfigError
+from video_env.types import OPTION_LETTERS, option_line
 
 
 @lru_cache(maxsize=64)
@@ -48,6 +49,5 @@ def options_block(options: Sequence[str]) -> str:
     """The question's options for a prompt, or the open-answer instruction."""
     if not options:
         return "Answer in a few words."
-    letters = string.ascii_uppercase
-    lines = "\n".join(f"{letters[i]}. {text}" for i, text in enumerate(options))
+    lines = "\n".join(option_line(OPTION_LETTERS[i], text) for i, text in enumerate(options))
     return f"Options:\n{lines}\nAnswer with the letter of the right option."

@@ -25,6 +25,7 @@ from importlib import resources
 
 from video_env.backends.confidence import option_letters
 from video_env.errors import ConfigError
+from video_env.types import option_line
 
 __all__ = [
     "ANSWER_MAX_TOKENS",
@@ -55,7 +56,7 @@ def question_prompt(question: str, options: Sequence[str] | None = None) -> str:
     """The VQA prompt for ``question`` (an MCQ when ``options`` are given)."""
     if options:
         lines = "\n".join(
-            f"{letter}. {text}"
+            option_line(letter, text)
             for letter, text in zip(option_letters(options), options, strict=True)
         )
         return template("vqa_mcq").format(question=question, options=lines)
