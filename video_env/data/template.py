@@ -33,7 +33,7 @@ Fields of a record:
                 null when unknown (the sample is then left out of accuracy)
   gt_intervals  evidence windows [[start, end], ...] in seconds from the video's start
                 ([] when unknown: no GToU, and simulated sensors never find it); one that
-                starts after the file's end fails its episode
+                starts over 1 s after the file's end fails its episode
   duration      the video's length in seconds, or null (read from the file)
   category      optional label, e.g. "object" (per-category tables)
   source        optional name of where the question comes from
