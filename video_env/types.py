@@ -300,9 +300,11 @@ class VideoQA:
         )
 
 
-def option_line(letter: str, text: str) -> str:
-    """``A. text`` on one line: a newline inside an option would read as another option."""
-    return f"{letter}. {' '.join(text.split())}"
+def option_lines(options: Sequence[str]) -> str:
+    """Options as ``A. text`` lines, one line each (a newline would forge another option)."""
+    return "\n".join(
+        f"{OPTION_LETTERS[i]}. {' '.join(text.split())}" for i, text in enumerate(options)
+    )
 
 
 def _brief(value: object) -> str:

@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from video_env.errors import ConfigError
-from video_env.types import OPTION_LETTERS, option_line
+from video_env.types import option_lines
 
 
 @lru_cache(maxsize=64)
@@ -49,5 +49,4 @@ def options_block(options: Sequence[str]) -> str:
     """The question's options for a prompt, or the open-answer instruction."""
     if not options:
         return "Answer in a few words."
-    lines = "\n".join(option_line(OPTION_LETTERS[i], text) for i, text in enumerate(options))
-    return f"Options:\n{lines}\nAnswer with the letter of the right option."
+    return f"Options:\n{option_lines(options)}\nAnswer with the letter of the right option."

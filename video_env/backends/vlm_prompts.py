@@ -25,7 +25,7 @@ from importlib import resources
 
 from video_env.backends.confidence import option_letters
 from video_env.errors import ConfigError
-from video_env.types import option_line
+from video_env.types import option_lines
 
 __all__ = [
     "ANSWER_MAX_TOKENS",
@@ -55,11 +55,8 @@ def template(name: str) -> str:
 def question_prompt(question: str, options: Sequence[str] | None = None) -> str:
     """The VQA prompt for ``question`` (an MCQ when ``options`` are given)."""
     if options:
-        lines = "\n".join(
-            option_line(letter, text)
-            for letter, text in zip(option_letters(options), options, strict=True)
-        )
-        return template("vqa_mcq").format(question=question, options=lines)
+        option_letters(options)  # more than 26 options is a ConfigError
+        return template("vqa_mcq").format(question=question, options=option_lines(options))
     return template("vqa_open").format(question=question)
 
 

@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from video_env.envs.vector_memory import ObservationDict
 from video_env.errors import InvalidActionError
-from video_env.types import MAX_DURATION_S, OPTION_LETTERS, Interval, option_line
+from video_env.types import MAX_DURATION_S, Interval, option_lines
 
 #: Characters observation and action texts may hold: printable ASCII, newline and tab,
 #: Latin-1 letters and common typographic punctuation (Gymnasium's default Text charset
@@ -123,7 +123,7 @@ def format_options(options: Sequence[str] | None) -> str:
     """Options as ``A. first`` lines, for an observation (empty for open questions)."""
     if not options:
         return ""
-    return "\n".join(option_line(OPTION_LETTERS[i], text) for i, text in enumerate(options))
+    return option_lines(options)
 
 
 #: Characters kept of one option in ``option_list``.
