@@ -1,8 +1,7 @@
 """``video-env train``: learned policies.
 
 Kinds: ``pacing`` (stable-baselines3), ``distill`` / ``tool-chats`` / ``sft`` / ``rl`` /
-``trl`` (the VideoScout VLM). Training the pixel world's own models (``perception``,
-``vlm``) is the laboratory's: ``python -m experiments.pixel_models``.
+``trl`` (the VideoScout VLM).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import os
 from policies.learned_pacing import ALGOS
 from policies.pacing_training import TrainConfig
 from video_env.cli.flags import Flags
-from video_env.errors import ConfigError
 
 DEFAULT_OUT = os.path.join("runs", "pacing")
 #: ``train pacing``'s flags (``--sensors`` and ``--quiet`` are added by hand).
@@ -60,24 +58,3 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from policies.training.cli import add_training_commands
 
     add_training_commands(kinds)
-    for kind in MOVED_TO_LAB:
-        # every argument is taken (no option prefix), so the old command line gets the answer
-        moved = kinds.add_parser(
-            kind, help=f"moved: {MOVED_TO_LAB[kind]}", add_help=False, prefix_chars="+"
-        )
-        moved.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
-        moved.set_defaults(func=_moved, moved_kind=kind)
-
-
-#: Kinds that train the pixel world's own models: the laboratory's, by its command.
-MOVED_TO_LAB = {
-    "perception": "python -m experiments.pixel_models perception",
-    "vlm": "python -m experiments.pixel_models vlm",
-}
-
-
-def _moved(args: argparse.Namespace) -> int:
-    raise ConfigError(
-        f"`video-env train {args.moved_kind}` trains the pixel world's own model, which is the "
-        f"laboratory's now: {MOVED_TO_LAB[args.moved_kind]} (from the repository's folder)"
-    )

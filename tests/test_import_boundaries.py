@@ -11,6 +11,7 @@ contracts do).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,10 @@ ALLOWED = {
 #: Modules outside ``policies/training`` that import it: the ``train`` command that hosts
 #: the recipe, and nothing else.
 TRAINING_IMPORTERS = {"policies.cli": {"policies.training.cli"}}
+#: A ``"module:attribute"`` string, as entry points and Gymnasium's ``register`` write them.
+ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+#: Calls whose first argument, a string, is a module imported by name.
+IMPORTING_CALLS = {"import_module", "__import__"}
 
 
 def module_name(path: Path) -> str:
@@ -40,6 +45,9 @@ def imported(path: Path, name: str | None = None) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        named = _named_in_a_string(node)
+        if named:
+            found.add(named)
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -49,6 +57,44 @@ def imported(path: Path, name: str | None = None) -> set[str]:
             elif node.module:
                 found.add(node.module)
     return found
+
+
+def _named_in_a_string(node: ast.AST) -> str | None:
+    """The module a string names: an importing call's argument or an entry point."""
+    if isinstance(node, ast.Call) and node.args:
+        called = node.func
+        name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+        first = node.args[0]
+        if name in IMPORTING_CALLS and isinstance(first, ast.Constant):
+            return str(first.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.partition(":")[0] if ENTRY_POINT.fullmatch(node.value) else None
+    return None
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """The ``id`` of every docstring node in ``tree`` (prose, not the code's strings)."""
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            found.add(id(first.value))
+    return found
+
+
+def laboratory_names(path: Path) -> list[str]:
+    """The strings of ``path``'s code (docstrings aside) that name the laboratory."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = docstrings(tree)
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in prose
+        and re.search(r"\bexperiments[./]", node.value)
+    ]
 
 
 def library_modules() -> list[Path]:
@@ -65,6 +111,63 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path) -> None:
     found = imported(module, "video_env.pixel.probe")
     expected = {"video_env.types", "video_env.pixel", "video_env.envs", "experiments.simulator"}
     assert found == expected
+
+
+def test_the_reader_sees_modules_named_in_strings(tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "import importlib\n"
+        "def f():\n    return importlib.import_module('benchmarks.run')\n"
+        "def g():\n    return __import__('experiments.simulator')\n"
+        "ENTRY = {'Tools': 'policies.simple:RandomPolicy'}\n"
+        "TIME = '12:30'\n",
+        encoding="utf-8",
+    )
+    found = imported(module, "video_env.types")
+    assert {"benchmarks.run", "experiments.simulator", "policies.simple"} <= found
+    assert "12" not in found
+
+
+def test_a_planted_string_import_of_a_higher_layer_fails_the_boundary(tmp_path: Path) -> None:
+    planted = tmp_path / "video_env" / "types.py"
+    planted.parent.mkdir()
+    planted.write_text(
+        (ROOT / "video_env" / "types.py").read_text(encoding="utf-8")
+        + "\n\ndef _later():\n    import importlib\n\n"
+        "    return importlib.import_module('benchmarks.run')\n",
+        encoding="utf-8",
+    )
+    targets = imported(planted, "video_env.types")
+    assert "benchmarks.run" in targets
+    assert not {t.split(".")[0] for t in targets} <= ALLOWED["video_env"] | {"importlib"}
+
+
+def test_a_planted_laboratory_command_in_a_message_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text(
+        '"""Docstrings may say where the laboratory trains (experiments/pixel_models)."""\n'
+        "MESSAGE = 'train it with python -m experiments.pixel_models vlm'\n",
+        encoding="utf-8",
+    )
+    assert laboratory_names(module) == ["train it with python -m experiments.pixel_models vlm"]
+
+
+def test_the_librarys_strings_name_no_laboratory_command_or_folder() -> None:
+    hits = {
+        f"{path.relative_to(ROOT)}: {text[:80]!r}"
+        for path in library_modules()
+        for text in laboratory_names(path)
+    }
+    assert not hits, sorted(hits)
+
+
+def test_the_packages_entry_points_name_library_modules_only() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = [project.get("scripts", {}), *project.get("entry-points", {}).values()]
+    targets = {value.partition(":")[0] for group in groups for value in group.values()}
+    assert targets, "pyproject.toml declares entry points"
+    assert {t.split(".")[0] for t in targets} <= set(LIBRARY), sorted(targets)
 
 
 @pytest.mark.parametrize("package", LIBRARY)

@@ -1,4 +1,4 @@
-"""Local files only: the library never downloads model weights (issue 25).
+"""Local files only: the library never downloads model weights (no surprise downloads).
 
 ``transformers`` and ``sentence-transformers`` are called with ``local_files_only=True``.
 open_clip has no such option, so :func:`local_files_only` makes it (and anything else

@@ -2,8 +2,8 @@
 
 Run: ``python -m benchmarks.perf.parse [--repeats 3]``
 
-For each environment's action set and each adversarial reply kind (the patterns of
-issue 16: unclosed braces, unclosed calls, repeated Think-Act tags, an unclosed think,
+For each environment's action set and each adversarial reply kind (the patterns that
+made earlier parsers quadratic: unclosed braces, unclosed calls, repeated Think-Act tags, an unclosed think,
 nested JSON, bracket soup inside a call, plus a benign long reply), prints the parse time
 per KB at 1 KB, 16 KB, 256 KB and 1 MB (CPU time, best of ``--repeats``). Linear parsing keeps the
 time per KB flat across a row; the last column is the 1 MB / 1 KB ratio of the time per KB

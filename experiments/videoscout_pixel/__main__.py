@@ -14,7 +14,6 @@ from typing import Any
 
 from experiments._cli import run_command
 from policies.training.cli import (
-    FRAME_TEACHER,
     add_recipe_commands,
     pacing_rules,
     run_distill,
@@ -22,6 +21,9 @@ from policies.training.cli import (
     samples_from_args,
 )
 from video_env.errors import ConfigError
+
+#: The laboratory's teacher that reads its frames (``--teacher scripted-frames[:STYLE]``).
+FRAME_TEACHER = "scripted-frames"
 
 
 def _frame_teacher(args: argparse.Namespace) -> Any:
@@ -80,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m experiments.videoscout_pixel", description=__doc__.split("\n")[0]
     )
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
-    distill, sft = add_recipe_commands(kinds, lab_flags_moved=False)
+    distill, sft = add_recipe_commands(kinds)
     distill.add_argument("--guess-share", type=float, default=0.0,
                          help=f"share of MCQs the {FRAME_TEACHER}:scenes|:lead teacher plays "
                          "blind: skims at a steady speed and guesses at the end (option k "

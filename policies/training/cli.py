@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from policies.training.cli_common import (
-    FRAME_TEACHER,
-    LAB_COMMAND,
     RULES,
     SCRIPTED_TEACHER,
     layout_from_args,
@@ -30,8 +28,6 @@ from policies.training.cli_recipe import (
 from policies.training.cli_rl import add_rl_commands
 
 __all__ = [
-    "FRAME_TEACHER",
-    "LAB_COMMAND",
     "RULES",
     "SCRIPTED_TEACHER",
     "add_recipe_commands",

@@ -14,15 +14,12 @@ from video_env.types import VideoQA
 
 __all__ = [
     "EPISODE_FLAGS_SET_BY_HAND",
-    "FRAME_TEACHER",
-    "LAB_COMMAND",
     "RULES",
     "SCRIPTED_TEACHER",
     "dataset_args",
     "end_note_arg",
     "episode_by_hand",
     "layout_from_args",
-    "moved_flags",
     "pacing_rules",
     "question_first_arg",
     "samples_from_args",
@@ -30,7 +27,6 @@ __all__ = [
 ]
 
 SCRIPTED_TEACHER = "scripted-ground-truth"
-FRAME_TEACHER = "scripted-frames"
 
 #: Pacing presets: the paper's; one small enough for a CPU smoke test of the pipeline; and
 #: the paper's frame counts at the pixel VLM's own frame shape (16:9, fed as a 720p frame
@@ -93,10 +89,6 @@ def pacing_rules(args: argparse.Namespace) -> PacingRules:
             return recorded
     return RULES["paper"]()
 
-
-#: The laboratory's command that trains with the VideoScout-pixel recipe's own teacher and
-#: SFT additions (the library's flags plus its own).
-LAB_COMMAND = "python -m experiments.videoscout_pixel"
 
 #: Episode settings the commands set from other flags (``--rules``, ``--end-note``,
 #: ``--question-first``) or not at all, so :func:`~video_env.cli.flags.add_flags` adds none.
@@ -164,17 +156,3 @@ def dataset_args(parser: argparse.ArgumentParser) -> None:
         help="pacing preset (default: the rules recorded in --model's folder, else paper)",
     )
     parser.add_argument("--seed", type=int, default=0)
-
-
-class _MovedToLab(argparse.Action):
-    """A flag of the laboratory's recipe, not the library's: refuse it, naming its command."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        kind = parser.prog.split()[-1]
-        parser.error(f"{self.option_strings[0]} is the laboratory's: {LAB_COMMAND} {kind} ...")
-
-
-def moved_flags(parser: argparse.ArgumentParser, *flags: str) -> None:
-    """Add ``flags``, hidden, each refused with the laboratory's command that takes it."""
-    for flag in flags:
-        parser.add_argument(flag, nargs="?", action=_MovedToLab, help=argparse.SUPPRESS)

@@ -17,14 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 from policies.episode_settings import EpisodeSettings
 from policies.training.cli_common import (
     EPISODE_FLAGS_SET_BY_HAND,
-    FRAME_TEACHER,
-    LAB_COMMAND,
     RULES,
     SCRIPTED_TEACHER,
     dataset_args,
     end_note_arg,
     episode_by_hand,
-    moved_flags,
     question_first_arg,
     samples_from_args,
 )
@@ -33,7 +30,6 @@ from policies.training.sft import SFTSettings
 from policies.videoscout_record import trained_layout, trained_rules
 from video_env.cli.flags import Flags
 from video_env.envs.pacing_rules import PacingRules
-from video_env.errors import ConfigError
 from video_env.run_record import command_line
 
 if TYPE_CHECKING:
@@ -65,16 +61,7 @@ SFT_FLAGS = Flags(SFTSettings(), names={"learning_rate": "--lr"}, skip=("progres
 
 
 def teacher_from_spec(spec: str, mistake_rate: float = 0.0) -> Any:
-    """The teacher ``--teacher`` names: a VLM spec or the ground-truth scripted teacher.
-
-    Raises:
-        ConfigError: For the laboratory's frame teacher (its command names it).
-    """
-    if spec == FRAME_TEACHER or spec.startswith(f"{FRAME_TEACHER}:"):
-        raise ConfigError(
-            f"the {FRAME_TEACHER} teacher is the laboratory's (experiments/videoscout_pixel): "
-            f"{LAB_COMMAND} distill --teacher {spec} ..."
-        )
+    """The teacher ``--teacher`` names: a VLM spec or the ground-truth scripted teacher."""
     if spec == SCRIPTED_TEACHER:
         from policies.training.teachers import GroundTruthScriptedTeacher
 
@@ -163,22 +150,20 @@ def run_sft(args: argparse.Namespace, extension: SFTExtension | None = None) -> 
 
 
 def add_recipe_commands(
-    kinds: Any, *, lab_flags_moved: bool = True
+    kinds: Any,
 ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """Add ``distill`` and ``sft`` (handlers :func:`run_distill`, :func:`run_sft`).
 
     Args:
         kinds: The subparsers to add them to.
-        lab_flags_moved: Refuse the laboratory's teacher and SFT flags, naming its command
-            (the laboratory's own command adds them instead).
 
     Returns:
         The ``distill`` and ``sft`` parsers.
     """
-    return _add_distill(kinds, lab_flags_moved), _add_sft(kinds, lab_flags_moved)
+    return _add_distill(kinds), _add_sft(kinds)
 
 
-def _add_distill(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
+def _add_distill(kinds: Any) -> argparse.ArgumentParser:
     distill = kinds.add_parser(
         "distill",
         help="verified teacher trajectories -> a turn-level SFT dataset (TRL format)",
@@ -189,15 +174,13 @@ def _add_distill(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
     )
     teacher_help = (
         f"openai:MODEL, qwen2.5-vl:PATH or {SCRIPTED_TEACHER} (reads the ground truth: "
-        f"tests and demos only); {FRAME_TEACHER} is the laboratory's ({LAB_COMMAND})"
+        "tests and demos only)"
     )
     distill.add_argument("--teacher", required=True, help=teacher_help)
     distill.add_argument("--out", required=True, help="output folder")
     DISTILL_FLAGS.add(distill)
     distill.add_argument("--mistake-rate", type=float, default=0.0,
                          help=f"wrong answers of the {SCRIPTED_TEACHER} teacher")  # fmt: skip
-    if lab_flags_moved:
-        moved_flags(distill, "--guess-share", "--steady-speed")
     end_note_arg(distill)
     question_first_arg(distill, recorded=False)
     dataset_args(distill)
@@ -226,7 +209,7 @@ def add_tool_chats_command(kinds: Any) -> None:
     chats.set_defaults(func=run_tool_chats)
 
 
-def _add_sft(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
+def _add_sft(kinds: Any) -> argparse.ArgumentParser:
     sft = kinds.add_parser(
         "sft",
         help="supervised fine-tuning on distilled turns (TRL SFTTrainer)",
@@ -243,11 +226,5 @@ def _add_sft(kinds: Any, lab_flags_moved: bool) -> argparse.ArgumentParser:
     SFT_FLAGS.add(sft)
     sft.add_argument("--quiet", action="store_true", help="no progress bar")
     sft.add_argument("--devices", type=int, default=1, help="data-parallel processes")
-    if lab_flags_moved:
-        moved_flags(
-            sft,
-            *("--option-orders", "--open-answer-repeats", "--recovery-turns"),
-            *("--recovery-failures", "--binding", "--binding-open", "--binding-attention-only"),
-        )
     sft.set_defaults(func=run_sft)
     return cast(argparse.ArgumentParser, sft)

@@ -1,4 +1,4 @@
-"""DAPO's loss as small pure torch functions (VideoScout's RL stage; DESIGN §4).
+"""DAPO's loss as small pure torch functions (VideoScout's RL stage).
 
 Equation numbers follow the training section as the issue cites it:
 
@@ -55,7 +55,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class DAPOSettings:
-    """DAPO's hyper-parameters; the defaults are VideoScout's (DESIGN §4).
+    """DAPO's hyper-parameters; the defaults are the VideoScout paper's.
 
     Attributes:
         eps_low: Lower clip ``1 - eps_low`` of the ratio.

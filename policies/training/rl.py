@@ -75,7 +75,7 @@ _PURPOSE = "DAPO training of the VideoScout policy"
 
 @dataclass(frozen=True)
 class DAPOConfig:
-    """A DAPO run's settings (defaults: VideoScout's, DESIGN §4, where it gives one).
+    """A DAPO run's settings (defaults: the VideoScout paper's, where it gives one).
 
     Attributes:
         loss: Clip range, KL weight (Eqs. (5)–(6)).

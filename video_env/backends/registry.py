@@ -112,9 +112,8 @@ def parse_spec(role: str, spec: str) -> BackendSpec:
         if not is_pixel_vlm(PIXEL_VLM_DIR):
             raise ConfigError(
                 f"{role} spec 'pixel-vlm': this package ships no pixel VLM yet "
-                "(video_env/pixel/vlm_weights); train one with "
-                "`python -m experiments.pixel_models vlm --out DIR` (docs/pixel_vlm.md) and pass "
-                "pixel-vlm:DIR"
+                "(video_env/pixel/vlm_weights); train one (docs/pixel_vlm.md says how) and "
+                "pass pixel-vlm:DIR"
             )
         return BackendSpec("transformers", str(PIXEL_VLM_DIR))
     kind, sep, rest = text.partition(":")

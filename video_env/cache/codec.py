@@ -1,4 +1,4 @@
-"""The cache's on-disk format: data only, never code (issue 25).
+"""The cache's on-disk format: data only, never code, so a planted value never runs.
 
 A value is stored as bytes: ``J`` + UTF-8 JSON for texts, numbers, lists, dicts,
 :class:`~video_env.backends.base.Answer` and :class:`~video_env.metrics.judges.Grade`

@@ -11,7 +11,7 @@ be cleared alone.
 The directory is ``$VIDEO_ENV_CACHE_DIR`` or ``~/.cache/video-env``; the size cap
 ``$VIDEO_ENV_CACHE_SIZE_GB`` (default 8 GB); ``VIDEO_ENV_CACHE=off`` disables caching.
 
-**Data only** (issue 25): values are stored as JSON or ``.npy`` bytes
+**Data only**: values are stored as JSON or ``.npy`` bytes
 (:mod:`video_env.cache.codec`), and the folder's diskcache ``Disk`` refuses to unpickle
 anything, keys included, so a value planted by someone with write access never runs; it
 is a miss, logged once. A folder owned by another user or writable by others is refused

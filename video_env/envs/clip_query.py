@@ -139,7 +139,7 @@ class ClipQueryEnv(VideoQAEnv):
     * v1: ``option_list`` in the observation, the options as a sequence of texts without
       letters (option ``i`` is letter ``i``).
     * v0 (``observation_version=0``): initial release; captions default to VideoAgent's
-      detailed style (issue 26; earlier: FALCONEye's light captions, now
+      detailed style (FALCONEye's light captions are
       ``caption_style="light"``).
     """
 

@@ -1,4 +1,4 @@
-"""VideoScout's pacing rules (DESIGN §4): chunking, per-speed sampling, the reward."""
+"""VideoScout's pacing rules (the paper's numbers): chunking, per-speed sampling, reward."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FALCONEye's zoom-in rules (DESIGN §4): level-1 clips and per-window sampling."""
+"""FALCONEye's zoom-in rules, with the paper's numbers: level-1 clips and per-window sampling."""
 
 from __future__ import annotations
 

@@ -39,16 +39,3 @@ def is_pixel_vlm(model: str | Path) -> bool:
     """Whether ``model`` is a folder of the pixel VLM (results are labelled ``pixel-vlm``)."""
     folder = Path(str(model)).expanduser()
     return folder.is_dir() and (folder / PIXEL_VLM_MARKER).is_file()
-
-
-#: Names that moved to :mod:`policies.checkpoints` (policy weights live with the policies).
-_MOVED = {"VIDEOSCOUT_DIR": "VIDEOSCOUT_SFT_DIR", "VIDEOSCOUT_DAPO_DIR": "VIDEOSCOUT_DAPO_DIR"}
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:  # an ImportError: ``from video_env.pixel import ...`` shows this text
-        raise ImportError(
-            f"video_env.pixel.{name} moved: the shipped VideoScout checkpoints are the "
-            f"policies' own, policies.checkpoints.{_MOVED[name]}"
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,11 +41,12 @@ class SuiteSpec:
     needle_length_s: tuple[float, float] = NEEDLE_LENGTH
 
 
-#: The pacing suite (issue 63): its world is also the training suite's.
+#: The pacing suite, where a 4x glance misses what a 1x look reads; its world is also
+#: ``synth-glimpse-train``'s (other videos, same generator).
 _GLIMPSE = SuiteSpec(
     "synth-glimpse",
     "48 videos of 1-2 min, one 2-4 s colour/material/object needle each: a 1x look "
-    "reads it, a 4x glance often misses it (experiments/pacing_suite)",
+    "reads it, a 4x glance often misses it",
     48,
     (60, 110),
     (1, 1),
@@ -84,7 +85,7 @@ SUITES: dict[str, SuiteSpec] = {
         SuiteSpec(
             "synth-visible",
             "24 videos of 1-2 min, 2 colour/material/object needles each, legible to the "
-            "pixel VLM at Pacing sizes (experiments/pacing_suite)",
+            "pixel VLM at Pacing sizes",
             24,
             (60, 110),
             (2, 2),
