@@ -11,69 +11,84 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig
+from benchmarks.config import ENV_KINDS, EXECUTORS, PERCEPTIONS, BenchConfig, RunSettings
 from benchmarks.header import footer_notes, header, unread_note
 from benchmarks.jobs import validate, video_samples
 from benchmarks.plot_style import PLOT_FORMATS, PlotOptions
 from benchmarks.progress import TTY_PROGRESS_INTERVAL_S, ProgressBar
 from benchmarks.summary import brief_columns, to_markdown
 from video_env._optional import require
-from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
+from video_env.backends.llm.openai_compatible import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from video_env.backends.text import TEXT_EMBEDDERS
+from video_env.cli.flags import Flags
 from video_env.errors import ConfigError
 from video_env.provenance import VIDEO_NOTES
 
 DEFAULT_OUT = "runs"
 
 
+#: ``bench``'s flags: one per field of what it evaluates and of how it runs.
+CONFIG_FLAGS = Flags(
+    BenchConfig(),
+    skip=("extra",),
+    choices={
+        "envs": (*ENV_KINDS, "all"),
+        "perception": PERCEPTIONS,
+        "text_embedder": TEXT_EMBEDDERS,
+    },
+)
+#: The figures' flags, in ``bench`` (its run settings' ``plot``) and ``bench report``.
+PLOT_FLAGS = Flags(
+    PlotOptions(),
+    names={"format": "--plot-format", "dpi": "--plot-dpi"},
+    choices={"format": PLOT_FORMATS},
+)
+RUN_FLAGS = Flags(
+    RunSettings(),
+    names={f"plot.{path}": flag for path, flag in PLOT_FLAGS.names.items()},
+    choices={"executor": EXECUTORS, "plot.format": PLOT_FORMATS},
+)
+
+
+def bench_settings(args: argparse.Namespace) -> tuple[BenchConfig, RunSettings]:
+    """What a parsed ``video-env bench`` evaluates and how it runs it."""
+    config = CONFIG_FLAGS.build(
+        args, envs=ENV_KINDS if "all" in args.envs else tuple(args.envs), llm=_llm_spec(args)
+    )
+    return config, RUN_FLAGS.build(args)
+
+
 def _run(args: argparse.Namespace) -> int:
     from benchmarks.run import run_benchmark
 
-    config = BenchConfig(
-        suite=args.suite,
-        dataset=args.dataset,
-        annotations=args.annotations,
-        videos=args.videos,
-        allow_absolute_paths=args.allow_absolute_paths,
-        standin_missing_videos=args.standin_missing_videos,
-        envs=tuple(ENV_KINDS if "all" in args.envs else args.envs),
-        policies=tuple(args.policies),
-        llm=_llm_spec(args),
-        seeds=tuple(args.seeds),
-        limit=args.limit,
-        categories=tuple(args.categories) if args.categories else None,
-        perception=args.perception,
-        text_embedder=args.text_embedder,
-        vlm=args.vlm,
-        captioner=args.captioner,
-        clip=args.clip,
-        judge=args.judge,
-    )
+    config, settings = bench_settings(args)
     with _warnings_as_lines():
         validate(config)  # unknown names fail before anything is created or shown
-    out = Path(args.out or os.path.join(DEFAULT_OUT, config.source))
-    for flag, value in (("--workers", args.workers), ("--concurrency", args.concurrency)):
+    out = Path(settings.out or os.path.join(DEFAULT_OUT, config.source))
+    for flag, value in (("--workers", settings.workers), ("--concurrency", settings.concurrency)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be >= 1, got {value}")
-    workers = args.workers or local_cores()
-    executor = args.executor or ("process" if workers > 1 else "serial")
-    if args.concurrency is not None:  # N episodes in flight in this process (threads)
-        if args.executor not in (None, "thread"):
+    workers = settings.workers or local_cores()
+    executor = settings.executor or ("process" if workers > 1 else "serial")
+    if settings.concurrency is not None:  # N episodes in flight in this process (threads)
+        if settings.executor not in (None, "thread"):
             raise ConfigError("--concurrency runs the thread executor; drop --executor")
-        if args.workers is not None:
+        if settings.workers is not None:
             raise ConfigError("--concurrency sets the episodes in flight; drop --workers")
-        executor, workers = "thread", args.concurrency
+        executor, workers = "thread", settings.concurrency
     if executor == "serial":  # one episode at a time, whatever --workers says
         workers = 1
     print(header(config, out, executor, workers), flush=True)
     for label, count in video_samples(config).items():
         if count:
             print(f"  {count} sample(s) {VIDEO_NOTES[label]}", flush=True)
-    bar = _progress(args.quiet, workers)
+    bar = _progress(settings.quiet, workers)
     try:
         with _warnings_as_lines():
             result = run_benchmark(
-                config, out, executor=executor, workers=workers, ray_address=args.ray_address,
-                plots=_plot_options(args), fresh=args.fresh,
+                config, out, executor=executor, workers=workers,
+                ray_address=settings.ray_address, plots=settings.plot_options,
+                fresh=settings.fresh,
                 progress=bar.update if bar else None,
                 on_plan=bar.plan if bar else None,
             )  # fmt: skip
@@ -118,7 +133,6 @@ def outcome(new: int, reused: int, out: Path, fingerprint: str) -> str:
 def _llm_spec(args: argparse.Namespace) -> str | None:
     """``--llm`` with ``--llm-timeout`` / ``--llm-retries`` folded in as spec options."""
     from video_env.backends.llm.factory import with_llm_options
-    from video_env.errors import ConfigError
 
     if args.llm_timeout is None and args.llm_retries is None:
         return args.llm  # type: ignore[no-any-return]
@@ -139,17 +153,9 @@ def _warn_llm_failures(rows: list[dict[str, Any]]) -> None:
         )
 
 
-def add_plot_flags(parser: argparse.ArgumentParser) -> None:
-    """``--plot-format`` and ``--plot-dpi``."""
-    parser.add_argument("--plot-format", default="png", choices=PLOT_FORMATS,
-                        help="figure file format (pdf, svg: vector, for papers)")  # fmt: skip
-    parser.add_argument("--plot-dpi", type=int, default=PlotOptions.dpi, metavar="DPI",
-                        help=f"resolution of PNG figures (default {PlotOptions.dpi})")  # fmt: skip
-
-
 def _plot_options(args: argparse.Namespace) -> PlotOptions | bool:
     """The figures' options, or False under ``--no-plots``."""
-    return False if args.no_plots else PlotOptions(args.plot_format, args.plot_dpi)
+    return False if args.no_plots else PLOT_FLAGS.build(args)
 
 
 #: Seconds between two progress lines when stderr is a file or a pipe (a CI log), not a
@@ -219,84 +225,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run policies x environments x datasets; `bench report DIR` and "
         "`bench compare DIR1 DIR2` work on finished runs.",
     )
-    parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
-    parser.add_argument("--dataset", help="dataset loader name (video-env data list)")
-    parser.add_argument("--annotations", help="annotation file or folder of --dataset")
-    parser.add_argument("--videos", help="video folder of --dataset")
-    parser.add_argument(
-        "--allow-absolute-paths", action="store_true",
-        help="use absolute video paths found in --annotations (default: refuse them)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--standin-missing-videos", action="store_true",
-        help="play missing video files as simulated stand-ins built from the annotations "
-        "(labelled stand-in; default: a missing file is an error)",
-    )  # fmt: skip
-    parser.add_argument("--envs", nargs="+", default=["all"], choices=[*ENV_KINDS, "all"])
-    parser.add_argument(
-        "--policies", nargs="+", default=["all"],
-        help="names, or all (every offline policy); trained and model-driven policies take "
-        "an argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH, "
-        "videoscout:qwen2.5-vl:PATH_OR_ID, videoscout:pixel and videoscout:pixel-dapo "
-        "(shipped); your own class: "
-        "my_module:MyPolicy or path/to/file.py:MyPolicy; settings after ?: "
-        "videoscout:pixel?guided=true, ...:MyPolicy?k=v&k2=v2",
-    )  # fmt: skip
-    parser.add_argument("--llm", help="LLM for prompted policies, e.g. openai:gpt-4o-mini "
-                        "(default: none, offline reasoners)")  # fmt: skip
+    CONFIG_FLAGS.add(parser)
     parser.add_argument("--llm-timeout", type=float, metavar="SECONDS",
-                        help="seconds one LLM request may take (default 60)")  # fmt: skip
+                        help="seconds one LLM request may take "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
     parser.add_argument("--llm-retries", type=int, metavar="N",
-                        help="retries of a failed LLM request (default 4)")  # fmt: skip
-    parser.add_argument(
-        "--text-embedder", default=DEFAULT_TEXT_EMBEDDER, choices=TEXT_EMBEDDERS,
-        help="text embedder of the offline reasoner and simulated CLIP (default: "
-        f"{DEFAULT_TEXT_EMBEDDER}, on every machine; minilm needs the models extra)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--perception",
-        default="simulated",
-        choices=list(PERCEPTIONS),
-        help="default of the roles not named below (pixel-real: the tiny models trained on "
-        "the synthetic renderer; docs/pixel_real.md)",
-    )
-    parser.add_argument(
-        "--vlm",
-        default="simulated",
-        help="VLM: simulated, "
-        "qwen2.5-vl:PATH_OR_ID, transformers:PATH_OR_ID, openai:MODEL, a folder",
-    )
-    parser.add_argument("--captioner", help="captioner spec (default: the VLM if real)")
-    parser.add_argument(
-        "--clip", default="simulated", help="CLIP: simulated, open_clip:NAME[:PRETRAINED], a folder"
-    )
-    parser.add_argument(
-        "--judge",
-        help="judge of open answers: exact (default), embedding, "
-        "or an LLM spec, e.g. openai:gpt-4o-mini (FALCON-Bench's protocol)",
-    )
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--limit", type=int, help="first N samples only")
-    parser.add_argument(
-        "--categories", nargs="+", metavar="CATEGORY",
-        help="only samples of these categories (e.g. visual object)",
-    )  # fmt: skip
-    parser.add_argument("--out", help=f"results folder (default: {DEFAULT_OUT}/<suite>); "
-                        "a rerun resumes it if its set-up is the same")  # fmt: skip
-    parser.add_argument("--fresh", action="store_true",
-                        help="delete the results already in --out and start over")  # fmt: skip
-    parser.add_argument("--workers", type=int,
-                        help="processes (default: the cores this process may use)")  # fmt: skip
-    parser.add_argument("--executor", choices=EXECUTORS, help="default: process if workers > 1")
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        help="episodes in flight in one process (thread executor; for LLM/VLM servers)",
-    )
-    parser.add_argument("--ray-address", help="Ray cluster address (default: local Ray)")
-    parser.add_argument("--no-plots", action="store_true")
-    add_plot_flags(parser)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+                        help="retries of a failed LLM request "
+                        f"(default {DEFAULT_MAX_RETRIES})")  # fmt: skip
+    RUN_FLAGS.add(parser)
     parser.set_defaults(func=_run)
     actions = parser.add_subparsers(dest="bench_action", metavar="ACTION")
     rep = actions.add_parser(
@@ -306,7 +242,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     rep.add_argument("folder", help="a results folder written by `video-env bench --out`")
     rep.add_argument("--no-plots", action="store_true", help="tables only")
-    add_plot_flags(rep)
+    PLOT_FLAGS.add(rep)
     rep.set_defaults(func=_report)
     cmp = actions.add_parser(
         "compare", help="paired differences (B - A) between two runs, with bootstrap CIs",

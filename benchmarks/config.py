@@ -7,7 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from video_env.backends.text import TEXT_EMBEDDERS
+from benchmarks.plot_style import PlotOptions
+from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
+from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.errors import ConfigError
 
 ENV_KINDS = ("pacing", "zoom", "clip_query")
@@ -20,42 +22,47 @@ EXECUTORS = ("serial", "process", "ray", "thread")
 class BenchConfig:
     """A benchmark's definition; with the same config, a run gives the same records.
 
+    Each field is a ``video-env bench`` flag (``--max-steps`` for ``max_steps``), its help
+    the text below and its default the field's (``extra`` is Python's only).
+
     Attributes:
-        suite: Synthetic suite (used when ``dataset`` is None).
-        dataset: Dataset loader name (``video_env.data.available()``).
+        suite: Synthetic suite, used without a dataset (`video-env synth list`).
+        dataset: Dataset loader name instead of a suite (`video-env data list`).
         annotations: Annotation file or folder of the dataset.
         videos: Video folder of the dataset.
         allow_absolute_paths: Use absolute video paths found in the annotations (refused
             by default: a results folder should not depend on where files lie).
-        envs: Environment kinds.
-        policies: Policy names, or ``("all",)`` for every policy that can run (offline
-            ones only when ``llm`` is None).
-        llm: LLM spec for prompted policies (``None``: offline reasoners).
+        envs: Environment kinds (all: every kind).
+        policies: Policy names, or all for every policy that can run (offline ones
+            only without an LLM). Trained and model-driven policies take an
+            argument: pacing-maskable-ppo:PATH, pacing-ppo:PATH, pacing-dqn:PATH,
+            videoscout:qwen2.5-vl:PATH_OR_ID, videoscout:pixel and videoscout:pixel-dapo
+            (shipped); your own class: my_module:MyPolicy or path/to/file.py:MyPolicy;
+            settings after ?: videoscout:pixel?guided=true, ...:MyPolicy?k=v&k2=v2.
+        llm: LLM for prompted policies, e.g. openai:gpt-4o-mini (none: offline reasoners).
         seeds: Reset seeds; every sample runs once per seed.
-        limit: Samples to keep (the first ``limit``, after the category filter).
-        categories: Keep only samples of these categories (``None``: all), e.g.
-            ``("visual", "object")`` for the simulator-validation report.
+        limit: First N samples only (after the category filter).
+        categories: Only samples of these categories (none: all), e.g. visual object.
         max_steps: Steps after which an episode is abandoned.
         standin_missing_videos: Play missing video files as simulated stand-ins built
-            from the annotations, frames included (labelled ``stand-in``); without it a
+            from the annotations, frames included (labelled stand-in); without it a
             missing file stops the run before it starts.
-        text_embedder: Text embedder of the offline reasoner and the simulated CLIP
-            (``lexical``, the default, or ``minilm``); never chosen by what is installed.
-        perception: Default of every perception role left simulated below:
-            ``"simulated"``, ``"pixel-real"`` (the tiny CLIP trained on the synthetic
-            renderer, results labelled pixel-real) or ``"pixel-vlm"`` (the pixel VLM, a
-            tiny Qwen2.5-VL trained on the renderer, as VLM and captioner; the pixel-real
-            CLIP retrieves; labelled pixel-vlm).
-        vlm: VLM spec (``video_env.backends.registry``: ``simulated``,
-            ``qwen2.5-vl:PATH_OR_ID``, ``transformers:...``, ``openai:MODEL``, a folder).
-        captioner: Captioner spec; ``None``: the VLM when it is a real model, else
-            simulated.
-        clip: CLIP spec (``simulated``, ``open_clip:NAME[:PRETRAINED]``, a folder).
-        judge: Judge of open answers: ``None``/``exact``, ``embedding`` or an LLM spec.
-        extra: Free-form notes kept in ``run.json``.
+        perception: Default of every perception role left simulated below: simulated,
+            pixel-real (the tiny CLIP trained on the synthetic renderer; docs/pixel_real.md)
+            or pixel-vlm (the pixel VLM, a tiny Qwen2.5-VL trained on the renderer, as VLM
+            and captioner; the pixel-real CLIP retrieves).
+        text_embedder: Text embedder of the offline reasoner and the simulated CLIP, on
+            every machine the same (minilm needs the models extra).
+        vlm: VLM: simulated, qwen2.5-vl:PATH_OR_ID, transformers:PATH_OR_ID, openai:MODEL,
+            or a folder.
+        captioner: Captioner spec (none: the VLM when it is a real model, else simulated).
+        clip: CLIP: simulated, open_clip:NAME[:PRETRAINED], or a folder.
+        judge: Judge of open answers: exact (none), embedding, or an LLM spec, e.g.
+            openai:gpt-4o-mini (FALCON-Bench's protocol).
+        extra: Free-form notes kept in run.json.
     """
 
-    suite: str = "synth-quick"
+    suite: str = DEFAULT_SUITE
     dataset: str | None = None
     annotations: str | None = None
     videos: str | None = None
@@ -69,7 +76,7 @@ class BenchConfig:
     max_steps: int = 200
     standin_missing_videos: bool = False
     perception: str = "simulated"
-    text_embedder: str = "lexical"
+    text_embedder: str = DEFAULT_TEXT_EMBEDDER
     vlm: str = "simulated"
     captioner: str | None = None
     clip: str = "simulated"
@@ -202,3 +209,39 @@ class BenchConfig:
     def source(self) -> str:
         """The dataset's name for folders and tables."""
         return self.dataset or self.suite
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How ``video-env bench`` runs a :class:`BenchConfig`: never what its records hold.
+
+    Each field is a flag of ``video-env bench`` (``--ray-address`` for ``ray_address``).
+
+    Attributes:
+        out: Results folder (none: runs/SUITE_OR_DATASET); a rerun resumes it if its
+            set-up is the same.
+        fresh: Delete the results already in the folder and start over.
+        workers: Processes (none: the cores this process may use).
+        executor: serial, process, thread or ray (none: process if workers > 1).
+        concurrency: Episodes in flight in one process (the thread executor; for LLM and
+            VLM servers).
+        ray_address: Ray cluster address (none: a local Ray).
+        plots: Draw the figures (--no-plots: tables only).
+        plot: The figures' file format and resolution.
+        quiet: No progress bar.
+    """
+
+    out: str | None = None
+    fresh: bool = False
+    workers: int | None = None
+    executor: str | None = None
+    concurrency: int | None = None
+    ray_address: str | None = None
+    plots: bool = True
+    plot: PlotOptions = field(default_factory=PlotOptions)
+    quiet: bool = False
+
+    @property
+    def plot_options(self) -> PlotOptions | bool:
+        """The figures' options, or False without plots."""
+        return self.plot if self.plots else False

@@ -40,8 +40,8 @@ class PlotOptions:
     """How the figures are written.
 
     Attributes:
-        format: ``png`` (default), ``pdf`` or ``svg``.
-        dpi: Resolution of PNGs (and of a vector file's raster parts).
+        format: Figure file format: png, or pdf and svg (vector, for papers).
+        dpi: Resolution of PNG figures (and of a vector file's raster parts).
     """
 
     format: str = "png"

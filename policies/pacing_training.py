@@ -23,6 +23,7 @@ import numpy as np
 from policies.learned_pacing import ALGOS, META_FILE, MODEL_FILE, SB3PacingPolicy, algo_class
 from policies.runner import run_episode
 from video_env._optional import require
+from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.envs.pacing import PacingEnv
 from video_env.errors import ConfigError
 from video_env.synth.generate import generate_video
@@ -65,7 +66,7 @@ class TrainConfig:
     """
 
     algo: str = "maskable-ppo"
-    suite: str = "synth-quick"
+    suite: str = DEFAULT_SUITE
     steps: int = 100_000
     seed: int = 0
     train_videos: int | None = None

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from benchmarks.cli import bench_settings
+from benchmarks.config import BenchConfig, RunSettings
+from benchmarks.plot_style import PlotOptions
 from policies.cli import PACING_FLAGS
 from policies.episode_settings import EpisodeSettings
 from policies.pacing_training import TrainConfig
@@ -45,6 +48,7 @@ class Outer:
         quiet: Say less.
         inner: The inner part.
         kept: Set by the command.
+        notes: Python's only.
     """
 
     learning_rate: float = 1e-3
@@ -54,6 +58,7 @@ class Outer:
     quiet: bool = False
     inner: Inner = field(default_factory=Inner)
     kept: tuple[str, ...] = ("x",)
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 def test_field_docs_reads_the_attributes_section_with_its_continuations() -> None:
@@ -64,7 +69,9 @@ def test_field_docs_reads_the_attributes_section_with_its_continuations() -> Non
 def test_flags_round_trip_with_names_nesting_choices_and_given_fields() -> None:
     parser = argparse.ArgumentParser()
     names = {"learning_rate": "--lr"}
-    add_flags(parser, Outer(), names=names, skip=("kept",), choices={"inner.tag": ("a", "b")})
+    add_flags(
+        parser, Outer(), names=names, skip=("kept", "notes"), choices={"inner.tag": ("a", "b")}
+    )
     defaults = from_flags(Outer(), parser.parse_args([]), names=names)
     assert defaults == Outer()
     args = parser.parse_args(
@@ -83,8 +90,20 @@ def test_flags_round_trip_with_names_nesting_choices_and_given_fields() -> None:
 
 
 def test_a_field_no_flag_can_carry_must_be_skipped() -> None:
-    with pytest.raises(TypeError, match=r"Outer\.kept"):
+    with pytest.raises(TypeError, match=r"Outer\.notes"):
         add_flags(argparse.ArgumentParser(), Outer())
+
+
+def test_a_tuple_field_takes_one_or_more_values_and_builds_a_tuple() -> None:
+    parser = argparse.ArgumentParser()
+    add_flags(parser, Outer(), skip=("notes",))
+    assert from_flags(Outer(), parser.parse_args([]), skip=("notes",)).kept == ("x",)
+    built = from_flags(Outer(), parser.parse_args(["--kept", "y", "z"]), skip=("notes",))
+    assert built.kept == ("y", "z")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--kept"])  # one value at least
+    helps = {a.dest: a.help for a in parser._actions}
+    assert helps["kept"] == "Set by the command. (default: x)"
 
 
 def _parsed(*argv: str) -> argparse.Namespace:
@@ -121,3 +140,38 @@ def test_a_flag_sets_its_field_in_the_run_settings() -> None:
         _parsed("train", "trl", *start[2:], "--seed", "4", "--no-gradient-checkpointing")
     )
     assert (trl.seed, trl.gradient_checkpointing) == (4, False)
+
+
+def test_the_bare_bench_command_builds_exactly_its_settings_defaults() -> None:
+    """``video-env bench`` alone evaluates ``BenchConfig()`` and runs as ``RunSettings()``."""
+    config, settings = bench_settings(_parsed("bench"))
+    assert config == BenchConfig()
+    assert settings == RunSettings()
+    assert settings.plot_options == PlotOptions()
+
+
+def test_each_bench_flag_sets_its_field() -> None:
+    args = _parsed(
+        "bench", "--suite", "synth-tiny", "--envs", "all", "--policies", "random", "uniform",
+        "--seeds", "0", "1", "--categories", "visual", "--max-steps", "9", "--limit", "3",
+        "--text-embedder", "minilm", "--workers", "2", "--no-plots", "--plot-dpi", "99",
+        "--fresh", "--out", "o",
+    )  # fmt: skip
+    config, settings = bench_settings(args)
+    assert config == replace(
+        BenchConfig(), suite="synth-tiny", policies=("random", "uniform"), seeds=(0, 1),
+        categories=("visual",), max_steps=9, limit=3, text_embedder="minilm",
+    )  # fmt: skip
+    assert settings == RunSettings(
+        out="o", fresh=True, workers=2, plots=False, plot=PlotOptions(dpi=99)
+    )
+    assert settings.plot_options is False
+    envs, _ = bench_settings(_parsed("bench", "--envs", "zoom"))
+    assert envs.envs == ("zoom",)
+
+
+def test_bench_report_takes_the_run_settings_figure_flags() -> None:
+    args = _parsed("bench", "report", "runs/x", "--plot-format", "svg")
+    from benchmarks.cli import PLOT_FLAGS
+
+    assert PLOT_FLAGS.build(args) == PlotOptions(format="svg")

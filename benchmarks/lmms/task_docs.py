@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from benchmarks.config import ENV_KINDS
+from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.errors import ConfigError
 from video_env.synth.world import SynthVideo
 from video_env.types import VideoQA
@@ -90,7 +91,7 @@ def _load(spec: dict[str, Any]) -> list[VideoQA]:
         return list(data.load(spec["loader"], spec["annotations"], videos, limit=limit))
     from video_env.synth import load_suite
 
-    return load_suite(str(spec.get("suite", "synth-quick")), limit=limit)
+    return load_suite(str(spec.get("suite", DEFAULT_SUITE)), limit=limit)
 
 
 def _doc(index: int, sample: VideoQA, dataset: str, episode: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from policies.videoscout_prompt import END_NOTE_PLACES, PromptLayout
 from policies.videoscout_record import trained_layout, trained_rules
+from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, pixel_vlm_rules
 from video_env.errors import ConfigError
 from video_env.types import VideoQA
@@ -138,7 +139,7 @@ def layout_from_args(args: argparse.Namespace) -> PromptLayout:
 
 def dataset_args(parser: argparse.ArgumentParser) -> None:
     """Add the questions' flags (suite, dataset or pixel split), ``--rules`` and ``--seed``."""
-    parser.add_argument("--suite", default="synth-quick", help="synthetic suite (default)")
+    parser.add_argument("--suite", default=DEFAULT_SUITE, help="synthetic suite (default)")
     parser.add_argument("--dataset", help="a registered dataset instead (see `video-env data`)")
     parser.add_argument("--annotations", help="the dataset's annotation file or folder")
     parser.add_argument("--video-root", help="the dataset's video folder")

@@ -23,6 +23,7 @@ from typing import Any
 
 from policies.episode_settings import EpisodeSettings
 from video_env._optional import require
+from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
@@ -42,7 +43,7 @@ _PURPOSE = "verifiers' environments"
 def build_environment(
     paradigm: str,
     *,
-    dataset: Sequence[VideoQA] | str = "synth-quick",
+    dataset: Sequence[VideoQA] | str = DEFAULT_SUITE,
     limit: int | None = None,
     max_turns: int = 16,
     rules: PacingRules | None = None,

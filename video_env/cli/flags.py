@@ -5,7 +5,8 @@ carry the defaults and whose Google docstring (its ``Attributes:`` section) says
 one is. :func:`add_flags` adds one ``--flag`` per field, with the field's type and default
 and that text as its help; :func:`from_flags` builds the settings back from the parsed
 arguments. A nested dataclass field (``loss: DAPOSettings``) adds its own fields' flags,
-named by the inner field (``--eps-low``), so a run's flags stay flat. This is the job of
+named by the inner field (``--eps-low``), so a run's flags stay flat; a ``tuple[X, ...]``
+field takes one or more values (``--seeds 0 1 2``). This is the job of
 TRL's ``HfArgumentParser``, done here for ``argparse`` subcommands (which it is not) and
 without the ``train`` extra.
 """
@@ -75,14 +76,17 @@ def add_flags(
         flag = _flag(path, field.name, names)
         text = field_docs(owner).get(field.name, "").replace("%", "%%")
         kwargs: dict[str, Any] = {"dest": _dest(flag), "default": value}
-        kind = _kind(owner, field.name)
-        if kind is bool:
+        kind, many = _kind(owner, field.name)
+        if kind is bool and not many:
             kwargs["action"] = argparse.BooleanOptionalAction if value else "store_true"
         elif path in choices:
             kwargs.update(type=kind, choices=tuple(choices[path]))
         else:
             kwargs.update(type=kind, metavar=field.name.upper() if kind is not str else None)
-        default = "" if value is None or kind is bool else f" (default: {value})"
+        if many:
+            kwargs["nargs"] = "+"
+        shown = " ".join(map(str, value)) if many and value is not None else value
+        default = "" if value is None or kind is bool else f" (default: {shown})"
         parser.add_argument(flag, help=f"{text}{default}" or None, **kwargs)
 
 
@@ -131,7 +135,8 @@ def _rebuild(
         elif not nested:  # its flag, or one another helper added (``--seed``)
             dest = _dest(_flag(path, field.name, names))
             if hasattr(args, dest):
-                changes[field.name] = getattr(args, dest)
+                parsed = getattr(args, dest)  # ``nargs`` gives a list; the field holds a tuple
+                changes[field.name] = tuple(parsed) if isinstance(parsed, list) else parsed
     return dataclasses.replace(settings, **changes)
 
 
@@ -162,17 +167,22 @@ def _leaves(
     return out
 
 
-def _kind(cls: type, name: str) -> type:
-    """The scalar type of a field (``float | None`` → ``float``).
+def _kind(cls: type, name: str) -> tuple[type, bool]:
+    """A field's scalar type and whether it holds several (``tuple[int, ...] | None`` → int).
 
     Raises:
-        TypeError: For a field no flag can carry (a collection, an object).
+        TypeError: For a field no flag can carry (a dict, an object, a fixed-size tuple).
     """
     hint = typing.get_type_hints(cls)[name]
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    if hint in (bool, int, float, str):
-        return typing.cast(type, hint)
+    many = typing.get_origin(hint) is tuple
+    item = hint
+    if many:
+        of, ellipsis = (*typing.get_args(hint), None, None)[:2]
+        item = of if ellipsis is Ellipsis else None
+    if item in (bool, int, float, str):
+        return typing.cast(type, item), many
     raise TypeError(f"{cls.__name__}.{name} ({hint}) has no flag: skip it or set it by hand")
 
 
