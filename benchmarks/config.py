@@ -9,10 +9,12 @@ from typing import Any
 
 from benchmarks.plot_style import PlotOptions
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
+from video_env.envs import ENV_KINDS
 from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.errors import ConfigError
 
-ENV_KINDS = ("pacing", "zoom", "clip_query")
+__all__ = ["ENV_KINDS", "EXECUTORS", "PERCEPTIONS", "BenchConfig", "RunSettings"]
+
 #: Values of ``--perception``: the default of every role left simulated.
 PERCEPTIONS = ("simulated", "pixel-real", "pixel-vlm")
 EXECUTORS = ("serial", "process", "ray", "thread")

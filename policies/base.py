@@ -12,13 +12,11 @@ import gymnasium as gym
 from video_env.backends.llm.base import LLM
 from video_env.metrics.cost import Cost
 
-#: Environment kinds a policy can act in, by the env class name.
-ENV_KINDS = {"PacingEnv": "pacing", "ZoomEnv": "zoom", "ClipQueryEnv": "clip_query"}
-
 
 def env_kind(env: gym.Env[Any, Any]) -> str:
-    """``"pacing"``, ``"zoom"`` or ``"clip_query"`` for a (possibly wrapped) env."""
-    return ENV_KINDS.get(type(env.unwrapped).__name__, type(env.unwrapped).__name__)
+    """The kind a (possibly wrapped) env declares (``"pacing"``), else its class's name."""
+    inner = env.unwrapped
+    return str(getattr(inner, "kind", type(inner).__name__))
 
 
 class Policy(abc.ABC):
@@ -33,7 +31,7 @@ class Policy(abc.ABC):
 
     Attributes:
         name: Name shown in result tables.
-        env_kinds: Environment kinds it supports (``"pacing"``, ``"zoom"``, ``"clip_query"``).
+        env_kinds: Environment kinds it supports (``video_env.envs.ENV_KINDS``).
         offline: Whether it runs without an LLM.
         env_kwargs: Environment settings it needs (e.g. a larger evaluation budget).
     """

@@ -39,6 +39,7 @@ from policies.videoscout import SHIPPED, make_videoscout
 from policies.videoscout_tools import make_videoscout_tools
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
+from video_env.envs import ENV_KINDS
 from video_env.errors import ConfigError, UnknownNameError
 
 
@@ -286,7 +287,7 @@ def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
     return entry.build(**settings)
 
 
-_ALL = ("pacing", "zoom", "clip_query")
+_ALL = ENV_KINDS
 for _name, _spec in {
     "random": PolicySpec(RandomPolicy, False, False, _ALL, "a random option at once"),
     "blind-llm": PolicySpec(BlindLLMPolicy, True, True, _ALL, "the LLM without the video"),

@@ -13,6 +13,7 @@ from policies.reasoning import JsonCaller
 from video_env._seeding import stable_seed
 from video_env.actions import AnswerAction, EvaluateAction
 from video_env.backends.llm.base import LLM
+from video_env.envs import ENV_KINDS
 from video_env.types import OPTION_LETTERS, Interval
 
 
@@ -45,7 +46,7 @@ class RandomPolicy(Policy):
     """
 
     name = "random"
-    env_kinds = ("pacing", "zoom", "clip_query")
+    env_kinds = ENV_KINDS
 
     def __init__(self, seed: int = 0, window_s: float = 60.0) -> None:
         super().__init__()
@@ -71,7 +72,7 @@ class BlindLLMPolicy(Policy):
     """Answers from the question alone, without looking at the video (an LLM prior)."""
 
     name = "blind-llm"
-    env_kinds = ("pacing", "zoom", "clip_query")
+    env_kinds = ENV_KINDS
     offline = False
 
     def __init__(self, llm: LLM) -> None:

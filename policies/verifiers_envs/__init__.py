@@ -23,6 +23,7 @@ from typing import Any
 
 from policies.episode_settings import EpisodeSettings
 from video_env._optional import require
+from video_env.envs import ENV_CLASSES, ENV_IDS_BY_KIND
 from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -31,12 +32,8 @@ from video_env.types import VideoQA
 
 __all__ = ["PARADIGMS", "build_environment"]
 
-#: Paradigm → (environment id, env class name).
-PARADIGMS = {
-    "pacing": ("VideoEnv/Pacing-v1", "PacingEnv"),
-    "zoom": ("VideoEnv/Zoom-v1", "ZoomEnv"),
-    "clip_query": ("VideoEnv/ClipQuery-v1", "ClipQueryEnv"),
-}
+#: Paradigm (an env kind) → (environment id, env class name).
+PARADIGMS = {kind: (ENV_IDS_BY_KIND[kind], cls.__name__) for kind, cls in ENV_CLASSES.items()}
 _PURPOSE = "verifiers' environments"
 
 

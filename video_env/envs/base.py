@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -65,8 +65,13 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         standin_missing_videos: Play a missing video file as a simulated stand-in, frames
             included (labelled ``stand-in``); without it a missing file is an error.
         render_mode: ``"rgb_array"``, ``"ansi"`` or ``None``.
+
+    Attributes:
+        kind: The env kind's name, declared by each env class (``"pacing"``): what
+            benchmarks, records, policies' ``env_kinds`` and tasks call it.
     """
 
+    kind: ClassVar[str]
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 1}  # noqa: RUF012
 
     def __init__(

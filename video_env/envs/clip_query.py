@@ -143,6 +143,8 @@ class ClipQueryEnv(VideoQAEnv):
       ``caption_style="light"``).
     """
 
+    kind = "clip_query"
+
     def __init__(
         self,
         dataset: Sequence[VideoQA] | str | None = None,

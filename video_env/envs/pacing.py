@@ -120,6 +120,8 @@ class PacingEnv(VideoQAEnv):
     * v0: initial release (``observation_version=0``).
     """
 
+    kind = "pacing"
+
     def __init__(
         self,
         dataset: Sequence[VideoQA] | str | None = None,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-#: Entry points of the environments, by name.
-_ENTRY_POINTS = {
+#: Entry points of the environments, by name: the one list of envs (each class declares
+#: its kind, ``PacingEnv.kind``; ``video_env.envs.ENV_CLASSES`` reads them from here).
+ENTRY_POINTS = {
     "Pacing": "video_env.envs.pacing:PacingEnv",
     "Zoom": "video_env.envs.zoom:ZoomEnv",
     "ClipQuery": "video_env.envs.clip_query:ClipQueryEnv",
@@ -14,9 +15,14 @@ _ENTRY_POINTS = {
 #: the first (without ``option_list``; Pacing without ``duration``).
 ENV_IDS = {
     f"VideoEnv/{name}-v{version}": entry_point
-    for name, entry_point in _ENTRY_POINTS.items()
+    for name, entry_point in ENTRY_POINTS.items()
     for version in (0, 1)
 }
+
+
+def latest_id(name: str) -> str:
+    """The registered id of the env ``name``'s latest version (``"VideoEnv/Pacing-v1"``)."""
+    return f"VideoEnv/{name}-v1"
 
 
 def register_envs() -> None:

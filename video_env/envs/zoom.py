@@ -120,6 +120,8 @@ class ZoomEnv(VideoQAEnv):
     * v0: initial release (``observation_version=0``).
     """
 
+    kind = "zoom"
+
     def __init__(
         self,
         dataset: Sequence[VideoQA] | str | None = None,
