@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 
+from video_env.synth.elements import Needle
 from video_env.synth.render import draw_needle
 from video_env.synth.shapes import VISUAL_SHAPES
 from video_env.synth.vocab import CARRIERS
-from video_env.synth.world import Needle
 from video_env.types import Interval
 
 

@@ -26,8 +26,9 @@ import numpy.typing as npt
 
 from video_env.pixel.splits import READ_CATEGORIES
 from video_env.pixel.tiles import INPUT_SIZE, TILE_GRIDS, cut_tile, tile_boxes
+from video_env.synth.elements import Needle
 from video_env.synth.vocab import FACT_POOLS
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.video.base import FrameArray, Size
 from video_env.video.resize import Resize
 

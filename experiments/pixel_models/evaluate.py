@@ -52,9 +52,10 @@ from video_env.pixel.vlm import (
     softmax,
     spread_null,
 )
+from video_env.synth.elements import Needle
 from video_env.synth.questions import needle_sample
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, Carrier
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 from video_env.video.base import Size
 from video_env.video.resize import Resize

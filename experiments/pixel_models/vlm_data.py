@@ -34,9 +34,10 @@ from experiments.pixel_models.vlm_checkpoint import MAX_PIXELS, MIN_PIXELS, NOT_
 from video_env.backends.vlm_frames import FedFrames, fed_size, frames_fps
 from video_env.backends.vlm_prompts import SYSTEM_PROMPT, caption_prompt, question_prompt
 from video_env.pixel.splits import READ_CATEGORIES
+from video_env.synth.elements import Needle
 from video_env.synth.generate import N_DISTRACTORS
 from video_env.synth.vocab import CARRIERS, FACT_POOLS, SCENE_STYLES
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS, Interval
 from video_env.video.base import Size
 from video_env.video.resize import Resize, resize_frames

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 from video_env.backends.base import VLM, FrameBatch
 from video_env.backends.simulated.model import SensorSettings
 from video_env.envs.zoom_rules import ZoomRules
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.elements import Needle
+from video_env.synth.world import SynthVideo
 from video_env.types import Interval, VideoQA
 from video_env.video.base import Size
 from video_env.video.sampling import uniform_times

@@ -49,7 +49,8 @@ from video_env.backends.llm.base import Completion
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.elements import Needle
+from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
 
 __all__ = ["SCENE_STYLES", "TEACHER_STYLES", "FrameScriptedTeacher", "TeacherStyle", "describe"]

@@ -23,7 +23,7 @@ from typing import Any
 from video_env.video.base import VideoReader
 
 #: Modules whose code draws a synthetic video's pixels (their source is in its fingerprint).
-RENDERER_MODULES = ("world.py", "render.py", "shapes.py", "vocab.py")
+RENDERER_MODULES = ("world.py", "elements.py", "render.py", "shapes.py", "vocab.py")
 
 
 @functools.cache

@@ -9,6 +9,7 @@ load as :class:`~video_env.types.VideoQA` samples::
 """
 
 from video_env.synth.annotated import AnnotatedVideo
+from video_env.synth.elements import Needle, Scene
 from video_env.synth.export import export_videos
 from video_env.synth.generate import generate_video
 from video_env.synth.questions import FORMS, Form, needle_sample, video_samples
@@ -22,7 +23,7 @@ from video_env.synth.suites import (
     suite_videos,
 )
 from video_env.synth.vocab import CATEGORIES, Category
-from video_env.synth.world import NATIVE_SIZE, SYNTH_FPS, Needle, Scene, SynthVideo
+from video_env.synth.world import NATIVE_SIZE, SYNTH_FPS, SynthVideo
 
 __all__ = [
     "CATEGORIES",

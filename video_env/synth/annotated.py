@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 
 from video_env.provenance import SENSORS_ON_REAL
+from video_env.synth.elements import Scene
 from video_env.synth.vocab import SceneStyle
-from video_env.synth.world import Scene, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import Interval
 from video_env.video.base import FrameArray, Size, Times, VideoReader
 

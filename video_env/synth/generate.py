@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from video_env.errors import ConfigError
+from video_env.synth.elements import Needle, Scene
 from video_env.synth.vocab import (
     CARRIERS,
     CATEGORIES,
@@ -19,7 +20,7 @@ from video_env.synth.vocab import (
     Carrier,
     Category,
 )
-from video_env.synth.world import Needle, Scene, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import MAX_DURATION_S, Interval
 
 #: Scene lengths in seconds.

@@ -9,7 +9,8 @@ import numpy as np
 
 from video_env._seeding import stable_seed
 from video_env.errors import ConfigError
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.elements import Needle
+from video_env.synth.world import SynthVideo
 from video_env.types import OPTION_LETTERS, VideoQA
 
 Form = Literal["mcq", "open"]

@@ -8,19 +8,39 @@ frame costs a couple of array copies.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
 from video_env._seeding import stable_seed
+from video_env.synth.elements import Needle, Scene
 from video_env.synth.shapes import draw_visual, with_support
 from video_env.synth.vocab import PAINT, SceneStyle
 from video_env.video.base import FrameArray, Size
 
-if TYPE_CHECKING:
-    from video_env.synth.world import Needle, SynthVideo
+
+class RenderedVideo(Protocol):
+    """What the renderer reads of a video (:class:`~video_env.synth.world.SynthVideo`)."""
+
+    id: str
+    seed: int
+    fps: float
+
+    @property
+    def native_size(self) -> Size:
+        """The size needle pixel sizes are given at."""
+        ...
+
+    def scene_at(self, t: float) -> Scene:
+        """The scene on screen at ``t``."""
+        ...
+
+    def needles_at(self, t: float) -> list[Needle]:
+        """The needles on screen at ``t``."""
+        ...
+
 
 _STRIPE = 64  # native px period of the scrolling stripes
 _SCROLL_PX_PER_S = 48.0  # native px per second
@@ -29,9 +49,9 @@ _GRAIN_LEVEL = 2  # +- intensity of the grain
 
 
 class Renderer:
-    """Renders frames of one :class:`SynthVideo` at any time and size."""
+    """Renders frames of one video (a :class:`RenderedVideo`) at any time and size."""
 
-    def __init__(self, video: SynthVideo) -> None:
+    def __init__(self, video: RenderedVideo) -> None:
         self.video = video
         self._backgrounds: dict[tuple[str, Size], FrameArray] = {}
         self._patches: dict[tuple[str, Size], npt.NDArray[np.uint8]] = {}

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from video_env._seeding import stable_seed
+from video_env.synth.elements import Needle
 from video_env.synth.generate import check_duration, generate_scenes
 from video_env.synth.vocab import Category
-from video_env.synth.world import Needle, SynthVideo
+from video_env.synth.world import SynthVideo
 from video_env.types import MAX_DURATION_S, VideoQA
 
 #: Native pixel size given to a stand-in needle when the sample says nothing.

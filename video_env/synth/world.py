@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from video_env.errors import ConfigError
-from video_env.synth.vocab import Category, SceneStyle
-from video_env.types import Interval
+from video_env.synth.elements import Needle, Scene
+from video_env.synth.render import Renderer
 from video_env.video.base import FrameArray, Size, Times, as_times
 from video_env.video.resize import as_resize
 
@@ -26,75 +26,6 @@ from video_env.video.resize import as_resize
 NATIVE_SIZE = Size(1280, 720)
 #: Nominal frame rate of synthetic videos.
 SYNTH_FPS = 30.0
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A stretch of video with one visual style."""
-
-    interval: Interval
-    style: SceneStyle
-
-    @property
-    def description(self) -> str:
-        """One-line description, as a captioner would give it."""
-        return self.style.description
-
-
-@dataclass(frozen=True)
-class Needle:
-    """A short event that carries one fact.
-
-    Attributes:
-        id: Unique within its video.
-        category: Question category.
-        carrier: The object carrying the fact, e.g. ``"the street sign"``.
-        fact: The answer, e.g. ``"MAPLE"``.
-        distractors: Plausible wrong answers of the same kind.
-        intervals: When the needle is on screen (usually one window; a stand-in for a
-            benchmark sample has one per ground-truth interval).
-        pixel_size: Size in native (720p) pixels of the detail needed to read the fact.
-        position: Centre of the needle as fractions of the frame ``(x, y)``.
-        question: The question this needle answers (unique in its video).
-        presence: What a captioner says when it sees the carrier but not the fact.
-        statement: How a caption states the fact.
-        style: Drawing variant (e.g. analog or digital clock).
-    """
-
-    id: str
-    category: Category
-    carrier: str
-    fact: str
-    distractors: tuple[str, ...]
-    intervals: tuple[Interval, ...]
-    pixel_size: float
-    position: tuple[float, float]
-    question: str
-    presence: str
-    statement: str
-    style: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.intervals:
-            raise ConfigError(f"needle {self.id}: it needs at least one interval")
-        if not self.pixel_size > 0:
-            raise ConfigError(f"needle {self.id}: pixel size must be > 0")
-        if self.fact in self.distractors:
-            raise ConfigError(f"needle {self.id}: its fact {self.fact!r} is also a distractor")
-
-    @property
-    def start(self) -> float:
-        """When the needle first appears."""
-        return min(iv.start for iv in self.intervals)
-
-    @property
-    def end(self) -> float:
-        """When the needle last disappears."""
-        return max(iv.end for iv in self.intervals)
-
-    def visible(self, t: float) -> bool:
-        """Whether the needle is on screen at ``t``."""
-        return any(iv.contains(t) for iv in self.intervals)
 
 
 @dataclass(eq=False)
@@ -142,8 +73,6 @@ class SynthVideo:
                 raise ConfigError(f"video {self.id}: two needles answer {needle.question!r}")
             self._by_question[needle.question] = needle
         self._scene_starts = [s.interval.start for s in self.scenes]
-        from video_env.synth.render import Renderer
-
         self._renderer = Renderer(self)
 
     def _check_scenes(self) -> None:
