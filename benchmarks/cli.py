@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
 
     config, settings = bench_settings(args)
     with _warnings_as_lines():
-        validate(config)  # unknown names fail before anything is created or shown
+        resolved = validate(config)  # unknown names fail before anything is created or shown
     out = Path(settings.out or os.path.join(DEFAULT_OUT, config.source))
     for flag, value in (("--workers", settings.workers), ("--concurrency", settings.concurrency)):
         if value is not None and value < 1:
@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
         executor, workers = "thread", settings.concurrency
     if executor == "serial":  # one episode at a time, whatever --workers says
         workers = 1
-    print(header(config, out, executor, workers), flush=True)
+    print(header(config, resolved, out, executor, workers), flush=True)
     for label, count in video_samples(config).items():
         if count:
             print(f"  {count} sample(s) {VIDEO_NOTES[label]}", flush=True)
@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
                 ray_address=settings.ray_address, plots=settings.plot_options,
                 fresh=settings.fresh,
                 progress=bar.update if bar else None,
-                on_plan=bar.plan if bar else None,
+                on_plan=bar.plan if bar else None, resolved=resolved,
             )  # fmt: skip
     finally:
         if bar:
@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     print("\n" + outcome(result.new_episodes, result.skipped_episodes, out, result.fingerprint))
     for note in footer_notes(result.records):
         print(note)
-    unread = unread_note(config)
+    unread = unread_note(config, resolved)
     if unread:
         print(unread)
     print(to_markdown(result.rows, brief_columns(result.rows)))

@@ -1,7 +1,8 @@
 """What ``video-env bench`` prints around a run: the header before it, the notes after it.
 
-The header says what will run, decided from the resolved config before anything runs:
-the policies by the names the tables will show (:func:`~benchmarks.provenance.shown_policy`),
+The header says what will run, decided from the config and its policies as
+:func:`~benchmarks.jobs.validate` resolved them, before anything runs: the policies by the
+names the tables will show (:meth:`~policies.resolved.ResolvedPolicy.shown_name`),
 each one's perception (:func:`~benchmarks.provenance.policy_perceptions`: a policy that
 brings its own model, such as ``videoscout:pixel-dapo``, says that model's), the executor
 and the episodes it runs at once. ``run.json`` keeps the same words
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.config import BenchConfig
 from benchmarks.provenance import policy_perceptions
@@ -27,10 +28,15 @@ from video_env.provenance import (
     record_labels,
 )
 
+if TYPE_CHECKING:
+    from policies.resolved import ResolvedPolicy
+
 __all__ = ["footer_notes", "header", "perception_text", "running_envs", "unread_note"]
 
 
-def perception_text(config: BenchConfig, upper: bool = False) -> str:
+def perception_text(
+    config: BenchConfig, resolved: Sequence[ResolvedPolicy], upper: bool = False
+) -> str:
     """Each policy's perception, grouped: ``simulated``, or ``simulated for a; pixel-vlm for b``.
 
     The env's perception names its roles when they are not all of one kind (``real (vlm
@@ -38,7 +44,7 @@ def perception_text(config: BenchConfig, upper: bool = False) -> str:
     the run header does.
     """
     by_label: dict[str, list[str]] = defaultdict(list)
-    for name, label in policy_perceptions(config).items():
+    for name, label in policy_perceptions(config, resolved).items():
         by_label[label].append(name)
     env = config.perception_label
     simulated = config.simulated_roles()
@@ -57,7 +63,7 @@ def perception_text(config: BenchConfig, upper: bool = False) -> str:
     return "; ".join(parts)
 
 
-def unread_note(config: BenchConfig) -> str | None:
+def unread_note(config: BenchConfig, resolved: Sequence[ResolvedPolicy]) -> str | None:
     """The label of a pixel-VLM run on a source the pixel VLM is not known to read, or None.
 
     The pixel VLM reads the needles of :data:`~video_env.pixel.splits.READ_SUITES` only
@@ -66,7 +72,8 @@ def unread_note(config: BenchConfig) -> str | None:
     """
     from video_env.pixel.splits import READ_SUITES
 
-    users = [name for name, label in policy_perceptions(config).items() if label == PIXEL_VLM]
+    perceptions = policy_perceptions(config, resolved)
+    users = [name for name, label in perceptions.items() if label == PIXEL_VLM]
     source = config.dataset or config.suite
     if not users or (config.dataset is None and source in READ_SUITES):
         return None
@@ -77,15 +84,21 @@ def unread_note(config: BenchConfig) -> str | None:
     )
 
 
-def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
+def header(
+    config: BenchConfig,
+    resolved: Sequence[ResolvedPolicy],
+    out: Path,
+    executor: str,
+    workers: int,
+) -> str:
     """The run header: what runs, with which perception, executor and text embedder, where."""
     source = config.dataset or config.suite
     seeds = " ".join(str(s) for s in config.seeds)
-    names = " ".join(policy_perceptions(config))
+    names = " ".join(policy_perceptions(config, resolved))
     text = (
-        f"video-env bench: {source} | envs {' '.join(running_envs(config))} | policies "
-        f"{names} | seeds {seeds}\n"
-        f"  perception {perception_text(config, upper=True)} | text embedder "
+        f"video-env bench: {source} | envs {' '.join(running_envs(config, resolved))} | "
+        f"policies {names} | seeds {seeds}\n"
+        f"  perception {perception_text(config, resolved, upper=True)} | text embedder "
         f"{config.text_embedder} | LLM {config.llm or 'none (offline reasoners)'} | "
         f"{executor} executor, {workers} worker{'s' if workers > 1 else ''} | results -> {out}"
     )
@@ -95,18 +108,15 @@ def header(config: BenchConfig, out: Path, executor: str, workers: int) -> str:
             f"\n  {RANDOM_LABEL.upper()}: {', '.join(random)} loaded a checkpoint the tiny "
             "test builders made; the results test the plumbing, not a model"
         )
-    unread = unread_note(config)
+    unread = unread_note(config, resolved)
     if unread:
         text += f"\n  {unread}"
     return text
 
 
-def running_envs(config: BenchConfig) -> list[str]:
+def running_envs(config: BenchConfig, resolved: Sequence[ResolvedPolicy]) -> list[str]:
     """The config's envs on which at least one of the run's policies acts, in order."""
-    import policies
-    from benchmarks.jobs import policy_names
-
-    kinds = {k for name in policy_names(config) for k in policies.spec(name).env_kinds}
+    kinds = {kind for policy in resolved for kind in policy.env_kinds}
     return [env for env in config.envs if env in kinds]
 
 

@@ -11,8 +11,7 @@ import gymnasium as gym
 
 import policies
 from benchmarks.config import BenchConfig
-from policies.importing import defined_in_main
-from policies.registry import canonical_name, registered_at_runtime
+from policies.resolved import ResolvedPolicy, resolve
 from video_env.backends.llm import LLM, LLMCallError, make_llm
 from video_env.backends.llm.factory import check_local_path
 from video_env.backends.text import resolve_text_embedder, use_text_embedder
@@ -123,26 +122,34 @@ def check_videos_exist(config: BenchConfig) -> None:
         )
 
 
-def policy_names(config: BenchConfig) -> list[str]:
-    """The policies of the run (``all``: every one that can run with or without the LLM)."""
+def resolve_policies(config: BenchConfig) -> tuple[ResolvedPolicy, ...]:
+    """The run's policies, each name resolved once (``all``: every one that can run).
+
+    Raises:
+        UnknownNameError: Listing the known policies.
+        ConfigError: For two names of one policy (their episodes would share a row).
+    """
     if "all" in config.policies:
-        return policies.available(offline=True if config.llm is None else None)
-    for name in config.policies:
-        policies.spec(name)  # raises UnknownNameError with the known names
+        names = policies.available(offline=True if config.llm is None else None)
+        return tuple(resolve(name) for name in names)
+    resolved = tuple(resolve(name) for name in config.policies)
     seen: dict[str, str] = {}
-    for name in config.policies:
-        canonical = canonical_name(name)
-        if canonical in seen:
+    for policy in resolved:
+        if policy.canonical in seen:
             raise ConfigError(
-                f"--policies names one policy twice: {seen[canonical]!r} and {name!r} are both "
-                f"{canonical!r}, whose episodes would share one table row"
+                f"--policies names one policy twice: {seen[policy.canonical]!r} and "
+                f"{policy.name!r} are both {policy.canonical!r}, whose episodes would share "
+                "one table row"
             )
-        seen[canonical] = name
-    return list(config.policies)
+        seen[policy.canonical] = policy.name
+    return resolved
 
 
-def validate(config: BenchConfig) -> None:
+def validate(config: BenchConfig) -> tuple[ResolvedPolicy, ...]:
     """Check what a config refers to: policies, envs, embedder, suite or dataset, LLM.
+
+    Returns:
+        The run's policies, resolved once: what the plan, header and provenance read.
 
     Raises:
         UnknownNameError: Listing the known names.
@@ -151,9 +158,9 @@ def validate(config: BenchConfig) -> None:
         BackendNotInstalled: For an LLM or text embedder whose extra is missing.
     """
     resolve_text_embedder(config.text_embedder)  # minilm without its extra fails here
-    names = policy_names(config)
+    resolved = resolve_policies(config)
     if "all" not in config.policies:
-        _check_envs(config, names)
+        _check_envs(config, resolved)
     for flag, spec in (("--llm", config.llm), ("--judge", config.judge)):
         try:
             check_local_path(spec or "")  # a mistyped local:PATH fails before anything is written
@@ -186,9 +193,10 @@ def validate(config: BenchConfig) -> None:
 
         data.get_loader(config.dataset)
         check_videos_exist(config)
+    return resolved
 
 
-def check_workers_can_build(config: BenchConfig, executor: str) -> None:
+def check_workers_can_build(resolved: tuple[ResolvedPolicy, ...], executor: str) -> None:
     """Refuse policies that only this process can build, before a pool starts.
 
     The process and Ray executors build each policy in fresh worker processes, which
@@ -200,32 +208,33 @@ def check_workers_can_build(config: BenchConfig, executor: str) -> None:
     """
     if executor not in ("process", "ray"):
         return
-    for name in policy_names(config):
-        if defined_in_main(policies.spec(name).build):
+    for policy in resolved:
+        if policy.in_main:
             where = "is defined in __main__, which"
-        elif registered_at_runtime(name):
+        elif policy.at_runtime:
             where = "was registered by this process, which"
         else:
             continue
         raise ConfigError(
-            f"policy {name!r} {where} the {executor} executor's worker processes cannot "
+            f"policy {policy.name!r} {where} the {executor} executor's worker processes cannot "
             "know (they import policies afresh): run it with --executor serial or thread, "
             "or put the class in a module or a .py file and name it MODULE:CLASS or "
             "path/to/file.py:CLASS"
         )
 
 
-def _check_envs(config: BenchConfig, names: list[str]) -> None:
+def _check_envs(config: BenchConfig, resolved: tuple[ResolvedPolicy, ...]) -> None:
     """Every named policy must run on one of the run's envs (say which before anything)."""
-    idle = [n for n in names if not set(policies.spec(n).env_kinds) & set(config.envs)]
+    idle = [p for p in resolved if not set(p.env_kinds) & set(config.envs)]
     if not idle:
         return
-    where = "; ".join(f"{n} runs on {', '.join(policies.spec(n).env_kinds)}" for n in idle)
+    where = "; ".join(f"{p.name} runs on {', '.join(p.env_kinds)}" for p in idle)
     fits = {k: [n for n in policies.available() if k in policies.spec(n).env_kinds]
             for k in config.envs}  # fmt: skip
     offer = "; ".join(f"{k}: {', '.join(v) or '(none)'}" for k, v in fits.items())
     raise ConfigError(
-        f"nothing to run for {', '.join(idle)} with --envs {' '.join(config.envs)}: {where}. "
+        f"nothing to run for {', '.join(p.name for p in idle)} with --envs "
+        f"{' '.join(config.envs)}: {where}. "
         f"Policies for the chosen envs: {offer}"
     )
 
@@ -260,14 +269,16 @@ def check_llm_answers(llm: LLM) -> None:
             ) from None
 
 
-def plan(config: BenchConfig, samples: list[VideoQA]) -> list[Job]:
-    """Every episode of the run, in a stable order."""
+def plan(
+    config: BenchConfig, samples: list[VideoQA], resolved: tuple[ResolvedPolicy, ...]
+) -> list[Job]:
+    """Every episode of the run, in a stable order (``resolved``: :func:`validate`'s)."""
     jobs = []
-    for name in policy_names(config):
-        kinds = [k for k in policies.spec(name).env_kinds if k in config.envs]
+    for policy in resolved:
+        kinds = [k for k in policy.env_kinds if k in config.envs]
         for kind in kinds:
             for seed in config.seeds:
-                jobs += [Job(kind, name, i, s.id, seed) for i, s in enumerate(samples)]
+                jobs += [Job(kind, policy.name, i, s.id, seed) for i, s in enumerate(samples)]
     return jobs
 
 
@@ -288,9 +299,8 @@ class Worker:
 
     def policy(self, name: str) -> policies.Policy:
         """The (cached) policy."""
-        if name not in self._policies:
-            entry = policies.spec(name)
-            self._policies[name] = policies.make(name, llm=self.llm if entry.uses_llm else None)
+        if name not in self._policies:  # the job's name enters this worker here
+            self._policies[name] = resolve(name).make(self.llm)
         return self._policies[name]
 
     def env(self, kind: str, policy: policies.Policy) -> gym.Env[Any, Any]:

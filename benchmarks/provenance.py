@@ -24,10 +24,13 @@ from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.config import BenchConfig
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from policies.resolved import ResolvedPolicy
 
 #: Packages whose version changes the records of every run.
 CORE_PACKAGES = ("video-env", "numpy", "gymnasium")
@@ -51,8 +54,14 @@ def uses_models(config: dict[str, Any]) -> bool:
     return any(config.get(name) not in _NO_MODEL for name in _BACKEND_FIELDS)
 
 
-def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:
-    """Everything that produced the run's records (JSON-ready; see the module docstring)."""
+def provenance(
+    config: BenchConfig, samples: Sequence[VideoQA], resolved: Sequence[ResolvedPolicy]
+) -> dict[str, Any]:
+    """Everything that produced the run's records (JSON-ready; see the module docstring).
+
+    ``resolved``: the run's policies, as :func:`~benchmarks.jobs.validate` resolved them
+    (a user's policy adds the digest of its code).
+    """
     as_dict = config.to_dict()
     names = CORE_PACKAGES + (MODEL_PACKAGES if uses_models(as_dict) else ())
     record = {
@@ -64,7 +73,7 @@ def provenance(config: BenchConfig, samples: Sequence[VideoQA]) -> dict[str, Any
     weights = pixel_real_weights(config)
     if weights:  # absent otherwise, so other runs' fingerprints are unchanged
         record["pixel_real_weights"] = weights
-    user_code = user_policy_code(config)
+    user_code = user_policy_code(resolved)
     if user_code:  # likewise
         record["user_policy_code"] = user_code
     files = video_files_digest(samples)
@@ -99,33 +108,28 @@ def pixel_real_weights(config: BenchConfig) -> dict[str, str]:
     return out
 
 
-def user_policy_code(config: BenchConfig) -> dict[str, str]:
-    """A digest of the code of each policy the config names that is not the library's.
+def user_policy_code(resolved: Sequence[ResolvedPolicy]) -> dict[str, str]:
+    """A digest of the code of each of the run's policies that is not the library's.
 
     Policies named by import path digest their class's source file; classes registered by
     the running process (``register_class``) their class's source. ``"unknown"`` where
     the source cannot be read.
     """
-    import policies
-    from policies.importing import load_class
-    from policies.registry import import_spec_of, registered_at_runtime
-
     out = {}
-    for name in config.policies:
-        spec = import_spec_of(name)
-        if spec is not None:
-            source = inspect.getsourcefile(load_class(spec))
+    for policy in resolved:
+        if not policy.users_code:
+            continue
+        cls = policy.policy_class()
+        data: bytes | None
+        if policy.imported is not None:
+            source = inspect.getsourcefile(cls)
             data = Path(source).read_bytes() if source else None
-        elif registered_at_runtime(name):
-            build = policies.spec(name).build
-            cls = getattr(build, "policy_class", build)
+        else:
             try:
                 data = inspect.getsource(cls).encode()
             except (OSError, TypeError):
                 data = None
-        else:
-            continue
-        out[name] = hashlib.blake2b(data, digest_size=8).hexdigest() if data else "unknown"
+        out[policy.name] = hashlib.blake2b(data, digest_size=8).hexdigest() if data else "unknown"
     return out
 
 
@@ -283,53 +287,25 @@ def env_perception(config: BenchConfig) -> str:
     return label
 
 
-def policy_perceptions(config: BenchConfig) -> dict[str, str]:
-    """Each policy's perception label, by its shown name, known before anything runs.
+def policy_perceptions(config: BenchConfig, resolved: Sequence[ResolvedPolicy]) -> dict[str, str]:
+    """Each of the run's policies' perception label, by its shown name, known before it runs.
 
     A policy of :data:`OWN_MODEL_FAMILIES` perceives with the model it names (the pixel
     VLM's folder makes it ``pixel-vlm``); a user's class that overrides ``perceivers``
     gets :data:`PER_POLICY`; every other policy perceives through the env's roles.
     """
-    import policies
-    from benchmarks.jobs import policy_names
     from policies.base import Policy
-    from policies.importing import load_class
-    from policies.registry import import_spec_of, registered_at_runtime
 
     out = {}
-    for name in policy_names(config):
-        if not set(policies.spec(name).env_kinds) & set(config.envs):
+    for policy in resolved:
+        if not set(policy.env_kinds) & set(config.envs):
             continue  # `all` names policies of envs the run leaves out: they do not run
-        model = own_model_spec(name)
+        shown = policy.shown_name(config.llm)
+        model = own_model_spec(policy.name)
         if model is not None:
-            out[shown_policy(config, name)] = model_perception(model)
+            out[shown] = model_perception(model)
             continue
-        imported = import_spec_of(name)
-        cls: Any = None
-        if imported is not None:
-            cls = load_class(imported)
-        elif registered_at_runtime(name):
-            build = policies.spec(name).build
-            cls = getattr(build, "policy_class", build)
+        cls = policy.policy_class()
         own = isinstance(cls, type) and getattr(cls, "perceivers", None) is not Policy.perceivers
-        out[shown_policy(config, name)] = PER_POLICY if own else env_perception(config)
+        out[shown] = PER_POLICY if own else env_perception(config)
     return out
-
-
-def shown_policy(config: BenchConfig, name: str) -> str:
-    """A policy's name as the tables will show it: as given, ``[offline]`` without an LLM.
-
-    A library policy that uses an LLM runs its offline reasoner when the run has none
-    (:func:`policies.make`), which its name says; a user's class names itself.
-    """
-    import policies
-    from policies.registry import OFFLINE_SUFFIX, import_spec_of, registered_at_runtime
-
-    offline = (
-        config.llm is None
-        and policies.spec(name).uses_llm
-        and import_spec_of(name) is None
-        and not registered_at_runtime(name)
-        and not name.endswith(OFFLINE_SUFFIX)
-    )
-    return name + (OFFLINE_SUFFIX if offline else "")

@@ -57,6 +57,7 @@ from benchmarks.summary import (
     to_csv,
     to_markdown,
 )
+from policies.resolved import ResolvedPolicy
 from video_env.errors import BackendNotInstalled, ConfigError
 from video_env.provenance import FLAGS, VIDEO_NOTES, Provenance, perception_notes
 
@@ -89,11 +90,13 @@ def run_benchmark(
     fresh: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     on_plan: Callable[[list[Job], int], None] | None = None,
+    resolved: tuple[ResolvedPolicy, ...] | None = None,
 ) -> RunResult:
     """Run (or resume) a benchmark into ``out`` and write its tables and plots.
 
     ``on_plan(jobs_to_run, already_done)`` is called once the jobs are known; ``progress`` with
-    each new record.
+    each new record. ``resolved``: what :func:`~benchmarks.jobs.validate` returned for this
+    config, if the caller validated it already (the CLI does, for its header).
 
     Episodes already in ``out/episodes.jsonl`` are skipped, so an interrupted run resumes,
     but only when they were produced by the same set-up (same fingerprint, see
@@ -104,19 +107,23 @@ def run_benchmark(
         ConfigError: If ``out`` holds results of a different set-up (the message names
             each difference), or the config names nothing to run.
     """
-    validate(config)  # before anything is created
-    check_workers_can_build(config, executor)
+    if resolved is None:
+        resolved = validate(config)  # before anything is created: each name resolved once
+    check_workers_can_build(resolved, executor)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder):
         if fresh:
             for name in OUTPUTS:
                 (folder / name).unlink(missing_ok=True)
-        return _run_locked(config, folder, executor, workers, ray_address, plots, progress, on_plan)
+        return _run_locked(
+            config, resolved, folder, executor, workers, ray_address, plots, progress, on_plan
+        )
 
 
 def _run_locked(
     config: BenchConfig,
+    resolved: tuple[ResolvedPolicy, ...],
     folder: Path,
     executor: str,
     workers: int,
@@ -126,10 +133,10 @@ def _run_locked(
     on_plan: Callable[[list[Job], int], None] | None,
 ) -> RunResult:
     samples = samples_for(config)
-    origin = provenance(config, samples)
+    origin = provenance(config, samples, resolved)
     fp = fingerprint(origin)
     log = EpisodeLog(folder)
-    planned = plan(config, samples)
+    planned = plan(config, samples, resolved)
     # any line at all asks for the same set-up, planned or not: a run with other seeds or
     # policies would otherwise share no job with the old records and append beside them
     _check_same_setup(folder, origin, fp, log.holds_lines())
@@ -140,7 +147,7 @@ def _run_locked(
     jobs = [j for j in planned if j.key not in done]
     if on_plan is not None:
         on_plan(jobs, len(done))
-    meta = _run_meta(config, origin, fp, executor, workers, len(jobs) + len(done))
+    meta = _run_meta(config, resolved, origin, fp, executor, workers, len(jobs) + len(done))
     meta["plan"] = plan_entry(planned)
     meta.update({f"{FLAGS[label]}_samples": n for label, n in video_samples(config).items()})
     write_json(folder / RUN_JSON, meta)
@@ -295,6 +302,7 @@ def _check_same_setup(folder: Path, origin: dict[str, Any], fp: str, has_lines: 
 
 def _run_meta(
     config: BenchConfig,
+    resolved: tuple[ResolvedPolicy, ...],
     origin: dict[str, Any],
     fp: str,
     executor: str,
@@ -309,9 +317,9 @@ def _run_meta(
         "workers": workers,
         "episodes": episodes,
         "started": _now(),
-        "perception": perception_text(config),
-        "policy_perception": policy_perceptions(config),
-        "pixel_vlm_unread_note": unread_note(config),
+        "perception": perception_text(config, resolved),
+        "policy_perception": policy_perceptions(config, resolved),
+        "pixel_vlm_unread_note": unread_note(config, resolved),
         "random_weights": config.random_weight_sources(),
         "backends": {**config.perception_specs(), "judge": config.judge or "exact"},
         "simulated_backends": config.simulated_roles(),

@@ -279,7 +279,15 @@ def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
         UnknownNameError: For an unknown name.
         ConfigError: If the policy needs an LLM and none is given.
     """
-    entry = spec(name)
+    return build_entry(spec(name), name, llm, **settings)
+
+
+def build_entry(entry: PolicySpec, name: str, llm: LLM | None, **settings: Any) -> Policy:
+    """Build the policy of ``entry`` (named ``name``), ``llm`` only if it uses one.
+
+    Raises:
+        ConfigError: If the policy needs an LLM and none is given.
+    """
     if entry.needs_llm and llm is None:
         raise ConfigError(f"policy {name!r} needs an LLM (--llm MODEL)")
     if entry.uses_llm:

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks import executors
 from benchmarks.config import BenchConfig
-from benchmarks.jobs import Job, load_samples, plan
+from benchmarks.jobs import Job, load_samples, plan, resolve_policies
 from benchmarks.records import BenchWarning
 
 CONFIG = BenchConfig(suite="synth-tiny", envs=("pacing", "zoom"), policies=("pacing-4x", "random"))
@@ -34,7 +34,7 @@ def kill_a_worker(pool: ProcessPoolExecutor) -> None:
 def test_a_killed_worker_costs_no_record(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(executors, "ProcessPoolExecutor", RecordingPool)
     RecordingPool.made.clear()
-    jobs = plan(CONFIG, load_samples(CONFIG))
+    jobs = plan(CONFIG, load_samples(CONFIG), resolve_policies(CONFIG))
 
     def run() -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
@@ -81,7 +81,7 @@ def test_jobs_that_keep_killing_workers_get_error_records(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(executors, "ProcessPoolExecutor", InlinePool)
     monkeypatch.setattr(executors, "run_jobs", broken_run_jobs)
-    jobs = plan(CONFIG, load_samples(CONFIG))[:5]
+    jobs = plan(CONFIG, load_samples(CONFIG), resolve_policies(CONFIG))[:5]
     with pytest.warns(BenchWarning) as caught:
         records = list(executors.execute("process", CONFIG.to_dict(), jobs, workers=2))
     messages = [str(w.message) for w in caught]

@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.config import BenchConfig
 from benchmarks.header import perception_text
+from benchmarks.jobs import resolve_policies
 from benchmarks.provenance import policy_perceptions
 from video_env.cli import main
 
@@ -82,12 +83,12 @@ def test_the_header_knows_a_policy_s_own_perception_before_running() -> None:
     pytest.importorskip("torch")
     config = BenchConfig(suite="synth-tiny", envs=("pacing", "zoom"),
                          policies=("videoscout:pixel", "falconeye"))  # fmt: skip
-    assert policy_perceptions(config) == {
+    assert policy_perceptions(config, resolve_policies(config)) == {
         "videoscout:pixel": "pixel-vlm",
         "falconeye[offline]": "simulated",  # the name the tables will show
     }
     one = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=("videoscout:pixel",))
-    assert perception_text(one, upper=True) == "PIXEL-VLM"
+    assert perception_text(one, resolve_policies(one), upper=True) == "PIXEL-VLM"
 
 
 def test_summary_rows_keep_the_typed_name_and_move_presets_and_rules() -> None:
@@ -116,7 +117,8 @@ def test_a_pixel_vlm_run_is_labelled_unless_its_suite_is_one_the_model_reads() -
     from video_env.pixel.splits import READ_SUITES
 
     def note(**fields: object) -> str | None:
-        return unread_note(BenchConfig(envs=("pacing",), **fields))  # type: ignore[arg-type]
+        config = BenchConfig(envs=("pacing",), **fields)  # type: ignore[arg-type]
+        return unread_note(config, resolve_policies(config))
 
     assert "synth-glimpse" in READ_SUITES
     assert note(suite="synth-glimpse", perception="pixel-vlm", policies=("pacing-1x",)) is None

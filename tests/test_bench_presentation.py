@@ -25,7 +25,9 @@ def test_the_header_lists_the_envs_that_run() -> None:
     from benchmarks.cli import header
 
     config = BenchConfig(suite="synth-tiny", policies=("pacing-1x", "sequential"))
-    line = header(config, Path("out"), "serial", 1).splitlines()[0]
+    from benchmarks.jobs import resolve_policies
+
+    line = header(config, resolve_policies(config), Path("out"), "serial", 1).splitlines()[0]
     assert "| envs pacing zoom |" in line  # clip_query has none of these policies
 
 

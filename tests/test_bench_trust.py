@@ -88,9 +88,9 @@ def test_the_fingerprint_covers_every_config_field() -> None:
         other = object.__new__(BenchConfig)
         for key, value in values.items():
             object.__setattr__(other, key, value)
-        record = benchmarks.provenance.provenance(other, [])
+        record = benchmarks.provenance.provenance(other, [], ())
         assert benchmarks.provenance.fingerprint(record) != benchmarks.provenance.fingerprint(
-            benchmarks.provenance.provenance(base, [])
+            benchmarks.provenance.provenance(base, [], ())
         ), f.name
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks import executors
 from benchmarks.config import BenchConfig
-from benchmarks.jobs import Job, load_samples, plan
+from benchmarks.jobs import Job, load_samples, plan, resolve_policies
 from benchmarks.records import BenchWarning, EpisodeLog, dedupe
 from benchmarks.run import run_benchmark
 
@@ -105,7 +105,7 @@ def test_a_dead_ray_worker_is_recorded_and_the_run_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(executors, "require", lambda *a, **k: fake_ray(crash_index=1))
-    jobs = plan(CONFIG, load_samples(CONFIG))
+    jobs = plan(CONFIG, load_samples(CONFIG), resolve_policies(CONFIG))
     with pytest.warns(BenchWarning, match="Ray worker died"):
         records = list(executors.execute("ray", CONFIG.to_dict(), jobs, workers=1))
     assert len(records) == 3

@@ -204,12 +204,12 @@ def test_a_class_registered_by_the_run_is_refused_by_the_process_executor(tmp_pa
 
 
 def test_one_policy_named_twice_is_refused() -> None:
-    from benchmarks.jobs import policy_names
+    from benchmarks.jobs import resolve_policies
 
     for names in (("pacing-threshold", "pacing-2x@0.8"), ("pacing-2x@0.80", "pacing-2x@0.8"),
                   ("falconeye", "falconeye[offline]")):  # fmt: skip
         with pytest.raises(ConfigError, match="names one policy twice"):
-            policy_names(BenchConfig(suite="synth-tiny", policies=names))
+            resolve_policies(BenchConfig(suite="synth-tiny", policies=names))
 
 
 def test_arguments_tell_two_runs_of_a_named_class_apart(policy_file: Path) -> None:
@@ -224,6 +224,7 @@ def test_arguments_tell_two_runs_of_a_named_class_apart(policy_file: Path) -> No
 
 
 def test_bad_options_and_a_registered_colon_name(policy_file: Path) -> None:
+    from benchmarks.jobs import resolve_policies
     from benchmarks.provenance import user_policy_code
     from policies.simple import RandomPolicy
 
@@ -233,7 +234,8 @@ def test_bad_options_and_a_registered_colon_name(policy_file: Path) -> None:
         policies.spec(f"{policy_file}:AlwaysOption?pick=NaN")
     policies.register("team:rand", policies.PolicySpec(RandomPolicy, False, False, ("zoom",), "x"),
                       overwrite=True)  # fmt: skip
-    code = user_policy_code(BenchConfig(suite="synth-tiny", policies=("team:rand",)))
+    config = BenchConfig(suite="synth-tiny", policies=("team:rand",))
+    code = user_policy_code(resolve_policies(config))
     assert set(code) == {"team:rand"}  # registered here: its class source is digested
 
 

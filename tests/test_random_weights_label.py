@@ -38,7 +38,9 @@ def test_summary_rows_and_the_header_name_random_weights(
     assert perception_label([{"simulated": False}]) == "real"
     config = BenchConfig(suite="synth-tiny", envs=("clip_query",), clip=tiny_clip_dir)
     assert config.random_weight_sources() == ["clip"]
-    assert LABEL.upper() in header(config, Path("out"), "serial", 1)
+    from benchmarks.jobs import resolve_policies
+
+    assert LABEL.upper() in header(config, resolve_policies(config), Path("out"), "serial", 1)
     assert BenchConfig(suite="synth-tiny").random_weight_sources() == []
     named = f"videoscout:qwen2.5-vl:{tiny_qwen_dir}?guided=true"  # settings after the folder
     config = BenchConfig(suite="synth-tiny", envs=("pacing",), policies=(named,))

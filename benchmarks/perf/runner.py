@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from benchmarks.config import BenchConfig
-from benchmarks.jobs import Worker, load_samples, plan
+from benchmarks.jobs import Worker, load_samples, plan, resolve_policies
 from benchmarks.run import run_benchmark
 
 POLICIES = ("falconeye", "sequential", "pacing-1x", "videoagent")
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="serial timings to take the best of")
     args = parser.parse_args()
     config = BenchConfig(suite=args.suite, policies=POLICIES)
-    jobs = plan(config, load_samples(config))
+    jobs = plan(config, load_samples(config), resolve_policies(config))
     worker = Worker(config)
     for job in jobs[:: max(1, len(jobs) // 8)]:
         worker.run(job)  # warm caches and the text embedder: measure steady state
