@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.videoscout_prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
+from policies.videoscout.prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
 

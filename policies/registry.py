@@ -36,7 +36,7 @@ from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
 from policies.videoagent import VideoAgentPolicy
 from policies.videoscout import SHIPPED, make_videoscout
-from policies.videoscout_tools import make_videoscout_tools
+from policies.videoscout.tools import make_videoscout_tools
 from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
 from video_env.backends.llm.base import LLM
 from video_env.envs import ENV_KINDS

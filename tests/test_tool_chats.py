@@ -20,7 +20,7 @@ from policies.training.tool_chats import (
     tool_methods,
     write_tool_chats,
 )
-from policies.videoscout_record import trained_rules
+from policies.videoscout.record import trained_rules
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction
 from video_env.errors import ConfigError

@@ -22,7 +22,7 @@ from policies.training.distill import (
 )
 from policies.training.episodes import EpisodeRun, Turn
 from policies.training.teachers import GroundTruthScriptedTeacher
-from policies.videoscout_prompt import PromptLayout
+from policies.videoscout.prompt import PromptLayout
 from video_env.cli import main
 from video_env.envs import PacingEnv
 from video_env.errors import ConfigError
@@ -125,7 +125,7 @@ def test_cli_prints_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -> None:
-    from policies.videoscout_record import trained_rules
+    from policies.videoscout.record import trained_rules
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
@@ -137,7 +137,7 @@ def test_a_folder_made_under_other_pacing_rules_is_not_resumed(tmp_path: Path) -
 
 
 def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> None:
-    from policies.videoscout_record import trained_end_note
+    from policies.videoscout.record import trained_end_note
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
@@ -167,7 +167,7 @@ def test_a_folder_made_with_another_end_note_is_not_resumed(tmp_path: Path) -> N
 
 
 def test_a_folder_made_with_the_question_elsewhere_is_not_resumed(tmp_path: Path) -> None:
-    from policies.videoscout_record import trained_question_first
+    from policies.videoscout.record import trained_question_first
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=1)
@@ -193,7 +193,7 @@ def test_a_folder_made_with_the_question_elsewhere_is_not_resumed(tmp_path: Path
 
 
 def test_a_folder_recorded_before_question_first_is_the_papers_layout(tmp_path: Path) -> None:
-    from policies.videoscout_record import save_trained_rules, trained_question_first
+    from policies.videoscout.record import save_trained_rules, trained_question_first
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=2)
@@ -211,7 +211,7 @@ def test_a_folder_recorded_before_question_first_is_the_papers_layout(tmp_path: 
 
 
 def test_a_folder_recorded_before_end_notes_keeps_naming_none(tmp_path: Path) -> None:
-    from policies.videoscout_record import save_trained_rules, trained_end_note
+    from policies.videoscout.record import save_trained_rules, trained_end_note
 
     teacher = GroundTruthScriptedTeacher()
     samples = load_suite("synth-tiny", limit=2)
@@ -230,7 +230,7 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
     from argparse import Namespace
 
     from policies.training.cli import pacing_rules as _rules
-    from policies.videoscout_record import save_trained_rules
+    from policies.videoscout.record import save_trained_rules
 
     assert _rules(Namespace(rules=None, model=str(tmp_path))) == RULES["paper"]()
     save_trained_rules(tmp_path, SMOKE)
@@ -241,7 +241,7 @@ def test_rl_commands_default_to_the_rules_their_model_was_trained_under(tmp_path
 
 def test_rl_commands_ask_the_question_where_their_model_learned_it(tmp_path: Path) -> None:
     from policies.training.cli import layout_from_args as _layout
-    from policies.videoscout_record import save_trained_rules
+    from policies.videoscout.record import save_trained_rules
     from video_env.cli import build_parser
 
     def first(*flags: str) -> bool:

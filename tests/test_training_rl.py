@@ -99,7 +99,7 @@ def test_distill_then_sft_then_dapo_through_the_cli(tmp_path: Path) -> None:
     assert marker["continued_from"]["continued_from"] == {"recipe": {"seed": 7}}
     # every stage keeps the rules its frames were shown under: bench loads it by name with them
     from policies.training.cli import RULES
-    from policies.videoscout_record import trained_end_note, trained_question_first, trained_rules
+    from policies.videoscout.record import trained_end_note, trained_question_first, trained_rules
 
     assert trained_rules(data) == trained_rules(sft) == trained_rules(rl) == RULES["cpu-smoke"]()
     # and the prompt it learned: rl's rollouts took the SFT start's end note
@@ -123,7 +123,7 @@ def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str
 def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
     tiny_qwen_dir: str,
 ) -> None:
-    from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
+    from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
     from policies.training.rollout import PolicyChat, rollout_group
     from video_env.backends.base import ReplyGuide
 

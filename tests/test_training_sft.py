@@ -104,7 +104,7 @@ def test_a_pixel_vlm_keeps_its_tower_and_its_provenance_through_sft(
     assert meta["sft"]["gradient_checkpointing"] is False, "TRL's default (on) is overridden"
     assert meta["sft"]["rows"] == len(turns.read_text().splitlines())
     assert meta["sft"]["seconds"] > 0 and meta["sft"]["machine"]["cpus"]
-    from policies.videoscout_record import trained_rules
+    from policies.videoscout.record import trained_rules
 
     assert trained_rules(tmp_path / "sft") == RULES["cpu-smoke"]()  # the data's, kept
 

@@ -10,7 +10,7 @@ import pytest
 from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES
 from policies.training.trl_env import PacingToolEnv, pacing_env_factory, tool_dataset_rows
-from policies.videoscout_prompt import PromptLayout
+from policies.videoscout.prompt import PromptLayout
 from video_env.actions.types import SpeedAction
 from video_env.errors import ConfigError
 from video_env.synth.suites import load_suite
@@ -371,16 +371,16 @@ def test_train_trl_command(flat_qwen_dir: str, tmp_path: Path) -> None:
     assert record["steps"] == 1 and record["seed"] == 3 and not record["freeze_vision"]
     assert record["machine"]["cpus"] >= 1 and record["seconds"] > 0 and record["log"]
     assert isinstance(record["command"], str)
-    from policies.videoscout_tools import writes_tool_calls
+    from policies.videoscout.tools import writes_tool_calls
 
     assert writes_tool_calls(out)  # it plays as videoscout-tools:OUT
     saved = transformers.AutoProcessor.from_pretrained(out)
     assert "<tool_call>" in saved.chat_template  # the tool-calling template travels with it
     from policies.training.cli import RULES
-    from policies.videoscout_record import trained_rules
+    from policies.videoscout.record import trained_rules
 
     assert trained_rules(out) == RULES["cpu-smoke"]()  # benches under the rules it trained on
-    from policies.videoscout_record import trained_end_note
+    from policies.videoscout.record import trained_end_note
 
     assert trained_end_note(out) == "window"  # its start records none: the default place
 

@@ -14,10 +14,11 @@ import pytest
 
 import policies
 from benchmarks.records import EpisodeLog
-from policies import run_episode, videoscout
-from policies import videoscout_record as rules_record
+from policies import run_episode
 from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
 from policies.videoscout import VideoScoutPolicy
+from policies.videoscout import policy as videoscout
+from policies.videoscout import record as rules_record
 from video_env.backends.base import FrameBatch, VisionChat, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.cli import main
@@ -106,7 +107,7 @@ def test_each_turn_shows_the_envs_frames_memory_and_question() -> None:
 
 def test_the_turn_that_ends_the_video_says_only_answer_is_left_where_asked() -> None:
     from policies.videoscout import END_NOTE
-    from policies.videoscout_prompt import END_NOTE_PLACES
+    from policies.videoscout.prompt import END_NOTE_PLACES
 
     speeds = [WELL_FORMED.format(memory="m", action="speed(4x)")] * 12
     for place in END_NOTE_PLACES:

@@ -14,7 +14,7 @@ from policies.training.distill import DistillConfig, distill
 from policies.training.teachers import GroundTruthScriptedTeacher
 from policies.training.tool_chats import tool_chat
 from policies.training.trl_env import tool_action
-from policies.videoscout_tools import (
+from policies.videoscout.tools import (
     VideoScoutToolPolicy,
     first_call,
     format_valid_call,

@@ -33,7 +33,7 @@ from benchmarks.lmms.episodes import summarise
 from benchmarks.lmms.task_docs import samples
 from policies.episode_settings import EpisodeSettings
 from policies.verifiers_envs.render import first_messages
-from policies.videoscout_prompt import VideoScoutPrompt, message_parts
+from policies.videoscout.prompt import VideoScoutPrompt, message_parts
 from video_env.backends.base import FrameBatch
 from video_env.envs import ENV_CLASSES
 from video_env.errors import DatasetError, VideoDecodeError

@@ -2,7 +2,7 @@
 
 Run: ``python -m benchmarks.perf.format_guide [--vocab 150000] [--repeats 3]``
 
-For VideoScout's Think-Act pattern (``policies.think_act_pattern``) and a teacher-like
+For VideoScout's Think-Act pattern (``policies.videoscout.think_act_pattern``) and a teacher-like
 reply, replays the reply token by token and times each step's mask two ways, in the same
 run, over two tokenizers: the pixel VLM's own (1,024 tokens) and a byte-level BPE trained
 here on the Python standard library's sources to about ``--vocab`` tokens (Qwen2.5's has
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
+from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env.backends.base import ReplyGuide
 from video_env.backends.hf_guide import token_texts
 from video_env.backends.hf_pattern_guide import PatternMasks, compile_pattern

@@ -32,7 +32,7 @@ from experiments.pixel_models.vlm_train import (
     train_language,
     train_vision,
 )
-from policies.videoscout_record import save_trained_rules
+from policies.videoscout.record import save_trained_rules
 from video_env._optional import require
 from video_env.envs.pacing_rules import pixel_vlm_rules
 from video_env.pixel import PIXEL_VLM_MARKER

@@ -18,7 +18,7 @@ from experiments.videoscout_pixel.option_orders import prompt_options, with_opti
 from experiments.videoscout_pixel.sft_extension import PixelTurnExtension
 from policies.training.cli import split_samples
 from policies.training.distill import DistillConfig, distill
-from policies.videoscout_prompt import PromptLayout
+from policies.videoscout.prompt import PromptLayout
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
 from video_env.types import OPTION_LETTERS
 

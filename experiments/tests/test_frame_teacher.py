@@ -10,7 +10,7 @@ from experiments.videoscout_pixel.frame_teacher import FrameScriptedTeacher, des
 from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill, load_reference_chunks
-from policies.videoscout_prompt import PromptLayout
+from policies.videoscout.prompt import PromptLayout
 from video_env.backends.base import FrameBatch
 from video_env.errors import ConfigError
 from video_env.pixel.splits import READ_CATEGORIES, split_videos

@@ -8,7 +8,7 @@ from experiments.videoscout_pixel.frame_teacher import FrameScriptedTeacher, Tea
 from experiments.videoscout_pixel.letter_probe import CONDITIONS, answer_turns, probe, table
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import DistillConfig, distill
-from policies.videoscout_prompt import PromptLayout
+from policies.videoscout.prompt import PromptLayout
 from video_env.types import OPTION_LETTERS, VideoQA
 
 SMOKE = RULES["cpu-smoke"]()

@@ -146,7 +146,7 @@ def test_a_few_steps_of_training_write_a_plain_transformers_checkpoint(
     meta = train_pixel_vlm(recipe, tmp_path, progress=lambda _: None)
     assert meta["recipe"]["vision_steps"] == 2 and meta["data_digest"]
     assert json.loads((tmp_path / PIXEL_VLM_MARKER).read_text())["parameters"] > 1e6
-    from policies.videoscout_record import trained_rules
+    from policies.videoscout.record import trained_rules
     from video_env.envs.pacing_rules import pixel_vlm_rules
 
     assert trained_rules(tmp_path) == pixel_vlm_rules(), "VideoScout runs it on its 16:9 frames"

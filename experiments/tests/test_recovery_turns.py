@@ -15,7 +15,7 @@ from experiments.videoscout_pixel.sft_extension import PixelTurnExtension
 from policies.training.cli import RULES
 from policies.training.distill import turn_row
 from policies.training.episodes import Turn
-from policies.videoscout_prompt import PromptLayout, VideoScoutPrompt
+from policies.videoscout.prompt import PromptLayout, VideoScoutPrompt
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import SpeedAction
 from video_env.envs.pacing import PacingEnv

@@ -76,7 +76,7 @@ def test_the_shipped_dapo_checkpoint_answers_validation_mcqs_in_one_valid_turn()
     """Free and greedy, as measured in docs/training.md (the SFT start breaks on both)."""
     from experiments.videoscout_pixel.videoscout_pixel import run_model
     from policies.checkpoints import VIDEOSCOUT_DAPO_DIR
-    from policies.videoscout_record import trained_layout
+    from policies.videoscout.record import trained_layout
 
     mcqs = [s for s in split_samples("calib", 1, limit=4) if s.id.endswith("/mcq")]
     layout = trained_layout(str(VIDEOSCOUT_DAPO_DIR))
@@ -138,7 +138,7 @@ def test_a_policys_profile_says_how_its_episodes_ended_and_when_its_replies_brok
 
 def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> None:
     from experiments.videoscout_pixel.videoscout_pixel import model_settings
-    from policies.videoscout_prompt import PromptLayout
+    from policies.videoscout.prompt import PromptLayout
 
     base = {"split": "calib", "videos": 4}
     key = model_settings
@@ -147,7 +147,7 @@ def test_a_checkpoints_cache_key_names_its_prompt_only_where_it_differs() -> Non
     last = {**base, "end_note": "last", "guided": True}
     assert key(base, PromptLayout("last"), True) == last
     assert key(base, PromptLayout(question_first=True), False) == {**base, "question_first": True}
-    from policies.think_act_pattern import pattern_id
+    from policies.videoscout.think_act_pattern import pattern_id
 
     assert key(base, PromptLayout(), False, True) == {**base, "format_guided": pattern_id()}
     assert pattern_id() != pattern_id(80), "the pattern's form is in the key"

@@ -1,6 +1,6 @@
 """The VideoScout policy on the pixel VLM and its fine-tuned descendants, in the pixel world.
 
-Each checkpoint drives VideoScout's policy (``policies/videoscout.py``: the paper's system
+Each checkpoint drives VideoScout's policy (``policies/videoscout/policy.py``: the paper's system
 prompt, the window's frames as the env shows them, its own notes, the question) in the
 Pacing env with pixel observations and the ``pixel-vlm`` pacing preset (the paper's frame
 counts at the pixel VLM's 16:9 frames), on the colour / material / object questions of the
@@ -37,7 +37,7 @@ import numpy as np
 
 from experiments._docs import update_block
 from policies.episode_settings import EpisodeSettings
-from policies.think_act_pattern import pattern_id
+from policies.videoscout.think_act_pattern import pattern_id
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
 from policies.training.episodes import (
@@ -46,9 +46,9 @@ from policies.training.episodes import (
     rewatch_rate,
     run_recorded_episode,
 )
-from policies.videoscout_prompt import DEFAULT_LAYOUT, END_NOTE_PLACES, PromptLayout
-from policies.videoscout_record import trained_layout
-from policies.videoscout_tools import first_call, format_valid_call, writes_tool_calls
+from policies.videoscout.prompt import DEFAULT_LAYOUT, END_NOTE_PLACES, PromptLayout
+from policies.videoscout.record import trained_layout
+from policies.videoscout.tools import first_call, format_valid_call, writes_tool_calls
 from video_env._seeding import stable_seed
 from video_env.actions.parsing import find_calls, window_bounds
 from video_env.errors import ConfigError
@@ -319,11 +319,11 @@ def run_tool_model(
     """Every sample's episode with ``model``, a tool-calling checkpoint, in TRL's chat.
 
     ``model`` was trained by ``train trl`` or by ``train sft`` on tool chats
-    (:func:`~policies.videoscout_tools.writes_tool_calls`); it plays
-    :class:`~policies.videoscout_tools.VideoScoutToolPolicy`, greedy, under the same
+    (:func:`~policies.videoscout.tools.writes_tool_calls`); it plays
+    :class:`~policies.videoscout.tools.VideoScoutToolPolicy`, greedy, under the same
     rules, videos and seeds as the Think-Act checkpoints.
     """
-    from policies.videoscout_tools import VideoScoutToolPolicy
+    from policies.videoscout.tools import VideoScoutToolPolicy
     from video_env.backends.transformers_tool_chat import TransformersToolChat
 
     label = name or model

@@ -5,7 +5,7 @@ own generation: they ask an environment for the next prompt, generate the reply 
 inference servers, hand the reply back and read a reward. :class:`PacingChatEnv` is that
 environment for VideoScout: ``reset()`` returns the first turn's chat (system prompt,
 window text, frames, memory and question, rendered by
-:class:`~policies.videoscout_prompt.VideoScoutPrompt`), ``step(reply)`` parses the raw
+:class:`~policies.videoscout.prompt.VideoScoutPrompt`), ``step(reply)`` parses the raw
 reply with the env's text action set and returns the next turn's chat, the step reward
 and whether the episode is over. Each turn is a fresh single-turn chat (VideoScout's
 memory replaces the history), so an engine trains on (prompt, reply) pairs per turn with
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from policies.episode_settings import EpisodeSettings
-from policies.videoscout_prompt import message_parts
+from policies.videoscout.prompt import message_parts
 from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.backends.llm.base import Completion
 from video_env.envs.pacing import PacingEnv

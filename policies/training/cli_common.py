@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from policies.videoscout_prompt import END_NOTE_PLACES, PromptLayout
-from policies.videoscout_record import trained_layout, trained_rules
+from policies.videoscout.prompt import END_NOTE_PLACES, PromptLayout
+from policies.videoscout.record import trained_layout, trained_rules
 from video_env.envs.arguments import DEFAULT_SUITE
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec, pixel_vlm_rules
 from video_env.errors import ConfigError

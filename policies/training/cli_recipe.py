@@ -27,7 +27,7 @@ from policies.training.cli_common import (
 )
 from policies.training.distill import DistillConfig
 from policies.training.sft import SFTSettings
-from policies.videoscout_record import trained_layout, trained_rules
+from policies.videoscout.record import trained_layout, trained_rules
 from video_env.cli.flags import Flags
 from video_env.envs.pacing_rules import PacingRules
 from video_env.run_record import command_line

@@ -27,8 +27,8 @@ from policies.training.cli_common import (
 from policies.training.dapo import DAPOSettings
 from policies.training.rl import DYNAMIC_FILTERS, OVERLONG, DAPOConfig
 from policies.training.trl_resume import ResumePoint, resume_point
-from policies.videoscout_prompt import PromptLayout
-from policies.videoscout_record import save_trained_rules
+from policies.videoscout.prompt import PromptLayout
+from policies.videoscout.record import save_trained_rules
 from video_env.cli.flags import Flags
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError

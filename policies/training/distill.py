@@ -41,7 +41,7 @@ from PIL import Image
 from policies.episode_settings import EpisodeSettings
 from policies.training.distill_checks import validate
 from policies.training.episodes import EpisodeRun, Turn, run_recorded_episode
-from policies.videoscout_record import (
+from policies.videoscout.record import (
     RULES_FILE,
     save_trained_rules,
     trained_end_note,

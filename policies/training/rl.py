@@ -45,7 +45,7 @@ from policies.training.rl_state import (
     save_state,
 )
 from policies.training.rollout import PolicyChat, Trajectory, rollout_group
-from policies.videoscout_record import save_trained_rules
+from policies.videoscout.record import save_trained_rules
 from video_env._optional import require
 from video_env.errors import ConfigError
 from video_env.run_record import command_line, machine

@@ -41,7 +41,7 @@ from policies.training.tool_chats import (
 )
 from policies.training.trl_env import tool_chat_processor
 from policies.training.turn_inputs import collate_turns, conversation_from_row
-from policies.videoscout_record import (
+from policies.videoscout.record import (
     RULES_FILE,
     save_trained_rules,
     trained_end_note,

@@ -33,8 +33,8 @@ from typing import Any
 from policies.episode_settings import EpisodeSettings
 from policies.training.distill import read_rows
 from policies.training.trl_env import PacingToolEnv, tool_dataset_rows
-from policies.videoscout_record import save_trained_rules
-from policies.videoscout_tool_calls import tool_methods
+from policies.videoscout.record import save_trained_rules
+from policies.videoscout.tool_calls import tool_methods
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet, split_think_act
 from video_env.actions.types import AnswerAction, RewatchAction, SpeedAction

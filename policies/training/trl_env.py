@@ -29,7 +29,7 @@ from typing import Any
 
 from policies.episode_settings import EpisodeSettings
 from policies.training.adapter import EpisodeEnvFactory, PacingChatEnv, local_pacing_env
-from policies.videoscout_tool_calls import (
+from policies.videoscout.tool_calls import (
     TASK,
     TOOL_ACTIONS,
     PacingTools,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies.videoscout_prompt import VideoScoutPrompt, message_parts
+from policies.videoscout.prompt import VideoScoutPrompt, message_parts
 from video_env.actions import ClipQueryActionSet, ZoomActionSet
 from video_env.backends.base import FrameBatch
 from video_env.serving.images import encode_frames

@@ -5,7 +5,7 @@ tools' JSON schemas in its system turn, each window's frames as images in a tool
 and replies parsed by TRL's response parser into text and tool calls
 (``policies/training/trl_env.py``). :class:`TransformersToolChat` generates the next reply
 of such a chat the same way outside the trainer, so a checkpoint trained there can be
-evaluated (:mod:`policies.videoscout_tools`): the chat rendered with the checkpoint's own
+evaluated (:mod:`policies.videoscout.tools`): the chat rendered with the checkpoint's own
 tool template and tokenized with its frames, the reply parsed by TRL's
 ``parse_response``.
 

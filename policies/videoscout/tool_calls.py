@@ -1,6 +1,6 @@
 """VideoScout's tool-calling format: the Pacing actions as tools, each window as a tool result.
 
-TRL's environment hook and the tool-calling policy (:mod:`policies.videoscout_tools`) run
+TRL's environment hook and the tool-calling policy (:mod:`policies.videoscout.tools`) run
 VideoScout as a growing tool-calling chat. Both take their format from here: the task line
 that opens an episode, the tools' system prompt, the three tools (:class:`PacingTools`:
 ``speed``, ``rewatch`` and ``answer``, each with the agent's rewritten notes), how a tool
@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from policies import prompts
-from policies.videoscout_prompt import VideoScoutPrompt
+from policies.videoscout.prompt import VideoScoutPrompt
 from video_env._optional import require
 from video_env.actions.types import AnswerAction, InvalidAction, RewatchAction, SpeedAction
 from video_env.backends.base import FrameBatch, VisionMessage
@@ -175,7 +175,7 @@ def tool_action(name: str, arguments: Mapping[str, Any]) -> Any:
 
     Where TRL reports a call it cannot make (an unknown tool, arguments that do not fit
     the tool's signature) back to the model as an error and takes no env step, an agent
-    outside TRL (:mod:`policies.videoscout_tools`) has the env judge it as an invalid action.
+    outside TRL (:mod:`policies.videoscout.tools`) has the env judge it as an invalid action.
     """
     build = TOOL_ACTIONS.get(name)
     if build is None:

@@ -1,4 +1,4 @@
-"""VideoScout: a vision-language model pacing through a long video (the Pacing env).
+"""The VideoScout policy: a vision-language model driving the Pacing env turn by turn.
 
 Each turn the model gets VideoScout's input: a system prompt describing the actions, the
 memory mechanism and the Think-Act format; the current window's frames exactly as the env
@@ -19,12 +19,12 @@ from typing import Any
 
 from policies.base import Policy
 from policies.checkpoints import VIDEOSCOUT_DAPO_DIR, VIDEOSCOUT_SFT_DIR
-from policies.think_act_pattern import DEFAULT_MAX_CHARS
-from policies.videoscout_prompt import END_NOTE, PromptLayout, VideoScoutPrompt, legal_kinds
-from policies.videoscout_record import (
+from policies.videoscout.prompt import END_NOTE, PromptLayout, VideoScoutPrompt, legal_kinds
+from policies.videoscout.record import (
     trained_layout,
     trained_rules,
 )
+from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS
 from video_env._optional import require
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import ReplyGuide, VisionChat, VisionMessage, takes_guide
@@ -47,7 +47,7 @@ class VideoScoutPolicy(Policy):
         name: Name in result tables (default ``videoscout[<model>]``).
         end_note: Where to say, on the turn that shows the last chunk, that only ``answer``
             is left (:data:`END_NOTE`, one of
-            :data:`~policies.videoscout_prompt.END_NOTE_PLACES`; the system prompt says
+            :data:`~policies.videoscout.prompt.END_NOTE_PLACES`; the system prompt says
             so once). Our addition to the paper's prompt (``docs/fidelity.md``):
             ``off`` gives the plain one.
         guided: Legal-action decoding: after ``</memory>`` the reply can only go on with
@@ -63,7 +63,7 @@ class VideoScoutPolicy(Policy):
             (``docs/fidelity.md``; the policy's name ends in ``+question-first``); off gives
             the paper's order.
         format_guided: Format-guided decoding: the whole reply is kept to the Think-Act
-            format (:mod:`policies.think_act_pattern`): it opens with ``<think>``, the
+            format (:mod:`policies.videoscout.think_act_pattern`): it opens with ``<think>``, the
             thought and the notes hold no tags and at most ``format_chars`` characters
             each, and the action is a legal one (an open answer is its text alone, not a
             bare capital letter; the env takes the window on screen). Implies legal-action
@@ -234,7 +234,7 @@ def make_videoscout(spec: str, **settings: Any) -> VideoScoutPolicy:
     """``videoscout:SPEC`` in the registry (e.g. ``videoscout:qwen2.5-vl:PATH``).
 
     A checkpoint folder that records its pacing rules (``videoscout.json``,
-    :mod:`policies.videoscout_record`, written by the training commands) runs under them
+    :mod:`policies.videoscout.record`, written by the training commands) runs under them
     unless ``rules`` is given, and with the end-of-video note and the question's place as it
     was trained with them unless ``end_note`` / ``question_first`` are given.
     ``videoscout:pixel`` and ``videoscout:pixel-dapo`` are the checkpoints shipped in the

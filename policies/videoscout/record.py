@@ -9,7 +9,7 @@ the same rules. The training commands write it, and so does the pixel VLM's trai
 also learned its prompt: the record keeps where that prompt placed the note that a window
 ends the video (``end_note``, :func:`trained_end_note`) and whether it put the question
 before the frames (``question_first``, :func:`trained_question_first`); the two together
-are its :class:`~policies.videoscout_prompt.PromptLayout` (:func:`trained_layout`).
+are its :class:`~policies.videoscout.prompt.PromptLayout` (:func:`trained_layout`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from policies.videoscout_prompt import (
+from policies.videoscout.prompt import (
     DEFAULT_LAYOUT,
     END_NOTE_PLACES,
     PromptLayout,

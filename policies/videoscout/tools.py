@@ -9,7 +9,7 @@ sft`` on ``train tool-chats`` data) writes tool calls, not Think-Act tags, so
 :class:`~policies.videoscout.VideoScoutPolicy` cannot play it. :class:`VideoScoutToolPolicy`
 plays it in a benchmark by keeping the same chat over an episode: each observation is
 rendered as ``PacingToolEnv`` renders it, each reply parsed as TRL parses it, and its
-first tool call becomes the action (:func:`~policies.videoscout_tool_calls.tool_action`).
+first tool call becomes the action (:func:`~policies.videoscout.tool_calls.tool_action`).
 The chat is rendered anew from its messages each turn, as the tool-call SFT data is
 (:func:`~policies.training.tool_chats.tool_chat`); TRL's rollouts instead join the
 generated token ids as they came, which is the same text where a reply is in the
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from policies.base import Policy
-from policies.videoscout_prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
-from policies.videoscout_record import trained_layout, trained_rules
-from policies.videoscout_tool_calls import (
+from policies.videoscout.prompt import DEFAULT_LAYOUT, PromptLayout, VideoScoutPrompt
+from policies.videoscout.record import trained_layout, trained_rules
+from policies.videoscout.tool_calls import (
     TASK,
     tool_action,
     tool_content,
@@ -182,7 +182,7 @@ def reply_action(message: Mapping[str, Any]) -> Any:
 
     ``InvalidAction`` for a turn without a call, a call whose arguments are not an
     object, an unknown tool or arguments that do not fit it
-    (:func:`~policies.videoscout_tool_calls.tool_action`).
+    (:func:`~policies.videoscout.tool_calls.tool_action`).
     """
     call = first_call(message)
     if call is None:

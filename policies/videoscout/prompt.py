@@ -16,7 +16,7 @@ from typing import Any
 from policies import prompts
 from policies.observations import option_letters, parse_options
 from policies.observed_frames import observed_batch
-from policies.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
+from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
 from video_env.actions.pacing import PacingActionSet
 from video_env.backends.base import FrameBatch, ReplyGuide, VisionMessage
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
@@ -219,7 +219,7 @@ class VideoScoutPrompt:
         on screen as the evidence); open: ``<action>answer("`` for an open question (its
         answer and window are the model's) — each only while the env's ``legal_actions``
         has its kind. With ``format_guided``, the whole reply's pattern instead
-        (:func:`~policies.think_act_pattern.think_act_pattern`), guided from its start.
+        (:func:`~policies.videoscout.think_act_pattern.think_act_pattern`), guided from its start.
         """
         kinds = info.get("legal_actions") or legal_kinds(observation)
         closed: list[str] = []
