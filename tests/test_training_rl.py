@@ -123,8 +123,8 @@ def test_guided_rollouts_sample_only_the_guides_continuations(tiny_qwen_dir: str
 def test_format_guided_rollouts_write_every_reply_in_the_think_act_format(
     tiny_qwen_dir: str,
 ) -> None:
-    from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
     from policies.training.rollout import PolicyChat, rollout_group
+    from policies.videoscout.think_act_pattern import DEFAULT_MAX_CHARS, think_act_pattern
     from video_env.backends.base import ReplyGuide
 
     processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)

@@ -37,7 +37,6 @@ import numpy as np
 
 from experiments._docs import update_block
 from policies.episode_settings import EpisodeSettings
-from policies.videoscout.think_act_pattern import pattern_id
 from policies.training.cli import RULES, split_samples
 from policies.training.distill import load_reference_chunks, with_reference_chunks
 from policies.training.episodes import (
@@ -48,6 +47,7 @@ from policies.training.episodes import (
 )
 from policies.videoscout.prompt import DEFAULT_LAYOUT, END_NOTE_PLACES, PromptLayout
 from policies.videoscout.record import trained_layout
+from policies.videoscout.think_act_pattern import pattern_id
 from policies.videoscout.tools import first_call, format_valid_call, writes_tool_calls
 from video_env._seeding import stable_seed
 from video_env.actions.parsing import find_calls, window_bounds
