@@ -10,7 +10,7 @@ import argparse
 import os
 
 from policies.learned_pacing import ALGOS
-from policies.pacing_training import TrainConfig
+from policies.training.pacing import TrainConfig
 from video_env.cli.flags import Flags
 
 DEFAULT_OUT = os.path.join("runs", "pacing")
@@ -19,7 +19,7 @@ PACING_FLAGS = Flags(TrainConfig(), skip=("sensors", "progress_bar"), choices={"
 
 
 def _train_pacing(args: argparse.Namespace) -> int:
-    from policies.pacing_training import train
+    from policies.training.pacing import train
 
     config = PACING_FLAGS.build(args, sensors=tuple(args.sensors), progress_bar=not args.quiet)
     out = args.out or os.path.join(DEFAULT_OUT, f"{args.algo}-{args.suite}-seed{args.seed}")

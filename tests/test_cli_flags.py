@@ -12,10 +12,10 @@ from benchmarks.config import BenchConfig, RunSettings
 from benchmarks.plot_style import PlotOptions
 from policies.cli import PACING_FLAGS
 from policies.episode_settings import EpisodeSettings
-from policies.pacing_training import TrainConfig
 from policies.training.cli_recipe import DISTILL_FLAGS, SFT_FLAGS
 from policies.training.cli_rl import RL_FLAGS, TRL_FLAGS, TRLRunSettings
 from policies.training.distill import DistillConfig
+from policies.training.pacing import TrainConfig
 from policies.training.rl import DAPOConfig
 from policies.training.sft import SFTSettings
 from video_env.cli import build_parser

@@ -26,7 +26,7 @@ ALLOWED = {
 }
 #: Modules outside ``policies/training`` that import it: the ``train`` command that hosts
 #: the recipe, and nothing else.
-TRAINING_IMPORTERS = {"policies.cli": {"policies.training.cli"}}
+TRAINING_IMPORTERS = {"policies.cli": {"policies.training.cli", "policies.training.pacing"}}
 #: A ``"module:attribute"`` string, as entry points and Gymnasium's ``register`` write them.
 ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 #: Calls whose first argument, a string, is a module imported by name.

@@ -11,7 +11,7 @@ import policies
 from benchmarks.records import EpisodeLog
 from policies import Policy, run_episode
 from policies.learned_pacing import SB3PacingPolicy, read_meta
-from policies.pacing_training import (
+from policies.training.pacing import (
     TrainConfig,
     build_model,
     evaluate,
@@ -147,7 +147,7 @@ def test_every_algorithm_trains_saves_and_runs_by_name(algo: str, tmp_path: Path
 
 
 def test_steps_are_the_steps_trained(tmp_path: Path) -> None:
-    from policies.pacing_training import planned_steps, rollout_length
+    from policies.training.pacing import planned_steps, rollout_length
 
     short = TrainConfig(suite="synth-tiny", steps=512)  # 4 envs x 256 would be 1,024
     assert (rollout_length(short), planned_steps(short)) == (128, 512)

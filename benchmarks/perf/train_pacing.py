@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from policies.pacing_training import TrainConfig, build_model, make_vec_env, training_samples
+from policies.training.pacing import TrainConfig, build_model, make_vec_env, training_samples
 from video_env.envs import PacingEnv
 from video_env.types import VideoQA
 from video_env.wrappers import PacingFeatures

@@ -1,4 +1,5 @@
-"""Training the VideoScout VLM policy: teacher distillation, SFT and multi-turn DAPO.
+"""Training policies: the VideoScout VLM (teacher distillation, SFT, multi-turn DAPO) and the
+small learned pacing policies (:mod:`~policies.training.pacing`, stable-baselines3).
 
 Modules: :mod:`~policies.training.dapo` (the loss, pure torch functions),
 :mod:`~policies.training.distill` (teacher trajectories → a turn-level SFT dataset),
