@@ -1,5 +1,7 @@
-"""Training policies: the VideoScout VLM (teacher distillation, SFT, multi-turn DAPO) and the
-small learned pacing policies (:mod:`~policies.training.pacing`, stable-baselines3).
+"""Training policies: the VideoScout VLM and the small learned pacing policies.
+
+The VLM: teacher distillation, SFT and multi-turn DAPO. The pacing policies:
+:mod:`~policies.training.pacing` (stable-baselines3).
 
 Modules: :mod:`~policies.training.dapo` (the loss, pure torch functions),
 :mod:`~policies.training.distill` (teacher trajectories → a turn-level SFT dataset),
