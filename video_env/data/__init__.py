@@ -30,7 +30,13 @@ from video_env.data._common import (
     VideoPathError,
 )
 from video_env.data._parsing import parse_time_range, parse_timestamp, strip_option_letters
-from video_env.data._report import Filters, MissingVideosWarning, SampleList, SkippedRecordsWarning
+from video_env.data._report import (
+    Filters,
+    LoadArgs,
+    MissingVideosWarning,
+    SampleList,
+    SkippedRecordsWarning,
+)
 from video_env.data.cg_bench import load_cg_bench
 from video_env.data.egoschema import load_egoschema
 from video_env.data.falcon_bench import load_falcon_bench
@@ -45,6 +51,7 @@ __all__ = [
     "EMPTY_OPTION",
     "INTERVAL_TOLERANCE",
     "Filters",
+    "LoadArgs",
     "Loader",
     "MissingPolicy",
     "MissingVideosWarning",

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from video_env.data._common import MissingPolicy, PathLike, RecordContext, RecordIssue
 from video_env.data._video_paths import VideoRoot
@@ -235,13 +236,36 @@ def finalize(
     return result
 
 
+class LoadArgs(TypedDict, total=False):
+    """The keyword arguments every loader takes (each loader says what its splits are).
+
+    Attributes:
+        missing: ``"keep"`` (default), ``"skip"`` or ``"error"`` for samples without a
+            video file.
+        limit: Keep at most this many samples.
+        split: Keep samples of this split.
+        categories: Keep samples of these categories.
+        strict: Raise on the first malformed record instead of skipping it.
+        allow_absolute: Accept absolute video paths from the annotations (refused by
+            default).
+    """
+
+    missing: MissingPolicy
+    limit: int | None
+    split: str | None
+    categories: Collection[str] | None
+    strict: bool
+    allow_absolute: bool
+
+
 @dataclass(frozen=True)
 class LoadOptions:
-    """The arguments every loader takes, and the steps of a load they drive.
+    """The arguments every loader takes (:class:`LoadArgs`), and the steps of a load.
 
-    A loader builds one from its arguments, parses each file through a :meth:`context`
-    (whose :meth:`~RecordContext.video` keeps video paths inside :attr:`videos`), and hands
-    the samples to :meth:`finish`.
+    A loader builds one from its video root and its :class:`LoadArgs`, parses each file
+    through a :meth:`context` (whose :meth:`~RecordContext.video` keeps video paths inside
+    :attr:`videos`), and hands the samples to :meth:`finish`. The defaults are written here
+    once, for every loader.
 
     Attributes:
         video_root: Folder of the videos, or ``None`` not to check them.
@@ -253,13 +277,13 @@ class LoadOptions:
         allow_absolute: Accept absolute video paths from the annotations.
     """
 
-    video_root: PathLike | None
-    missing: MissingPolicy
-    limit: int | None
-    split: str | None
-    categories: Collection[str] | None
-    strict: bool
-    allow_absolute: bool
+    video_root: PathLike | None = None
+    missing: MissingPolicy = "keep"
+    limit: int | None = None
+    split: str | None = None
+    categories: Collection[str] | None = None
+    strict: bool = False
+    allow_absolute: bool = False
 
     @property
     def videos(self) -> VideoRoot:

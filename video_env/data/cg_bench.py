@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext
+from video_env.data._common import PathLike, RecordContext
 from video_env.data._files import find_file, read_json, read_records
 from video_env.data._parsing import parse_form
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "cg-bench"
 META_FILE = "video_meta_info.json"
@@ -45,6 +48,7 @@ def _parse(
     forms: tuple[str, ...],
     meta_info: Mapping[str, Any],
 ) -> list[VideoQA]:
+
     qid = ctx.text(record, "qid", index)
     uid = ctx.text(record, "video_uid", index)
     options = ctx.options(ctx.field(record, "choices", index), index)
@@ -78,12 +82,7 @@ def load_cg_bench(
     *,
     video_meta: PathLike | None = None,
     form: str = "mcq",
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load CG-Bench questions.
 
@@ -100,12 +99,8 @@ def load_cg_bench(
         video_root: Folder of the videos; ``None`` skips the missing-video check.
         video_meta: The ``video_meta_info.json`` file, if not beside the annotations.
         form: ``"mcq"`` (default), ``"open"`` (answer text) or ``"both"``.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep one domain.
-        categories: Keep these sub-categories.
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Accept absolute video paths (CG-Bench builds its own paths).
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep one domain; ``categories``: keep these sub-categories.
 
     Returns:
         One sample per question and form (``<qid>-mcq``, ``<qid>-open``), with a load
@@ -117,10 +112,10 @@ def load_cg_bench(
     """
     forms = parse_form(form)
     names = ("cgbench.json", "cg_bench.json", "cgbench_mini.json")
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     ctx = load.context(find_file(annotations, names, "CG-Bench annotation"))
     meta_path = Path(video_meta) if video_meta is not None else ctx.path.parent / META_FILE
-    meta_info, meta_ctx = _video_meta(meta_path, strict)
+    meta_info, meta_ctx = _video_meta(meta_path, load.strict)
     if video_meta is not None and meta_ctx is None:
         raise DatasetError(meta_path, "video meta file not found")
     samples = ctx.collect(

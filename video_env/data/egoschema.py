@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_json, read_records
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "egoschema"
 N_OPTIONS = 5
@@ -48,6 +51,7 @@ def _parse(
     index: int,
     answers: Mapping[str, int],
 ) -> VideoQA:
+
     uid = ctx.text(record, "q_uid", index)
     raw = [ctx.field(record, f"option {i}", index) for i in range(N_OPTIONS)]
     options = ctx.options(raw, index, strip_letters=False)
@@ -72,12 +76,7 @@ def load_egoschema(
     video_root: PathLike | None = None,
     *,
     answers: PathLike | None = None,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load EgoSchema questions.
 
@@ -93,12 +92,9 @@ def load_egoschema(
         annotations: ``questions.json``, or its folder.
         video_root: Folder of the videos; ``None`` skips the missing-video check.
         answers: The answer file, if not ``subset_answers.json`` beside the questions.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: ``"subset"`` or ``"fullset"``.
-        categories: Category filter (EgoSchema samples have none).
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Accept absolute video paths (EgoSchema builds its own paths).
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            ``"subset"`` or ``"fullset"``; ``categories``: category filter (EgoSchema samples
+            have none).
 
     Returns:
         One sample per question (``q_uid``; ``answer=None`` unless public), with a load
@@ -110,7 +106,7 @@ def load_egoschema(
         ConfigError: If an argument is invalid.
     """
     path = find_file(annotations, ("questions.json",), "EgoSchema questions")
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     ctx = load.context(path)
     answers_path = Path(answers) if answers is not None else ctx.path.parent / ANSWERS_FILE
     contexts = [ctx]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
 from video_env.data._parsing import parse_form
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.types import Interval, VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "falcon-bench"
 #: Option texts that only pad the option list to a fixed length.
@@ -48,6 +51,7 @@ def _parse(
     index: int,
     forms: tuple[str, ...],
 ) -> list[VideoQA]:
+
     qid = ctx.text(record, "question_id", index)
     duration = ctx.duration(record.get("duration"), index)
     options = _options(ctx, ctx.field(record, "options", index), index)
@@ -77,12 +81,7 @@ def load_falcon_bench(
     video_root: PathLike | None = None,
     *,
     form: str = "both",
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load FALCON-Bench questions.
 
@@ -101,12 +100,10 @@ def load_falcon_bench(
         video_root: Folder the ``path`` fields are relative to; ``None`` skips the
             missing-video check.
         form: ``"mcq"``, ``"open"`` or ``"both"``.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep one source dataset.
-        categories: Keep these question categories.
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Use absolute ``path`` fields as they are (else they are refused).
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep one source dataset; ``categories``: keep these question categories.
+            ``allow_absolute``: use absolute ``path`` fields as they are (else they are
+            refused).
 
     Returns:
         One sample per question and form (``<question_id>-mcq``, ``<question_id>-open``),
@@ -118,7 +115,7 @@ def load_falcon_bench(
     """
     forms = parse_form(form)
     names = ("FALCON-Bench.json", "falcon_bench.json", "test.json", "falcon_bench.jsonl")
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     ctx = load.context(find_file(annotations, names, "FALCON-Bench annotation"))
     samples = ctx.collect(
         read_records(ctx.path), lambda i, r: _parse(ctx, r, i, forms), ("question_id",)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from video_env.data._common import MissingPolicy, PathLike, RecordContext
+from video_env.data._common import PathLike, RecordContext
 from video_env.data._files import read_records
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import SampleError, VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "jsonl"
 
@@ -70,13 +73,7 @@ def _parse(ctx: RecordContext, index: int, record: Any) -> VideoQA:
 def load_jsonl(
     annotations: PathLike,
     video_root: PathLike | None = None,
-    *,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load samples written by :func:`save_jsonl` (``.jsonl``, or a ``.json`` array).
 
@@ -89,12 +86,9 @@ def load_jsonl(
     Args:
         annotations: The file.
         video_root: Folder relative video paths are resolved against.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep samples whose ``meta["splits"]`` holds this name.
-        categories: Keep these categories.
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Use absolute video paths as they are.
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep samples whose ``meta["splits"]`` holds this name; ``categories``: keep these
+            categories. ``allow_absolute``: use absolute video paths as they are.
 
     Returns:
         The samples of the file, with a load report (see :class:`SampleList`).
@@ -106,7 +100,7 @@ def load_jsonl(
     """
     path = Path(annotations)
     root = Path(video_root) if video_root is not None else path.parent
-    load = LoadOptions(root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(root, **options)
     ctx = load.context(path)
     records = read_records(ctx.path, keys=("data", "samples"))
     samples = ctx.collect(records, functools.partial(_parse, ctx))

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
 from video_env.data._parsing import parse_time_range
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.types import OPTION_LETTERS, Interval, VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "lvbench"
 _OPTION_MARK = re.compile(r"(?:^|(?<=\s))\(([A-Z])\)\s*")
@@ -42,6 +45,7 @@ def split_options(text: str) -> tuple[str, tuple[str, ...]] | None:
 def _intervals(
     ctx: RecordContext, raw: Any, duration: float | None, index: int
 ) -> tuple[Interval, ...]:
+
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return ()
     if not isinstance(raw, str):
@@ -97,13 +101,7 @@ def _parse_qa(
 def load_lvbench(
     annotations: PathLike,
     video_root: PathLike | None = None,
-    *,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load LVBench questions.
 
@@ -119,13 +117,10 @@ def load_lvbench(
     Args:
         annotations: The JSONL file, or a folder holding it.
         video_root: Folder of the videos; ``None`` skips the missing-video check.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep one video type.
-        categories: Keep these question types.
-        strict: Raise on the first malformed record instead of skipping it (a malformed
-            question skips that question; a malformed video line, all its questions).
-        allow_absolute: Accept absolute video paths (LVBench builds its own paths).
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep one video type; ``categories``: keep these question types. ``strict``: raise
+            on the first malformed record instead of skipping it (a malformed question skips
+            that question; a malformed video line, all its questions).
 
     Returns:
         One sample per question of each video line, with a load report (see
@@ -136,7 +131,7 @@ def load_lvbench(
         ConfigError: If an argument is invalid.
     """
     names = ("video_info.meta.jsonl", "lvbench.jsonl")
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     ctx = load.context(find_file(annotations, names, "LVBench annotation"))
 
     def parse_video(index: int, record: Any) -> list[VideoQA]:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext
+from video_env.data._common import PathLike, RecordContext
 from video_env.data._files import read_records
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "mlvu"
 _ID = ("video",)
@@ -75,13 +78,7 @@ def _parse(ctx: RecordContext, index: int, record: Any) -> VideoQA:
 def load_mlvu(
     annotations: PathLike | Sequence[PathLike],
     video_root: PathLike | None = None,
-    *,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load MLVU dev questions.
 
@@ -97,12 +94,9 @@ def load_mlvu(
     Args:
         annotations: The task files, or their folder.
         video_root: Folder of the videos; ``None`` skips the missing-video check.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: ``"dev"``, ``"mcq"`` or ``"generation"``.
-        categories: Keep these question types.
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Use absolute ``video`` paths as they are.
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            ``"dev"``, ``"mcq"`` or ``"generation"``; ``categories``: keep these question
+            types. ``allow_absolute``: use absolute ``video`` paths as they are.
 
     Returns:
         One sample per record of each task file (``<task>-<index>``), with a load report
@@ -112,7 +106,7 @@ def load_mlvu(
         DatasetError: On a malformed file or (with ``strict``) record, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     contexts = [load.context(path) for path in _task_files(annotations)]
     samples: list[VideoQA] = []
     for ctx in contexts:

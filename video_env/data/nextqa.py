@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_csv, read_json
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import Interval, VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NEXTQA = "nextqa"
 NEXTGQA = "nextgqa"
@@ -127,12 +130,7 @@ def load_nextqa(
     video_root: PathLike | None = None,
     *,
     video_map: PathLike | None = None,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load NExT-QA multiple-choice questions.
 
@@ -148,12 +146,9 @@ def load_nextqa(
         annotations: The CSV, or its folder.
         video_root: Folder of the videos; ``None`` skips the missing-video check.
         video_map: The ``{video id: relative path}`` JSON, if not beside the CSV.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep one split (CSV stem, e.g. ``"val"``).
-        categories: Keep these question types.
-        strict: Raise on the first malformed row instead of skipping it.
-        allow_absolute: Use absolute paths of the video map as they are.
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep one split (CSV stem, e.g. ``"val"``); ``categories``: keep these question
+            types. ``allow_absolute``: use absolute paths of the video map as they are.
 
     Returns:
         One sample per CSV row (``<video>_<qid>``), with a load report (see
@@ -163,7 +158,7 @@ def load_nextqa(
         DatasetError: On a malformed file or (with ``strict``) row, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     return _load(NEXTQA, annotations, video_map, None, load)
 
 
@@ -173,12 +168,7 @@ def load_nextgqa(
     *,
     grounding: PathLike | None = None,
     video_map: PathLike | None = None,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load NExT-GQA grounded questions.
 
@@ -194,12 +184,9 @@ def load_nextgqa(
         video_root: Folder of the videos; ``None`` skips the missing-video check.
         grounding: The ``gsub_*.json`` file, if not beside the CSV.
         video_map: The ``{video id: relative path}`` JSON, if not beside the CSV.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: Keep one split (CSV stem, e.g. ``"val"``).
-        categories: Keep these question types.
-        strict: Raise on the first malformed row instead of skipping it.
-        allow_absolute: Use absolute paths of the video map as they are.
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            keep one split (CSV stem, e.g. ``"val"``); ``categories``: keep these question
+            types. ``allow_absolute``: use absolute paths of the video map as they are.
 
     Returns:
         One sample per CSV row, with its evidence intervals, and a load report (see
@@ -209,5 +196,5 @@ def load_nextgqa(
         DatasetError: On a malformed file or (with ``strict``) row, or an unsafe video path.
         ConfigError: If an argument is invalid.
     """
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     return _load(NEXTGQA, annotations, video_map, grounding, load)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import MissingPolicy, PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext, brief
 from video_env.data._files import find_file, read_records
-from video_env.data._report import LoadOptions, SampleList
+from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.types import VideoQA
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 NAME = "video-mme"
 #: Duration buckets of Video-MME (its splits).
@@ -73,13 +76,7 @@ def _parse(
 def load_video_mme(
     annotations: PathLike,
     video_root: PathLike | None = None,
-    *,
-    missing: MissingPolicy = "keep",
-    limit: int | None = None,
-    split: str | None = None,
-    categories: Collection[str] | None = None,
-    strict: bool = False,
-    allow_absolute: bool = False,
+    **options: Unpack[LoadArgs],
 ) -> SampleList:
     """Load Video-MME questions.
 
@@ -95,12 +92,8 @@ def load_video_mme(
     Args:
         annotations: The annotation file, or a folder holding it.
         video_root: Folder of the videos; ``None`` skips the missing-video check.
-        missing: ``"keep"``, ``"skip"`` or ``"error"`` for samples without a video file.
-        limit: Keep at most this many samples.
-        split: ``"short"``, ``"medium"`` or ``"long"``.
-        categories: Keep these task types.
-        strict: Raise on the first malformed record instead of skipping it.
-        allow_absolute: Accept absolute video paths (Video-MME builds its own paths).
+        **options: What every loader takes (:class:`~video_env.data.LoadArgs`); here ``split``:
+            ``"short"``, ``"medium"`` or ``"long"``; ``categories``: keep these task types.
 
     Returns:
         One sample per question (``question_id``), with a load report (see
@@ -111,7 +104,7 @@ def load_video_mme(
         ConfigError: If an argument is invalid.
     """
     names = ("videomme.json", "video_mme.json", "test.json", "video_mme.jsonl")
-    load = LoadOptions(video_root, missing, limit, split, categories, strict, allow_absolute)
+    load = LoadOptions(video_root, **options)
     ctx = load.context(find_file(annotations, names, "Video-MME annotation"))
     records = read_records(ctx.path)
     samples = ctx.collect(records, lambda i, r: _parse_record(ctx, r, i), _ID_KEYS)
