@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from video_env.cli.data_export import add_export
 from video_env.data import (
     MissingVideosWarning,
     SampleList,
@@ -154,7 +155,7 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``data`` subcommand (``data list``, ``data inspect``, ``data template``)."""
+    """Add the ``data`` subcommand (``list``, ``inspect``, ``template``, ``export``)."""
     parser = subparsers.add_parser(
         "data", help="datasets: list loaders, inspect, a template for your own videos"
     )
@@ -194,3 +195,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     inspect.add_argument("--json", action="store_true", help="print JSON")
     inspect.set_defaults(func=run_inspect)
+    add_export(commands)
