@@ -1,4 +1,7 @@
-"""The results folder: an append-only episode log, and atomic writes of derived files."""
+"""The results folder: an append-only episode log, and atomic writes of derived files.
+
+Its files are opened without following links (:mod:`benchmarks.run_files`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
+
+from benchmarks.run_files import open_run_file, read_run_file, write_atomic
 
 EPISODES = "episodes.jsonl"
 
@@ -48,10 +53,11 @@ class EpisodeLog:
 
     def holds_lines(self) -> bool:
         """Whether the log holds anything but blank lines (records or not, planned or not)."""
-        if not self.path.exists():
+        try:
+            with open_run_file(self.path, "rb") as log:
+                return any(line.strip() for line in log)  # stops at the first such line
+        except FileNotFoundError:
             return False
-        with self.path.open("rb") as log:
-            return any(line.strip() for line in log)  # stops at the first such line
 
     def load(
         self, repair: bool = False, jobs: Collection[str] | None = None
@@ -66,9 +72,9 @@ class EpisodeLog:
             jobs: The keys of the run's planned jobs: a record of any other job (a line
                 pasted from another run) is skipped, with a warning naming its line.
         """
-        if not self.path.exists():
+        data = read_run_file(self.path)
+        if data is None:
             return []
-        data = self.path.read_bytes()
         lines = data.split(b"\n")
         tail = lines.pop()  # what follows the last newline: b"" unless a write was cut
         records = []
@@ -89,13 +95,13 @@ class EpisodeLog:
             elif not cut:
                 skipped[f"{problem}; {_KEPT}"].append(len(lines) + 1)
             elif repair:
-                with self.path.open("r+b") as f:
+                with open_run_file(self.path, "r+b", in_place=True) as f:
                     f.truncate(len(data) - len(tail))
                 skipped["an incomplete last record (a cut write) removed"].append(len(lines) + 1)
             else:
                 skipped[f"incomplete last record skipped ({problem})"].append(len(lines) + 1)
             if repair and not cut:  # a complete line lacking its newline: the next append
-                with self.path.open("ab") as f:  # must not run on from it
+                with open_run_file(self.path, "ab", in_place=True) as f:  # not run on from it
                     f.write(b"\n")
         for message, numbers in skipped.items():
             self._warn(numbers, message)
@@ -116,10 +122,10 @@ class EpisodeLog:
             text = json.dumps(
                 _finite(record), ensure_ascii=False, default=_json_default, allow_nan=False
             )
-        line = text + "\n"
         # a lone surrogate (an LLM reply's "\ud800") is written as its JSON escape, which
         # reads back as the same string: UTF-8 has no byte for it
-        with self.path.open("a", encoding="utf-8", errors="backslashreplace") as f:
+        line = (text + "\n").encode("utf-8", errors="backslashreplace")
+        with open_run_file(self.path, "ab", in_place=True) as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
@@ -184,14 +190,6 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write a file whole or not at all (a temporary file, then a rename)."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
 
 
 def write_json(path: str | os.PathLike[str], value: Any) -> None:

@@ -39,9 +39,9 @@ from benchmarks.records import (
     EpisodeLog,
     EpisodeLogWarning,
     dedupe,
-    write_atomic,
     write_json,
 )
+from benchmarks.run_files import open_run_file, write_atomic
 from benchmarks.run_folder import (
     RUN_JSON,
     plan_entry,
@@ -258,14 +258,15 @@ def _exclusive(folder: Path) -> Iterator[None]:
     """Hold ``folder/.lock`` for the run: a second run on the same folder fails at once.
 
     The lock is an OS file lock, released by the kernel if the process dies, so a killed
-    run never blocks its own resumption.
+    run never blocks its own resumption. The file is opened without following a link and
+    never truncated (:mod:`benchmarks.run_files`).
     """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no protection, as documented
         yield
         return
-    with (folder / ".lock").open("w") as handle:
+    with open_run_file(folder / ".lock", "lock") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.records import EpisodeLog, dedupe
+from benchmarks.run_files import read_run_file
 from video_env.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,16 +36,18 @@ def read_run_json(folder: str | os.PathLike[str], missing_ok: bool = False) -> d
             before it existed) instead of raising.
 
     Raises:
-        ConfigError: If it is missing (unless ``missing_ok``), empty, truncated, not
-            UTF-8, not a JSON object, or a field readers use has the wrong type.
+        ConfigError: If it is missing (unless ``missing_ok``), a link or not a regular
+            file, empty, truncated, not UTF-8, not a JSON object, or a field readers use
+            has the wrong type.
     """
     path = Path(folder) / RUN_JSON
-    try:
-        value = json.loads(path.read_bytes())
-    except FileNotFoundError:
+    data = read_run_file(path)  # never through a link
+    if data is None:
         if missing_ok:
             return {}
-        raise ConfigError(f"{path} is missing: not a results folder") from None
+        raise ConfigError(f"{path} is missing: not a results folder")
+    try:
+        value = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise _damaged(path, f"{type(exc).__name__}: {str(exc)[:80]}") from None
     if not isinstance(value, dict):

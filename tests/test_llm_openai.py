@@ -1,8 +1,10 @@
 """The OpenAI-compatible client against a scripted fake server on 127.0.0.1."""
 
+import base64
 import logging
 import time
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -107,6 +109,8 @@ def test_json_mode_and_logprobs(server: FakeOpenAIServer) -> None:
     body = server.requests[0].body
     assert body["response_format"] == {"type": "json_object"}
     assert body["logprobs"] is True and body["temperature"] == 0.7
+    server.script(chat_reply("B", logprobs=[-0.1, 0.9]))  # 0.9: a probability above 1
+    assert make(server).chat(MESSAGES, logprobs=True).logprobs is None  # not (-0.1, 0.0)
 
 
 def test_missing_usage_is_estimated_and_flagged(server: FakeOpenAIServer) -> None:
@@ -227,6 +231,39 @@ def test_secrets_stay_out_of_repr_metadata_logs_and_errors(
     assert "***" in caplog.text  # the echoed key was scrubbed
     assert llm.describe()["model"] == "gpt-4o-mini"
     assert llm.describe()["base_url"] == server.base_url
+
+
+@pytest.mark.parametrize("user", ["user", ""])
+def test_an_echoed_basic_header_leaks_no_form_of_the_key(
+    server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture, user: str
+) -> None:
+    """A base URL with credentials: httpx sends them as Basic auth, which a server echoes."""
+    password = "pw/" + KEY  # URL-encoded in the URL, decoded in the header
+    url = server.base_url.replace("http://", f"http://{user}:{quote(password, safe='')}@")
+    server.script(error_reply(500, "retry", echo_headers=True))
+    server.script(error_reply(401, "denied", echo_headers=True))
+    llm = make(server, base_url=url, max_retries=1)
+    with caplog.at_level(logging.DEBUG), pytest.raises(BackendError) as info:
+        llm.chat(MESSAGES)
+    sent = server.requests[0].headers["authorization"]
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    assert sent == f"Basic {basic}"  # what a careless server quotes back
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("video_env")]
+    assert ours  # the retry was logged
+    shown = "\n".join([str(info.value), *ours])
+    assert "denied" in str(info.value) and "***" in shown
+    for form in (KEY, password, quote(password, safe=""), basic, basic.rstrip("=")[4:]):
+        assert form not in shown, form
+
+
+def test_a_key_put_in_a_spec_is_not_shown() -> None:
+    for spec in ("openai:m?api_key=" + KEY, "openai:m?timeout_s=" + KEY):
+        with pytest.raises(ConfigError) as info:
+            make_llm(spec)
+        assert KEY not in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        OpenAICompatibleLLM("m?api_key=" + KEY, "http://127.0.0.1:1/v1")
+    assert KEY not in str(info.value)
 
 
 def test_base_url_credentials_are_not_shown(server: FakeOpenAIServer) -> None:

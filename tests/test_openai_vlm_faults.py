@@ -29,9 +29,9 @@ from video_env.synth import load_suite
 GOOD = chat_reply("B", logprobs=[-0.1], tokens=["B"])
 
 
-def malformed_logprobs() -> FakeReply:
+def malformed_logprobs(value: Any = "very likely") -> FakeReply:
     body = copy.deepcopy(GOOD.body)
-    body["choices"][0]["logprobs"]["content"][0]["logprob"] = "very likely"
+    body["choices"][0]["logprobs"]["content"][0]["logprob"] = value
     return FakeReply(body=body)
 
 
@@ -43,6 +43,8 @@ FAULTS: dict[str, tuple[FakeReply, str]] = {
     "empty choices": (FakeReply(body={"object": "chat.completion", "choices": []}), "choices"),
     "no logprobs": (chat_reply("B"), "no logprobs"),
     "malformed logprobs": (malformed_logprobs(), "logprobs"),
+    # a probability above 1 is no probability: not read as full confidence
+    "positive logprob": (malformed_logprobs(0.7), "a positive log-probability (0.7)"),
     "429": (error_reply(429), "429"),
     "5xx": (error_reply(503), "503"),
     "slow": (chat_reply("B", delay_s=2.0), "timed out"),
@@ -78,6 +80,30 @@ def test_a_vlm_fault_is_recorded_and_the_next_episode_runs(
     assert failed["correct"] is False
     ok = run_episode(env, policy, seed=1)  # the server recovered
     assert ok["error"] is None and ok["vlm_calls"] >= 1
+
+
+@pytest.mark.parametrize("count", [float("nan"), float("inf"), -3])
+def test_token_counts_that_are_not_counts_are_estimated(
+    count: Any, server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    env, policy, n_clips = setup(server)
+    caption = chat_reply("a caption", prompt_tokens=count)  # sent as JSON's NaN, Infinity...
+    answer = chat_reply("B", logprobs=[-0.1], tokens=["B"], prompt_tokens=count)
+    server.script(*[caption] * n_clips, answer)
+    with caplog.at_level("WARNING", logger="video_env.backends.openai_vlm"):
+        record = run_episode(env, policy, seed=0)
+    assert record["error"] is None, record["error"]  # the calls themselves were sound
+    assert record["vlm_calls"] >= 1 and record["visual_tokens"] >= 0
+    assert "not counts; estimated" in caplog.text
+
+
+def test_a_logprob_rounded_above_zero_reads_as_zero() -> None:
+    from video_env.backends.confidence import checked_logprob
+
+    assert checked_logprob(3e-7) == 0.0 and checked_logprob(-0.5) == -0.5
+    for bad in (0.7, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="log-probability"):
+            checked_logprob(bad)
 
 
 def test_a_ten_megabyte_reply_is_survived_and_bounded(server: FakeOpenAIServer) -> None:

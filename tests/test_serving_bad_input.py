@@ -105,6 +105,20 @@ def test_http_errors_are_clear(server: LocalServer) -> None:
     assert post(url + "/reset", b"{}")[0] == 200
 
 
+def test_a_websocket_reset_is_checked_as_an_http_reset_is() -> None:
+    huge = "e" * 500_000  # fits the default message size (1 MiB)
+    with LocalServer("VideoEnv/Pacing-v0", PACING) as srv, ws_connect(srv.base_url) as ws:
+        for bad in ({"episode_id": huge}, {"seed": -1}, {"seed": "soon"}, {"index": [0]}):
+            reply = reset(ws, **{"index": 0, **bad})
+            assert reply["data"]["code"] == "VALIDATION_ERROR", reply
+            assert len(json.dumps(reply)) < 2000  # the refused value is not echoed whole
+            status, body = post(srv.base_url + "/reset", json.dumps(bad).encode())
+            assert status == 422, body  # the same arguments over HTTP
+        assert reset(ws, index=0, episode_id="mine")["type"] == "observation"
+        state = ask(ws, {"type": "state"})
+        assert state["data"]["episode_id"] == "mine"
+
+
 def test_unknown_session_oversized_message_and_capacity(server: LocalServer) -> None:
     with ws_connect(server.base_url, "?session_id=no-such-session") as ws:
         reply = json.loads(ws.recv(timeout=30))

@@ -9,9 +9,11 @@ prompt each turn, the window's frames as the round's images). The live env trave
 round info (``env``, never logged: lmms-eval logs only its ``state`` and counters). When the
 episode ends (an answer, the env's own end, ``max_turns``, or an error) the final response is
 the episode's summary as JSON, which :func:`process_results` scores. The summary is sealed (an
-HMAC of its scored fields and its doc, keyed per process): lmms-eval hands the scorer the
-model's own last reply when its loop ends first (``max_agentic_steps``), and a reply that looks
-like a summary, or another doc's summary, must score as an error, not as the env's grade. A doc
+HMAC of its scored fields, its doc and a nonce of its rollout, keyed per process), and each
+rollout's summary scores once: lmms-eval hands the scorer the model's own last reply when its
+loop ends first (``max_agentic_steps``), and a reply that looks like a summary, another doc's
+summary, or another rollout's summary of the same doc (a repeat) must score as an error, not as
+the env's grade. lmms-eval scores each rollout's final response once. A doc
 whose episode cannot start (an unreadable video) gets a first prompt saying so, and its first
 step records the error: lmms-eval builds the first prompts outside any ``try``.
 """
@@ -22,6 +24,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 from typing import Any
 
 import gymnasium as gym
@@ -49,6 +52,10 @@ SCORED_FIELDS = ("correct", "gtou", "reward", "tool_calls", "invalid_steps", "fr
                  "perception_calls", "simulated", "error")  # fmt: skip
 #: This process's seal key: lmms-eval scores in the process that ran the episodes.
 _SEAL_KEY = secrets.token_bytes(32)
+#: The rollouts whose summaries were sealed and not yet scored (their nonces): a summary
+#: scores once, so a copy of it as another rollout's final response is refused.
+_UNSCORED: set[str] = set()
+_UNSCORED_LOCK = threading.Lock()
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Image.Image]:
@@ -140,15 +147,22 @@ def _finish(
         invalid_steps=info.get("invalid_steps", 0),
         replies=outputs,
     )
+    summary["rollout"] = secrets.token_hex(16)
     summary["seal"] = _seal(doc, summary)
+    with _UNSCORED_LOCK:
+        _UNSCORED.add(summary["rollout"])
     info["state"] = {"turn": info.get("tool_calls", 0), "ended_by": summary.get("ended_by")}
     return None, None, True, [*outputs[:-1], json.dumps(summary)], info
 
 
 def _seal(doc: dict[str, Any], summary: dict[str, Any]) -> str:
-    """The HMAC of a summary's scored fields and its doc (sample, dataset and episode)."""
+    """The HMAC of a summary's scored fields, its doc and its rollout's nonce.
+
+    The doc counts by its sample, dataset and episode settings.
+    """
     scored = {key: summary.get(key) for key in SCORED_FIELDS}
-    owner = [doc["sample_index"], doc["sample_id"], doc["dataset"], doc["episode"]]
+    owner = [doc["sample_index"], doc["sample_id"], doc["dataset"], doc["episode"],
+             summary.get("rollout")]  # fmt: skip
     message = json.dumps([owner, scored], sort_keys=True).encode()
     return hmac.new(_SEAL_KEY, message, hashlib.sha256).hexdigest()
 
@@ -159,6 +173,19 @@ def _sealed(doc: dict[str, Any], payload: dict[str, Any]) -> bool:
     if not isinstance(seal, str) or not seal.isascii():  # compare_digest takes ASCII only
         return False
     return hmac.compare_digest(seal, _seal(doc, payload))
+
+
+def _first_scoring(payload: dict[str, Any]) -> bool:
+    """Whether this sealed summary's rollout is scored for the first time.
+
+    It then is not any more: a second scoring is another rollout's final response that
+    repeats it.
+    """
+    with _UNSCORED_LOCK:
+        if payload.get("rollout") not in _UNSCORED:
+            return False
+        _UNSCORED.discard(payload["rollout"])
+        return True
 
 
 def _first(doc: dict[str, Any]) -> Rendered:
@@ -232,7 +259,8 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     """Metrics of one rollout: accuracy, GToU (``None`` without ground truth), cost.
 
     A final response that is not this doc's sealed summary (the model's own reply, lmms-eval's
-    fallback, another doc's summary, an edited one) scores as an error: wrong, no reward.
+    fallback, another doc's summary, an edited one), or a summary already scored (another
+    rollout's, repeated), scores as an error: wrong, no reward.
     """
     raw = results[0] if results else ""
     try:
@@ -242,6 +270,8 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     payload = payload if isinstance(payload, dict) else {}
     if not _sealed(doc, payload):
         payload = {"error": "the final response is no summary of this doc's episode"}
+    elif not _first_scoring(payload):
+        payload = {"error": "the final response repeats a summary already scored"}
     gtou = payload.get("gtou")
     return {
         "accuracy": float(bool(payload.get("correct"))),

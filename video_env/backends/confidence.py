@@ -48,6 +48,7 @@ __all__ = [
     "ConfidenceRule",
     "TokenProb",
     "check_rule",
+    "checked_logprob",
     "confidence",
     "falconeye_confidence",
     "option_letters",
@@ -62,6 +63,9 @@ CONFIDENCE_RULES: tuple[str, ...] = get_args(ConfidenceRule)
 MCQ_MAX_TOKENS = 5
 #: Decimals the reference rounds the FALCONEye confidence to.
 FALCONEYE_DECIMALS = 3
+#: How far above 0 a reported log-probability may be and still count as rounding (read
+#: as 0); float32 log-softmax rounding stays far below it.
+LOGPROB_ROUNDING = 1e-4
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,28 @@ def confidence(
     if rule == "sequence":
         return math.exp(sum(_log(t.chosen) for t in tokens))
     return sum(t.top1 for t in tokens) / len(tokens)
+
+
+def checked_logprob(value: object) -> float:
+    """A token's log-probability as a server reported it, checked.
+
+    A log-probability is at most 0. Rounding in a server's log-softmax can leave one a
+    hair above (up to :data:`LOGPROB_ROUNDING`): that is read as 0. Anything larger, or
+    not a finite number, is no log-probability: read as 0 it would give the token a
+    probability of 1 and the answer full confidence, so it is refused.
+
+    Raises:
+        ValueError: If ``value`` is not a finite number at most :data:`LOGPROB_ROUNDING`.
+        TypeError: If it is not a number at all.
+    """
+    if isinstance(value, (bool, str, bytes)):
+        raise TypeError(f"a log-probability must be a number, got {type(value).__name__}")
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise ValueError(f"a log-probability that is not finite ({number})")
+    if number > LOGPROB_ROUNDING:
+        raise ValueError(f"a positive log-probability ({number:g}), which no probability has")
+    return min(number, 0.0)
 
 
 def _log(p: float) -> float:

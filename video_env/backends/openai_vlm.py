@@ -17,6 +17,7 @@ A call that fails for good raises :class:`~video_env.backends.llm.LLMCallError` 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -50,6 +51,8 @@ from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 
 __all__ = ["REGEX_FIELDS", "OpenAIVLM", "jpeg_data_url", "regex_request"]
+
+log = logging.getLogger(__name__)
 
 
 class OpenAIVLM:
@@ -337,12 +340,19 @@ class OpenAIVLM:
         # the LLM client's request path: its timeouts, retries, failure accounting
         response = self._llm.send(params)
         usage = getattr(response, "usage", None)
-        prompt = token_count(getattr(usage, "prompt_tokens", None))
-        completion = token_count(getattr(usage, "completion_tokens", None))
+        reported = [getattr(usage, f"{k}_tokens", None) for k in ("prompt", "completion")]
+        prompt, completion = (token_count(value) for value in reported)
+        if usage is not None and (prompt is None or completion is None):
+            log.warning(  # NaN, -1, "lots": not counts; the call itself is sound
+                "VLM %s: the server reported token counts %s, not counts; estimated",
+                self.name,
+                [str(value)[:20] for value in reported],
+            )
         if prompt is None:  # missing or malformed usage: a rough estimate of the text alone
             prompt = sum(estimate_tokens(t) for t in texts)
+        if completion is None:
             completion = estimate_tokens(message_text(response))
-        return response, prompt, completion or 0
+        return response, prompt, completion
 
     def _add(self, cost: Cost, prompt_tokens: int, completion_tokens: int) -> None:
         money = price(self.model, prompt_tokens, completion_tokens, self.prices)

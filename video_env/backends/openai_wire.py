@@ -14,7 +14,8 @@ from typing import Any
 
 from PIL import Image
 
-from video_env.backends.confidence import TokenProb
+from video_env.backends.confidence import TokenProb, checked_logprob
+from video_env.backends.llm.openai_compatible import token_count
 from video_env.errors import BackendError
 
 __all__ = [
@@ -46,15 +47,6 @@ def jpeg_data_url(frame: Any, quality: int = 90) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def token_count(value: Any) -> int | None:
-    """A token count from a server's ``usage``, or None when missing or malformed."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if value < 0 or value != int(value):
-        return None
-    return int(value)
-
-
 def message_text(response: Any) -> str:
     """The text of the response's first choice (empty when it has none)."""
     return str(getattr(response.choices[0].message, "content", None) or "")
@@ -70,7 +62,9 @@ def token_probs(response: Any, reply: str, backend: str) -> tuple[TokenProb, ...
 
     Raises:
         BackendError: If a non-empty reply comes without log-probabilities, or with
-            malformed ones: the confidence cannot be computed.
+            malformed ones (not numbers, not finite, or positive: see
+            :func:`~video_env.backends.confidence.checked_logprob`): the confidence
+            cannot be computed.
     """
     logprobs = getattr(response.choices[0], "logprobs", None)
     entries = list(getattr(logprobs, "content", None) or [])
@@ -83,14 +77,12 @@ def token_probs(response: Any, reply: str, backend: str) -> tuple[TokenProb, ...
     tokens = []
     try:
         for entry in entries:
-            chosen = math.exp(min(float(entry.logprob), 0.0))
+            chosen = math.exp(checked_logprob(entry.logprob))
             top = getattr(entry, "top_logprobs", None) or ()
-            alternatives = [min(float(a.logprob), 0.0) for a in top]
+            alternatives = [checked_logprob(a.logprob) for a in top]
             top1 = max([chosen, *(math.exp(lp) for lp in alternatives)])
-            if not all(math.isfinite(p) for p in (chosen, top1)):
-                raise ValueError("not finite")
             tokens.append(TokenProb(str(entry.token), top1, chosen))
-    except (AttributeError, TypeError, ValueError) as exc:  # e.g. "logprob": "very likely"
+    except (AttributeError, TypeError, ValueError) as exc:  # "very likely", NaN, +0.7
         raise BackendError(
             f"{backend}: the server returned malformed logprobs ({exc}), so the "
             "confidence cannot be computed"

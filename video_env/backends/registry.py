@@ -354,7 +354,8 @@ def check_vlm_server(role: str, spec: str | None) -> None:
     try:
         openai_vlm(parsed.target).check_server()
     except ConfigError as exc:
-        raise ConfigError(f"--{role} {spec}: {exc} (the server is ${VLM_BASE_URL_ENV})") from None
+        shown = spec.partition("?")[0]  # what follows "?" may be a key put there
+        raise ConfigError(f"--{role} {shown}: {exc} (the server is ${VLM_BASE_URL_ENV})") from None
 
 
 def make_judge(spec: str | None) -> Any:

@@ -28,14 +28,24 @@ def _kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    try:
+        return _serve(args)
+    except KeyboardInterrupt:  # Ctrl-C before uvicorn took the signals over (the check)
+        print("video-env: interrupted before serving", file=sys.stderr)
+        return 130
+
+
+def _serve(args: argparse.Namespace) -> int:
     from video_env._optional import require
 
     require("openenv", "openenv", "video-env serve")
     from video_env.serving.auth import exposure_warning, resolve_token
-    from video_env.serving.server import serve
+    from video_env.serving.server import check_servable, serve
 
     kwargs = _kwargs(args)
     token = resolve_token(args.token)
+    # before binding: a server that cannot reset must not pass a health check
+    check_servable(args.env_id, kwargs, args.image_format)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if args.reuse_port:  # several processes on one port: the kernel spreads connections
@@ -58,8 +68,9 @@ def _run(args: argparse.Namespace) -> int:
         max_request_bytes=args.max_request_bytes,
         image_format=args.image_format,
         one_thread=not args.thread_per_session,
+        check=False,  # checked above
     )
-    return 0
+    return 0  # SIGINT (Ctrl-C) and SIGTERM stop the server alike: exit status 0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +81,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Serve ENV_ID with OpenEnv's server: each WebSocket session (/ws) gets its own "
             "environment and belongs to that connection; OpenEnv's EnvClient or "
-            "video_env.serving.client.RemoteVideoEnv drives it. Needs the 'openenv' extra."
+            "video_env.serving.client.RemoteVideoEnv drives it. Before binding, the "
+            "environment is built and reset on its first sample: a dataset or an env "
+            "argument it cannot use exits with the reason. Ctrl-C or SIGTERM stops it "
+            "(exit status 0). Needs the 'openenv' extra."
         ),
     )
     parser.add_argument("env_id", help="e.g. VideoEnv/Pacing-v1, VideoEnv/Zoom-v1")

@@ -32,6 +32,7 @@ from video_env.serving.wire import (
     encode_frames,
     encode_value,
     json_safe,
+    reset_arguments,
     to_env_action,
 )
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
@@ -114,7 +115,18 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         sample_id: str | None = None,
         **kwargs: Any,
     ) -> VideoObservation:
-        """Start an episode on sample ``index``, ``sample_id``, or a random one."""
+        """Start an episode on sample ``index``, ``sample_id``, or a random one.
+
+        Raises:
+            pydantic.ValidationError: For arguments an HTTP ``/reset`` would refuse
+                (:func:`~video_env.serving.wire.reset_arguments`), however they came.
+        """
+        checked = reset_arguments(
+            seed=seed, episode_id=episode_id, index=index, sample_id=sample_id
+        )
+        seed, episode_id, index, sample_id = (
+            checked.seed, checked.episode_id, checked.index, checked.sample_id
+        )  # fmt: skip
         env = self._require_env()
         options: dict[str, Any] = {}
         if sample_id is not None:

@@ -13,18 +13,24 @@ every route but ``/health`` wants ``Authorization: Bearer <token>``. Request bod
 it closes that connection (code 1009), the other sessions go on. A video-env error (no
 episode, a bad sample index) is HTTP 400 with its message, not 500.
 
-:func:`serve` runs it with uvicorn (``video-env serve``).
+:func:`serve` runs it with uvicorn (``video-env serve``), after :func:`check_servable` has
+reset the environment once on its first sample; SIGINT and SIGTERM stop it alike.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
+
+from pydantic import ValidationError
 
 from video_env.errors import ConfigError, VideoEnvError
 from video_env.serving.auth import exposure_warning, resolve_token
@@ -35,7 +41,14 @@ from video_env.serving.environment import (
 )
 from video_env.serving.wire import ImageFormat, VideoObservation, VideoState, action_model
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "BodyLimit", "make_app", "resident_bytes", "serve"]
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "BodyLimit",
+    "check_servable",
+    "make_app",
+    "resident_bytes",
+    "serve",
+]
 
 #: Largest request body or WebSocket message accepted (actions are small).
 DEFAULT_MAX_REQUEST_BYTES = 1 << 20
@@ -157,8 +170,7 @@ def make_app(
     from video_env.serving.guard import Guard
     from video_env.serving.sessions import VideoEnvServer
 
-    if env_id not in ENV_IDS:
-        raise ConfigError(f"unknown environment {env_id!r}; known: {sorted(ENV_IDS)}")
+    _check_env_id(env_id)
     if max_sessions < 1:
         raise ConfigError("max_sessions must be >= 1")
     if image_format not in ("png", "jpeg"):
@@ -203,6 +215,13 @@ def make_app(
     async def _video_env_error(_request: Request, exc: VideoEnvError) -> JSONResponse:
         return JSONResponse(status_code=400, content={"detail": str(exc)})
 
+    @app.exception_handler(ValidationError)
+    async def _invalid(_request: Request, exc: ValidationError) -> JSONResponse:
+        # a reset's arguments refused by the one check both HTTP and WebSocket resets run
+        # (wire.reset_arguments): 422, as for any other bad request body
+        errors = exc.errors(include_input=False, include_context=False, include_url=False)
+        return JSONResponse(status_code=422, content={"detail": errors})
+
     @app.get("/sessions", tags=["Health"])
     def sessions() -> dict[str, Any]:
         """Slots in use; environments built and closed; the limits; resident memory."""
@@ -245,6 +264,40 @@ def uvicorn_config(app: Any, max_request_bytes: int, **kwargs: Any) -> Any:
     )
 
 
+def check_servable(
+    env_id: str, env_kwargs: dict[str, Any] | None = None, image_format: ImageFormat = "jpeg"
+) -> None:
+    """Refuse, before a server binds its port, what no session could serve.
+
+    Builds the environment as each session will (``env_kwargs``: the dataset and the rest)
+    and resets it on its first sample, so that an unknown id, dataset or argument, or a
+    first video that cannot be read, stops ``video-env serve`` with the reason instead of
+    a server whose ``/health`` answers while every reset fails.
+
+    Raises:
+        ConfigError: Naming the environment and what failed.
+    """
+    _check_env_id(env_id)
+    environment = VideoEnvironment(env_id, env_kwargs, image_format=image_format)
+    try:
+        environment.reset(index=0)
+    except Exception as exc:  # whatever a session's reset would meet: its reason, one line
+        reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, VideoEnvError) else str(exc)
+        raise ConfigError(
+            f"cannot serve {env_id} with these arguments: a reset of its first sample "
+            f"failed ({reason.strip()})"
+        ) from None
+    finally:
+        environment.close()
+
+
+def _check_env_id(env_id: str) -> None:
+    from video_env.envs.registration import ENV_IDS
+
+    if env_id not in ENV_IDS:
+        raise ConfigError(f"unknown environment {env_id!r}; known: {sorted(ENV_IDS)}")
+
+
 def serve(
     env_id: str,
     env_kwargs: dict[str, Any] | None = None,
@@ -253,15 +306,36 @@ def serve(
     port: int = 8000,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     sock: socket.socket | None = None,
+    check: bool = True,
     **app_kwargs: Any,
 ) -> None:
-    """Serve ``env_id`` until interrupted (``app_kwargs`` go to :func:`make_app`).
+    """Serve ``env_id`` until SIGINT (Ctrl-C) or SIGTERM (``app_kwargs`` go to :func:`make_app`).
+
+    Either signal stops it the same way: open connections are closed, one line on stderr
+    names the signal, and the function returns (``video-env serve`` then exits 0). A
+    second Ctrl-C during the shutdown stops it at once.
 
     On a ``host`` other than loopback without a ``token`` it prints a warning first
     (given a bound ``sock`` instead, its caller does: ``video-env serve``).
+
+    Args:
+        env_id: A registered environment id.
+        env_kwargs: Its arguments.
+        host: Address to bind (unless ``sock`` is given).
+        port: Port to bind (unless ``sock`` is given).
+        max_request_bytes: Largest request body / WebSocket message.
+        sock: A socket already bound.
+        check: First run :func:`check_servable` (its caller may have, before binding).
+        **app_kwargs: Further :func:`make_app` arguments.
+
+    Raises:
+        ConfigError: If the environment cannot be served (:func:`check_servable`), or
+            for a bad setting.
     """
     import uvicorn
 
+    if check:
+        check_servable(env_id, env_kwargs, app_kwargs.get("image_format", "jpeg"))
     app_kwargs["token"] = resolve_token(app_kwargs.get("token"))  # as the clients read it
     app = make_app(env_id, env_kwargs, max_request_bytes=max_request_bytes, **app_kwargs)
     warning = None if sock is not None else exposure_warning(host, app_kwargs["token"])
@@ -269,4 +343,36 @@ def serve(
         print(warning, file=sys.stderr, flush=True)
     config = uvicorn_config(app, max_request_bytes, host=host, port=port)
     server = uvicorn.Server(config)
-    server.run(sockets=[sock] if sock is not None else None)
+    with _stopped_by_signals(server) as stops:
+        server.run(sockets=[sock] if sock is not None else None)
+    if stops:
+        name = signal.Signals(stops[0]).name
+        print(f"video-env: {name} received; stopped serving {env_id}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(server: Any) -> Iterator[list[int]]:
+    """SIGINT and SIGTERM stop ``server`` gracefully, and end nothing else.
+
+    Uvicorn catches both while it serves, shuts down, then raises the signal again with
+    the handler it found: Python's default for SIGINT raises ``KeyboardInterrupt`` (a
+    traceback, and exit status -2), for SIGTERM ends the process. The handlers set here
+    are the ones it finds: they record the signal (and, outside uvicorn's own window,
+    ask the server to stop), so that either signal ends the serving quietly. The
+    signals received are yielded. Off the main thread nothing is changed.
+    """
+    stops: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stops
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        stops.append(signum)
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stops
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
-from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from openenv.core.env_server.types import Action, Observation, ResetRequest, State
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from video_env.actions.types import (
     AnswerAction,
@@ -42,6 +42,7 @@ __all__ = [
     "ClipQueryWireAction",
     "ImageFormat",
     "PacingWireAction",
+    "ResetArguments",
     "SegmentQueryModel",
     "VideoObservation",
     "VideoState",
@@ -52,6 +53,7 @@ __all__ = [
     "decode_value",
     "encode_frames",
     "encode_value",
+    "reset_arguments",
     "to_env_action",
 ]
 
@@ -151,6 +153,58 @@ def to_env_action(action: WireAction) -> Any:
     except (VideoEnvError, ValueError) as exc:
         return InvalidAction(f"malformed action: {exc}")
     raise ConfigError(f"no env action for kind {kind!r}")
+
+
+class ResetArguments(ResetRequest):
+    """What a reset takes, over HTTP and WebSocket alike.
+
+    OpenEnv's bounds of an HTTP ``/reset`` body (``seed >= 0``, an ``episode_id`` of at
+    most 255 characters), and the sample to play: ``index`` or ``sample_id``. OpenEnv
+    checks an HTTP body against its own model but hands a WebSocket reset's ``data`` to
+    the environment as it came; every reset calls :func:`reset_arguments`.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    index: int | None = None
+    sample_id: str | None = Field(default=None, max_length=_TEXT_LIMIT)
+
+
+#: Characters of a refused value quoted back in a validation error.
+_QUOTED = 80
+
+
+def reset_arguments(**kwargs: Any) -> ResetArguments:
+    """A reset's arguments, checked (:class:`ResetArguments`).
+
+    Raises:
+        pydantic.ValidationError: Naming each bad field (HTTP 422, a WebSocket
+            ``VALIDATION_ERROR``); a refused value is quoted at most 80 characters long.
+    """
+    try:
+        checked: ResetArguments = ResetArguments.model_validate(kwargs)
+    except ValidationError as exc:
+        details: list[Any] = [
+            {
+                "type": e["type"],
+                "loc": e["loc"],
+                "input": _quoted(e.get("input")),
+                **({"ctx": e["ctx"]} if "ctx" in e else {}),
+            }
+            for e in exc.errors(include_url=False)
+        ]
+        raise ValidationError.from_exception_data(exc.title, details) from None
+    return checked
+
+
+def _quoted(value: Any) -> Any:
+    """``value``, or a short text standing for it when it is long."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= _QUOTED:
+        return value
+    return f"{text[: _QUOTED - 30]}... ({len(text)} characters)"
 
 
 class VideoObservation(Observation):

@@ -28,13 +28,17 @@ def split_llm_spec(spec: str) -> tuple[str, dict[str, Any]]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if key not in CLIENT_OPTIONS or not sep:
+            # the option's name only: its value may be a key put where none belongs
             known = ", ".join(f"{k}=..." for k in CLIENT_OPTIONS)
-            raise ConfigError(f"LLM spec option {item!r} is not one of: {known}")
+            raise ConfigError(
+                f"LLM spec option {key[:40]!r} is not one of: {known} (its value is not "
+                "shown; an API key goes in $VIDEO_ENV_LLM_API_KEY or $OPENAI_API_KEY)"
+            )
         try:
             options[key] = CLIENT_OPTIONS[key](value.strip())
         except ValueError:
             kind = CLIENT_OPTIONS[key].__name__
-            raise ConfigError(f"LLM spec option {key} must be a {kind}, got {value!r}") from None
+            raise ConfigError(f"LLM spec option {key} must be a {kind}") from None
     return base, options
 
 
@@ -67,7 +71,7 @@ def check_local_path(spec: str) -> None:
     """
     kind, _, rest = split_llm_spec(spec)[0].partition(":")
     if kind == "local" and missing_model_path(rest):
-        raise ConfigError(f"LLM spec {spec!r}: no such folder")
+        raise ConfigError(f"LLM spec {split_llm_spec(spec)[0]!r}: no such folder")
 
 
 def make_llm(spec: str | None, **options: Any) -> LLM | None:

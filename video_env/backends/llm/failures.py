@@ -68,9 +68,17 @@ def is_retryable(openai: ModuleType, exc: BaseException | None) -> bool:
 
 
 def describe_failure(
-    openai: ModuleType, exc: BaseException | None, timeout_s: float, secret: str | None
+    openai: ModuleType, exc: BaseException | None, timeout_s: float, *secrets: str | None
 ) -> str:
-    """A short, redacted description of ``exc`` for logs and error messages."""
+    """A short, redacted description of ``exc`` for logs and error messages.
+
+    Args:
+        openai: The ``openai`` module.
+        exc: The failure.
+        timeout_s: The request timeout (named when it ran out).
+        *secrets: The API key and the base URL (its credentials), masked in every form
+            a server may echo them (:func:`~video_env.backends.llm.config.redact`).
+    """
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {timeout_s:g}s"
     elif isinstance(exc, openai.APIStatusError):
@@ -79,7 +87,7 @@ def describe_failure(
         text = f"connection error: {exc}"
     else:
         text = f"{type(exc).__name__}: {exc}"
-    return redact(text, secret)[:_MAX_DETAIL]
+    return redact(text, *secrets)[:_MAX_DETAIL]
 
 
 def retry_after_s(exc: BaseException | None) -> float | None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from video_env._optional import require
+from video_env.backends.confidence import checked_logprob
 from video_env.backends.llm.base import Completion, Message, estimate_tokens
 from video_env.backends.llm.config import public_url, resolve_openai_settings
 from video_env.backends.llm.failures import (
@@ -32,7 +33,7 @@ from video_env.backends.llm.pricing import PriceTable, lookup_price, price
 from video_env.errors import ConfigError
 from video_env.metrics.cost import Cost
 
-__all__ = ["OpenAICompatibleLLM"]
+__all__ = ["OpenAICompatibleLLM", "choice_logprobs", "token_count"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,12 @@ class OpenAICompatibleLLM:
         if not 0 <= backoff_s[0] <= backoff_s[1]:
             raise ConfigError(
                 f"backoff_s must be (first, cap) with 0 <= first <= cap, got {backoff_s}"
+            )
+        if model is not None and "?" in model:  # "m?api_key=...": what follows is not shown
+            raise ConfigError(
+                f"model {model.partition('?')[0]!r} is followed by '?...' (not shown): an "
+                "OpenAI-compatible model takes no options there but timeout_s and max_retries "
+                "of an --llm spec; an API key goes in $VIDEO_ENV_LLM_API_KEY or $OPENAI_API_KEY"
             )
         settings = resolve_openai_settings(model, base_url, api_key)
         self._openai = require("openai", "llm", "the OpenAI-compatible LLM backend")
@@ -297,7 +304,7 @@ class OpenAICompatibleLLM:
         )
 
     def _detail(self, exc: BaseException | None) -> str:
-        return describe_failure(self._openai, exc, self.timeout_s, self._api_key)
+        return describe_failure(self._openai, exc, self.timeout_s, self._api_key, self.base_url)
 
     def _completion(
         self, response: Any, messages: Sequence[Message], logprobs: bool, latency_s: float
@@ -305,8 +312,8 @@ class OpenAICompatibleLLM:
         choice = response.choices[0]
         text = _text_of(getattr(choice.message, "content", None) or "")
         usage = getattr(response, "usage", None)
-        prompt = _token_count(getattr(usage, "prompt_tokens", None))
-        completion = _token_count(getattr(usage, "completion_tokens", None))
+        prompt = token_count(getattr(usage, "prompt_tokens", None))
+        completion = token_count(getattr(usage, "completion_tokens", None))
         # usage missing or malformed ("lots", -1, NaN): unknown, hence estimated
         estimated = prompt is None or completion is None
         if prompt is None:
@@ -331,8 +338,12 @@ class OpenAICompatibleLLM:
         )
 
 
-def _token_count(value: Any) -> int | None:
-    """A token count the server reported, or ``None`` if missing or not a count."""
+def token_count(value: Any) -> int | None:
+    """A token count the server reported, or ``None`` if missing or not a count.
+
+    Not a count: not a number, negative, fractional, NaN or infinite (the caller then
+    estimates it, and says so).
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if not math.isfinite(value) or value < 0 or value != int(value):
@@ -350,11 +361,15 @@ def _text_of(content: Any) -> str:
 
 
 def choice_logprobs(choice: Any) -> tuple[float, ...] | None:
-    """A chat choice's token log-probabilities; None when absent, empty or malformed."""
+    """A chat choice's token log-probabilities; None when absent, empty or malformed.
+
+    Malformed includes a log-probability that is not finite or above 0 (see
+    :func:`~video_env.backends.confidence.checked_logprob`).
+    """
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
         return None
     try:
-        return tuple(float(token.logprob) for token in content)
-    except (AttributeError, TypeError, ValueError):  # a malformed logprobs field: none
+        return tuple(checked_logprob(token.logprob) for token in content)
+    except (AttributeError, TypeError, ValueError):  # malformed: not numbers, NaN, > 0
         return None

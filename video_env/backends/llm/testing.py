@@ -38,12 +38,15 @@ class FakeReply:
         body: A JSON-able object (sent as JSON) or a string (sent as is).
         content_type: The ``Content-Type`` header.
         delay_s: Seconds to wait before replying (to provoke client timeouts).
+        echo_headers: Append the request's headers (``Authorization`` included) to the
+            body, as a careless server or proxy does in its error messages.
     """
 
     status: int = 200
     body: Any = None
     content_type: str = "application/json"
     delay_s: float = 0.0
+    echo_headers: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,9 +114,27 @@ def chat_reply(
     return FakeReply(body=body, delay_s=delay_s)
 
 
-def error_reply(status: int, message: str = "scripted error") -> FakeReply:
-    """An HTTP error with an OpenAI-style error body."""
-    return FakeReply(status=status, body={"error": {"message": message, "type": "fake"}})
+def error_reply(
+    status: int, message: str = "scripted error", echo_headers: bool = False
+) -> FakeReply:
+    """An HTTP error with an OpenAI-style error body.
+
+    With ``echo_headers`` its message quotes the request's headers.
+    """
+    return FakeReply(
+        status=status,
+        body={"error": {"message": message, "type": "fake"}},
+        echo_headers=echo_headers,
+    )
+
+
+def _with_headers(body: Any, headers: dict[str, str]) -> str:
+    """``body`` as sent, the request's headers added to its error message (or its text)."""
+    quoted = "; ".join(f"{name}: {value}" for name, value in headers.items())
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = {**body["error"], "message": f"{body['error'].get('message', '')} ({quoted})"}
+        return json.dumps({**body, "error": error})
+    return f"{body if isinstance(body, str) else json.dumps(body)} ({quoted})"
 
 
 def request_images(request: RecordedRequest) -> list[tuple[str, bytes]]:
@@ -162,6 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s and state.closing.wait(reply.delay_s):
             return
         payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        if reply.echo_headers:
+            payload = _with_headers(reply.body, headers)
         data = payload.encode()
         try:
             self.send_response(reply.status)
