@@ -89,7 +89,8 @@ def _paired(left: Runs, right: Runs) -> list[dict[str, Any]]:
         }  # fmt: skip
         for metric in METRICS:
             values = [_value(y, metric) - _value(x, metric) for x, y in pairs]
-            row[metric] = float(np.nanmean(values)) if values else float("nan")
+            known = [v for v in values if not np.isnan(v)]  # a metric records may not have
+            row[metric] = float(np.mean(known)) if known else float("nan")
         rows.append(row)
     return rows
 
@@ -97,7 +98,9 @@ def _paired(left: Runs, right: Runs) -> list[dict[str, Any]]:
 def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
     """A Markdown report of B - A, paired by question (see the module docstring).
 
-    Only records of the jobs each folder's ``run.json`` planned count.
+    Only records of the jobs each folder's ``run.json`` planned count. The table holds the
+    (env, policy) pairs both runs have; those of one run only are listed under it, in one
+    line per run (``only in A (2): uniform (zoom), …``).
 
     Raises:
         ConfigError: If a folder holds no records, or its ``run.json`` is damaged.
@@ -118,12 +121,25 @@ def compare(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> str:
         paired = f"{r['paired']}" + (f" ({r['unpaired']} unpaired)" if r["unpaired"] else "")
         cells = " | ".join(_signed(r[m], DECIMALS[m]) for m in METRICS)
         lines.append(f"| {r['env']} | {r['policy']} | {paired} | {acc} | {cells} |")
-    for only, side in ((set(left) - set(right), "A"), (set(right) - set(left), "B")):
-        lines += [f"| {k[0]} | {k[1]} | only in {side} |" for k in sorted(only)]
+    if not rows:
+        lines.append("| — | no (env, policy) is in both runs |" + " |" * (2 + len(METRICS)))
     if any(r["paired"] == 0 for r in rows):
         lines += ["", "—: no question (sample and seed) is in both runs; compare runs of the "
                   "same samples and seeds."]  # fmt: skip
+    unpaired = [
+        _only_line(side, keys)
+        for side, keys in (("A", set(left) - set(right)), ("B", set(right) - set(left)))
+        if keys
+    ]
+    if unpaired:
+        lines += ["", *unpaired]
     return "\n".join(lines) + "\n"
+
+
+def _only_line(side: str, keys: set[tuple[str, str]]) -> str:
+    """``only in A (3): policy (env), …``: one run's unpaired settings, in one line."""
+    names = ", ".join(f"{policy} ({env})" for env, policy in sorted(keys))
+    return f"only in {side} ({len(keys)}): {names}"
 
 
 def _signed(value: float, decimals: int = 3) -> str:

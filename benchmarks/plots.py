@@ -17,6 +17,8 @@ Figures are 7 in (two columns) or 3.4 in (one column) wide, their text 6.5 pt or
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.plot_style import PAGE_WIDTH, PAPER_RC, PlotOptions
+from benchmarks.run_files import write_atomic
 from benchmarks.summary import row_label
 from video_env._optional import require
 from video_env.provenance import SIMULATED, Provenance
@@ -56,7 +59,9 @@ def save(fig: Any, path: Path, options: PlotOptions, simulated: bool, note: str 
     text = "; ".join(t for t in (SIM_NOTE if simulated else "", note) if t)
     if text:
         fig.text(0.01, 0.005, text, fontsize=6.5, color="#a33" if simulated else "#333")
-    fig.savefig(path, dpi=options.dpi, format=options.format, metadata=_metadata(options))
+    buffer = io.BytesIO()  # written whole, never through a link (benchmarks.run_files)
+    fig.savefig(buffer, dpi=options.dpi, format=options.format, metadata=_metadata(options))
+    write_atomic(path, buffer.getvalue())
     return path.name
 
 
@@ -196,7 +201,6 @@ def frontier(
     side (:func:`dodge`), which the figure says.
     """
     plt = _pyplot()
-    ticker = require("matplotlib.ticker", "bench", "benchmark plots")
     transforms = require("matplotlib.transforms", "bench", "benchmark plots")
     merged = merge_identical(rows)
     views = (
@@ -232,15 +236,7 @@ def frontier(
                     xs, ys = zip(*front, strict=True)
                     ax.step(xs, ys, where="post", color=_FRONT_COLOURS.get(env, "#777"),
                             linewidth=1, alpha=0.6, zorder=0)  # fmt: skip
-            if scale == "log":
-                ax.set_xscale("log")
-            else:
-                ax.set_xscale("symlog", linthresh=1)
-                # 1-2-5 ticks with plain numbers: a range such as 13-48 calls has no power of 10
-                ax.xaxis.set_major_locator(
-                    ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=(1, 2, 5))
-                )
-                ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+            cost_ticks(ax, scale, [float(r[key]) for r in shown])
             ax.margins(x=0.08)  # room for the markers set side by side at the ends
             ax.set_xlabel(label)
             ax.set_title(title)
@@ -257,7 +253,59 @@ def frontier(
                    bbox_to_anchor=(0.71, 0.5), frameon=False, fontsize=6.5,
                    handletextpad=0.3, labelspacing=0.3)  # fmt: skip
         fig.tight_layout(rect=(0, 0.03, 0.71, 1))
+        for ax in axes:
+            drop_overlapping_labels(fig, ax)
         return save(fig, path, options, simulated, "markers at one cost drawn side by side")
+
+
+def cost_ticks(ax: Any, scale: str, xs: Sequence[float]) -> None:
+    """Set a cost axis's ``scale`` and ticks whose labels fit whatever span ``xs`` covers.
+
+    Labels are short numbers (``200``, ``1.5k``, ``10M``), minor ticks unlabelled. Inside
+    one decade (a log axis of 1.2M-1.9M tokens has no power of 10 and crowds its minor
+    labels) the ticks are evenly stepped numbers (1.2M, 1.4M…); over a few decades 1-2-5
+    steps of each decade; over more, the powers of 10 only.
+    """
+    ticker = require("matplotlib.ticker", "bench", "benchmark plots")
+    # the logarithmic part of the span: symlog is linear below 1
+    kept = [x for x in xs if x > 0] if scale == "log" else [max(x, 1.0) for x in xs]
+    decades = float(np.log10(max(kept) / min(kept))) if kept else 0.0
+    subs = (1.0, 2.0, 5.0) if decades < 2 else (1.0,)
+    if scale == "log":
+        ax.set_xscale("log")
+        locator = ticker.LogLocator(base=10, subs=subs)
+    else:
+        ax.set_xscale("symlog", linthresh=1)
+        locator = ticker.SymmetricalLogLocator(base=10, linthresh=1, subs=subs)
+    if kept and decades < 1:
+        locator = ticker.MaxNLocator(nbins=4, steps=[1, 2, 5, 10])
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ticker.EngFormatter(sep=""))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def drop_overlapping_labels(fig: Any, ax: Any) -> None:
+    """Keep every other x tick of ``ax`` until no two of its labels overlap as drawn.
+
+    The guard behind :func:`cost_ticks`' choice: it measures the labels at the figure's
+    final layout, so a long label or a narrow panel cannot make them collide.
+    """
+    ticker = require("matplotlib.ticker", "bench", "benchmark plots")
+    while True:
+        boxes = sorted(_label_boxes(fig, ax), key=lambda b: b.x0)
+        if not any(a.overlaps(b) for a, b in itertools.pairwise(boxes)) or len(boxes) <= 2:
+            return
+        low, high = sorted(ax.get_xlim())
+        ticks = [t for t in ax.get_xticks() if low <= t <= high]
+        ax.xaxis.set_major_locator(ticker.FixedLocator(ticks[::2]))
+
+
+def _label_boxes(fig: Any, ax: Any) -> list[Any]:
+    """The boxes on the drawn canvas of ``ax``'s major x tick labels that show text."""
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+    return [t.get_window_extent(renderer) for t in labels]
 
 
 def _finite(value: Any) -> bool:

@@ -37,17 +37,32 @@ _video_env_installed() {
     done < "$stamp"
     return 1
 }
+# pip's own lines show the progress; its notes about this machine's local wheel folders and
+# the requirements already met are noise: filtered out. Once it has collected everything, pip
+# installs without a word for a minute or more: a line says so.
+_pip_lines() {
+    local line
+    while IFS= read -r line; do
+        case "$line" in
+            *"is ignored: it is neither a file nor a directory"* | "Requirement already satisfied"*)
+                continue ;;
+        esac
+        printf '%s\n' "$line"
+        if [[ "$line" == "Installing collected packages"* ]]; then
+            echo "[video-env] pip is installing them: silent until it is done (a minute or more" \
+                "the first time)"
+        fi
+    done
+}
 if ! _video_env_installed; then
     spec="$ROOT"
     [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
     echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV (minutes the first" \
         "time: each package pip collects and installs is listed)" >&2
-    # pip's own lines show the progress; its notes about this machine's local wheel folders
-    # and the requirements already met are noise: filtered out
     "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off -e "$spec" 2>&1 \
-        | { grep --line-buffered -v -e "is ignored: it is neither a file nor a directory" \
-            -e "^Requirement already satisfied" || true; } >&2
+        | _pip_lines >&2
     echo "$want" >> "$stamp"
+    echo "[video-env] installed video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
 fi
 export PATH="$VENV/bin:$PATH"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"

@@ -344,25 +344,45 @@ def test_a_final_response_the_env_did_not_produce_is_an_error_not_a_score() -> N
         == 1.0
     )
     # the env's own summary scores, also re-serialised with lmms-eval's full-trace keys ...
-    sample = load_suite("synth-tiny", limit=1)[0]
-    evidence = sample.gt_intervals[0]
-    reply = f'answer("{sample.answer}", [{evidence.start}, {evidence.end}])'
-    *_, terminal, outputs, _ = doc_to_text(first, previous_output=[reply], round_idx=1)
-    summary = json.loads(outputs[-1])
-    traced = json.dumps({**summary, "agentic_trace_mode": "full", "agentic_rounds": []})
-    assert terminal and summary["correct"] is True
-    assert process_results(first, [outputs[-1]])["accuracy"] == 1.0
-    assert process_results(first, [traced])["accuracy"] == 1.0
+    summary = json.loads(rollout(first))
+    assert summary["correct"] is True
+    assert process_results(first, [json.dumps(summary)])["accuracy"] == 1.0
+    traced = {**json.loads(rollout(first)), "agentic_trace_mode": "full", "agentic_rounds": []}
+    assert process_results(first, [json.dumps(traced)])["accuracy"] == 1.0
     # ... and lmms-eval's reasoning-tag strip (its CLI default) leaves it whole: a reply of
     # a model whose chat template opens the think block ends it with a bare "</think>"
-    thinker = [f"I look.</think>{reply}"]
-    *_, outputs, _ = doc_to_text(first, previous_output=thinker, round_idx=1)
-    assert process_results(first, [_as_lmms_eval_scores(outputs[-1])])["accuracy"] == 1.0
+    thinker = rollout(first, "I look.</think>")
+    assert process_results(first, [_as_lmms_eval_scores(thinker)])["accuracy"] == 1.0
     # ... but not as another doc's result, nor edited
-    assert process_results(second, [outputs[-1]])["errors"] == 1.0
-    edited = json.dumps({**summary, "reward": 100.0})
+    final = rollout(first)
+    assert process_results(second, [final])["errors"] == 1.0
+    edited = json.dumps({**json.loads(final), "reward": 100.0})
     assert process_results(first, [edited])["reward"] == 0.0
     assert process_results(first, [json.dumps({**summary, "seal": "é"})])["errors"] == 1.0
+
+
+def rollout(doc: dict[str, Any], thought: str = "") -> str:
+    """One rollout of the first synth-tiny sample that answers right: its final response."""
+    sample = load_suite("synth-tiny", limit=1)[0]
+    evidence = sample.gt_intervals[0]
+    reply = f'{thought}answer("{sample.answer}", [{evidence.start}, {evidence.end}])'
+    *_, terminal, outputs, _ = doc_to_text(doc, previous_output=[reply], round_idx=1)
+    assert terminal
+    return str(outputs[-1])
+
+
+def test_a_summary_scores_for_its_own_rollout_only() -> None:
+    (doc,) = docs_for({"suite": "synth-tiny", "env": "zoom", "limit": 1})
+    first, second = rollout(doc), rollout(doc)  # two rollouts of one doc (lmms-eval repeats)
+    assert process_results(doc, [first])["accuracy"] == 1.0
+    replayed = process_results(doc, [first])  # the first's summary as the second's response
+    assert replayed["accuracy"] == 0.0 and replayed["errors"] == 1.0
+    assert process_results(doc, [second])["accuracy"] == 1.0  # its own scores
+    # the nonce is sealed: a summary given another rollout's nonce is no summary at all
+    third = json.loads(rollout(doc))
+    forged = json.dumps({**third, "rollout": json.loads(second)["rollout"]})
+    assert process_results(doc, [forged])["errors"] == 1.0
+    assert process_results(doc, [json.dumps(third)])["accuracy"] == 1.0
 
 
 @pytest.mark.parametrize("env", ["zoom", "pacing"])
@@ -405,3 +425,17 @@ def _as_lmms_eval_scores(final: str) -> str:
         cli = parse_eval_args()[1].reasoning_tags  # the CLI's default
     tags = parse_reasoning_tags_config(cli_value=cli, task_value=template.get("reasoning_tags"))
     return final if tags is None else strip_reasoning_tags(final, tags)
+
+
+def test_the_pages_offline_block_runs_as_printed_and_prints_its_table() -> None:
+    """``docs/lmms-eval.md`` opens with a command that runs offline: it does, as shown."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "lmms-eval.md").read_text(encoding="utf-8")
+    section = page.split("## Offline first", 1)[1]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    table = section.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert all(line in done.stdout.splitlines() for line in table), done.stdout[-3000:]

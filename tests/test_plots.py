@@ -127,3 +127,58 @@ def test_every_point_of_the_frontier_lies_inside_its_axes(
     for ax, key in ((tokens, "mean_model_tokens"), (calls, "mean_vlm_calls")):
         low, high = ax.get_xlim()
         assert all(low < r[key] < high for r in rows), (key, ax.get_xlim())
+
+
+def tick_label_boxes(fig: Any, ax: Any) -> list[Any]:
+    """The boxes, on the drawn canvas, of ``ax``'s x tick labels (major and minor) with text."""
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    return [t.get_window_extent(renderer) for t in x_labels(ax) if t.get_text()]
+
+
+def x_labels(ax: Any) -> list[Any]:
+    return [*ax.get_xticklabels(), *ax.get_xticklabels(minor=True)]
+
+
+def assert_readable(fig: Any, ax: Any) -> None:
+    boxes = tick_label_boxes(fig, ax)
+    assert len(boxes) >= 2, [t.get_text() for t in x_labels(ax)]
+    clashes = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :] if a.overlaps(b)]
+    assert not clashes, [t.get_text() for t in x_labels(ax)]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "calls"),
+    [
+        ((1.2e6, 1.5e6, 1.9e6, 1.3e6), (13.0, 20.0, 48.0, 30.0)),  # inside one decade
+        ((1e2, 3e4, 1e7, 2e5, 5e3), (0.0, 1.0, 1000.0, 5.0, 200.0)),  # across several
+        ((3e5, 4e6, 1e6), (2.0, 3.0, 9.0)),  # a decade or so
+    ],
+)
+def test_the_frontiers_tick_labels_never_overlap(
+    tmp_path: Path, figures: list[Any], tokens: tuple[float, ...], calls: tuple[float, ...]
+) -> None:
+    from benchmarks.plots import frontier
+
+    pairs = enumerate(zip(tokens, calls, strict=True))
+    rows = [{**_row(f"p{i}", ("zoom", "pacing")[i % 2], 0.2 + 0.1 * i, calls=c),
+             "mean_model_tokens": t} for i, (t, c) in pairs]  # fmt: skip
+    frontier(tmp_path / "f.png", rows, False, PlotOptions())
+    (fig,) = figures
+    for ax in fig.axes:
+        assert_readable(fig, ax)
+
+
+def test_crowded_labels_are_thinned_until_none_overlap() -> None:
+    from matplotlib import ticker
+
+    from benchmarks.plots import drop_overlapping_labels
+
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.set_xlim(0, 100)
+    ax.xaxis.set_major_locator(ticker.FixedLocator(range(0, 101, 2)))
+    ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%d calls"))
+    assert len(tick_label_boxes(fig, ax)) == 51
+    drop_overlapping_labels(fig, ax)
+    assert_readable(fig, ax)
+    plt.close(fig)

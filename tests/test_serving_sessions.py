@@ -27,7 +27,7 @@ from video_env.serving.auth import (
     resolve_token,
     token_matches,
 )
-from video_env.serving.client import RemoteVideoEnv
+from video_env.serving.client import RemoteAuthError, RemoteVideoEnv
 from video_env.serving.testing import LocalServer, ServerProcess, get_json
 
 PACING = {"dataset": "synth-tiny"}
@@ -255,6 +255,21 @@ def test_a_token_guards_every_route_but_health(monkeypatch: pytest.MonkeyPatch) 
         with RemoteVideoEnv(url, "ZoomEnv") as env:  # the variable
             env.reset(options={"index": 0})
         assert srv.sessions()["created"] == 3
+
+
+def test_a_refused_token_says_the_server_wants_one_and_how_to_pass_it() -> None:
+    with LocalServer("VideoEnv/Zoom-v1", PACING, max_sessions=2, token="s3cret") as srv:
+        for token, told in ((None, "it sent none"), ("wrong", "not the server's")):
+            with RemoteVideoEnv(srv.base_url, "ZoomEnv", token=token) as env:
+                with pytest.raises(RemoteAuthError) as refused:
+                    env.reset(options={"index": 0})
+                with pytest.raises(RemoteAuthError, match="step: the server at"):
+                    env.step("zoom([0, 1])")  # no session was opened: the same advice
+            message = str(refused.value)
+            assert "HTTP 403" in message and "wants the token" in message and told in message
+            assert "token=..." in message and TOKEN_ENV in message
+            assert "reset starts a new one" not in message and srv.base_url in message
+        assert srv.sessions()["created"] == 0
 
 
 def test_token_and_exposure_helpers() -> None:

@@ -73,3 +73,19 @@ def test_equal_parts_print_once_and_others_as_gymnasium_does() -> None:
     assert segments == spaces.MultiDiscrete([64] * 27, start=[1] * 27)
     uneven = UniformMultiDiscrete([3, 4])
     assert repr(uneven) == repr(spaces.MultiDiscrete(np.array([3, 4])))
+
+
+@pytest.mark.parametrize("env_id", sorted(i for i in ENV_IDS if not i.endswith("-v0")))
+def test_a_vector_envs_spaces_print_as_briefly_and_still_hold_its_batches(env_id: str) -> None:
+    envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="sync", dataset="synth-tiny")
+    try:
+        for space in (envs.action_space, envs.observation_space):
+            text = repr(space)
+            assert len(text.splitlines()) <= MAX_LINES and len(text) <= MAX_CHARS, len(text)
+            assert "Tuple(3 x " in text and f"charset=<text: {len(TEXT_CHARSET)} chars>" in text
+        observations, _ = envs.reset(seed=0)
+        assert envs.observation_space.contains(observations)
+        envs.action_space.seed(0)
+        assert envs.action_space.contains(envs.action_space.sample())
+    finally:
+        envs.close()

@@ -42,12 +42,15 @@ def test_trl_sft_trainer_reads_the_dataset_as_is(turns: Path, tiny_qwen_dir: str
     import datasets
     import trl
 
+    from policies.training.checkpointing import checkpointing_setting
+
     dataset = datasets.load_dataset("json", data_files=str(turns), split="train")
     processor = transformers.AutoProcessor.from_pretrained(tiny_qwen_dir)
     model = transformers.AutoModelForImageTextToText.from_pretrained(tiny_qwen_dir)
     args = trl.SFTConfig(
         output_dir=str(turns.parent / "trl"), max_steps=1, per_device_train_batch_size=2,
         report_to=[], use_cpu=True, disable_tqdm=True, save_strategy="no", max_length=None,
+        **checkpointing_setting(trl.SFTConfig, True),  # TRL's default, by its current name
     )  # fmt: skip
     trainer = trl.SFTTrainer(model=model, args=args, train_dataset=dataset,
                              processing_class=processor)  # fmt: skip

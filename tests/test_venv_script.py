@@ -77,3 +77,23 @@ def test_a_changed_pyproject_reinstalls(venv: Path) -> None:
     (venv / ".video-env-installed").write_text("0123456789abcdef [dev,bench,train]\n")
     (calls,) = _source(venv, "bench")
     assert calls.endswith(f"-e {ROOT}[bench]")
+
+
+def test_pips_silent_install_phase_is_announced_and_its_noise_left_out(venv: Path) -> None:
+    pip = "Collecting a\nRequirement already satisfied: b\nInstalling collected packages: a\nDone\n"
+    (venv / "bin" / "python").write_text(f"#!/bin/sh\nprintf '{pip}'\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "VIDEO_ENV_VENV": str(venv),
+           "VIDEO_ENV_EXTRAS": "dev"}  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", f'source "{ROOT}/scripts/_venv.sh"'],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=venv,
+    )
+    lines = done.stderr.splitlines()
+    at = lines.index("Installing collected packages: a")
+    assert lines[at + 1].startswith("[video-env] pip is installing them: silent until it is done")
+    assert lines[at + 2] == "Done" and "Requirement already satisfied" not in done.stderr
+    assert lines[-1] == f"[video-env] installed video-env[dev] into {venv}"

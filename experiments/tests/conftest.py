@@ -1,4 +1,7 @@
-"""The laboratory's test fixtures: the library's shared ones, and a fresh pixel VLM."""
+"""The laboratory's test fixtures: the library's shared ones, and a fresh pixel VLM.
+
+And the library's hook that names a test still running after a minute (``still_running``).
+"""
 
 import sys
 from pathlib import Path
@@ -18,6 +21,7 @@ from shared_fixtures import (  # noqa: F401 (fixtures are found by their names h
     tiny_clip_dir,
     tiny_qwen_dir,
 )
+from still_running import pytest_runtest_protocol  # noqa: F401 (a hook: names a long test)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""A short SFT teaches the real pixel VLM VideoScout's Think-Act format (issue 24).
+"""A short SFT teaches the real pixel VLM VideoScout's Think-Act format.
 
 The shipped pixel VLM was trained on FALCON-Bench prompts only and never writes a
 Think-Act reply; 159 steps of SFT (three passes over a scripted frame teacher's 106

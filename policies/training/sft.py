@@ -11,7 +11,7 @@ A ``tool_chats.jsonl`` (``video-env train tool-chats``, :mod:`policies.training.
 trains the ``train trl`` route's format instead: whole episodes as TRL's tool-calling
 chats, the loss on the assistant turns; the checkpoint keeps the tool chat template.
 
-Defaults are VideoScout's (DESIGN §4): learning rate 1.5e-5, cosine schedule, 5 % warmup,
+Defaults are the VideoScout paper's: learning rate 1.5e-5, cosine schedule, 5 % warmup,
 batch 16 (per-device batch × gradient accumulation × devices), 3 epochs. LoRA (peft) is
 optional for single-GPU users.
 """
@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.training.checkpointing import checkpointing_setting, checkpointing_used
 from policies.training.provenance import (
     THINK_ACT_FORM,
     TOOL_FORM,
@@ -67,7 +68,7 @@ _PURPOSE = "SFT of the VideoScout policy"
 
 @dataclass(frozen=True)
 class SFTSettings:
-    """SFT hyper-parameters (defaults: VideoScout's, DESIGN §4).
+    """SFT hyper-parameters (defaults: the VideoScout paper's).
 
     Attributes:
         learning_rate: Peak learning rate.
@@ -247,7 +248,8 @@ def train_sft(
         max_length=None,
         use_cpu=not _cuda(),
         disable_tqdm=not cfg.progress_bar,
-        gradient_checkpointing=cfg.gradient_checkpointing,  # TRL's own default is on
+        # TRL's own default is on
+        **checkpointing_setting(trl.SFTConfig, cfg.gradient_checkpointing),
     )
     trainer_class = extension.trainer_class(trl.SFTTrainer) if extension else trl.SFTTrainer
     trainer = trainer_class(
@@ -278,7 +280,7 @@ def train_sft(
         "data": str(turns),
         "rows": len(dataset),
         "steps": int(trainer.state.global_step),
-        "gradient_checkpointing": bool(args.gradient_checkpointing),  # as the trainer ran
+        "gradient_checkpointing": checkpointing_used(args),  # as the trainer ran
         "context": {"base": built_for, "trained": max_positions(model.config)},
         "seconds": round(time.monotonic() - start, 1),
         "machine": machine(),

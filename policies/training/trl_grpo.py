@@ -1,6 +1,6 @@
 """A ready TRL ``GRPOTrainer`` for the Pacing env, with VideoScout's DAPO settings.
 
-:func:`trl_dapo_config` maps DESIGN §4's DAPO numbers onto TRL's ``GRPOConfig``
+:func:`trl_dapo_config` maps the VideoScout paper's DAPO numbers onto TRL's ``GRPOConfig``
 (``loss_type="dapo"``: token-level loss normalised by the active tokens of the batch;
 ε_low 0.20, ε_high 0.28; k3 KL to the frozen start with β 0.01; G generations per
 question; learning rate 5e-6; rewards scaled by the group's std, so the advantage is
@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from policies.episode_settings import EpisodeSettings
 from policies.training.adapter import EpisodeEnvFactory, local_pacing_env
+from policies.training.checkpointing import checkpointing_setting, trl_old_names_quiet
 from policies.training.trl_env import pacing_env_factory, tool_chat_processor, tool_dataset_rows
 from video_env._optional import require
 from video_env.errors import ConfigError
@@ -40,7 +42,7 @@ __all__ = [
 
 _PURPOSE = "TRL's GRPO trainer with the Pacing env"
 
-#: DESIGN §4's DAPO settings, as ``GRPOConfig`` fields.
+#: The VideoScout paper's DAPO settings, as ``GRPOConfig`` fields.
 PAPER_DAPO: dict[str, Any] = {
     "loss_type": "dapo",
     "epsilon": 0.20,
@@ -56,17 +58,20 @@ PAPER_DAPO: dict[str, Any] = {
 def trl_dapo_config(output_dir: str | Path, **overrides: Any) -> Any:
     """A ``trl.GRPOConfig`` with :data:`PAPER_DAPO` and ``overrides`` on top.
 
-    Our defaults besides the paper's (DESIGN §4 gives none): ``max_completion_length``
+    Our defaults besides the paper's (the paper gives none): ``max_completion_length``
     32768 tokens for the whole multi-turn rollout (tool results with frames included; a
     tool result that would not fit is dropped by TRL and the rollout ends there),
     ``max_tool_calling_iterations`` 32 (the env's turn cap), truncated rollouts masked
     out of the loss (DAPO's overlong filtering), a constant learning rate (``train rl``'s;
     TRL's default decays it linearly to 0 over ``max_steps``, so a run stopped by its time
     budget, or one resumed with more steps, would see another rate), no reporting
-    integrations.
+    integrations. ``gradient_checkpointing`` (on unless overridden, as in TRL) reaches
+    TRL under transformers' current name (:mod:`policies.training.checkpointing`).
     """
     trl = require("trl", "train", _PURPOSE)
+    checkpointing = bool(overrides.pop("gradient_checkpointing", True))  # TRL's default: on
     settings: dict[str, Any] = {
+        **checkpointing_setting(trl.GRPOConfig, checkpointing),
         **PAPER_DAPO,
         "max_completion_length": 32768,
         "max_tool_calling_iterations": 32,
@@ -77,6 +82,22 @@ def trl_dapo_config(output_dir: str | Path, **overrides: Any) -> Any:
         **overrides,
     }
     return trl.GRPOConfig(output_dir=str(output_dir), **settings)
+
+
+def _quiet_trainer(base: type) -> type:
+    """TRL's ``GRPOTrainer`` whose ``train`` ignores TRL's calls of transformers' old names.
+
+    TRL's rollouts call the models' deprecated checkpointing methods on every step
+    (:func:`~policies.training.checkpointing.trl_old_names_quiet`): warnings about TRL's
+    code, which our users cannot act on.
+    """
+
+    class GRPOTrainer(base):  # type: ignore[misc]
+        def train(self, *args: Any, **kwargs: Any) -> Any:
+            with trl_old_names_quiet():
+                return super().train(*args, **kwargs)
+
+    return GRPOTrainer
 
 
 def reply_token_cap(tokens: int, *, vllm: bool = False) -> dict[str, Any]:
@@ -182,12 +203,18 @@ def build_trl_trainer(
 
     settings = settings or EpisodeSettings()
     dataset = datasets.Dataset.from_list(tool_dataset_rows(samples, settings.rules))
-    return trl.GRPOTrainer(
-        model=model,
-        reward_funcs=list(reward_funcs) or None,
-        args=config,
-        train_dataset=dataset,
-        processing_class=tool_chat_processor(processor),
-        environment_factory=pacing_env_factory(samples, settings, seed=seed, make_env=make_env),
-        callbacks=list(callbacks) or None,
-    )
+    with warnings.catch_warnings():
+        # TRL calls environment_factory experimental on every trainer made with it; we chose
+        # it knowingly, for the version checked above, so the warning tells our users nothing
+        warnings.filterwarnings(
+            "ignore", "You are using 'environment_factory', which is an experimental feature"
+        )
+        return _quiet_trainer(trl.GRPOTrainer)(
+            model=model,
+            reward_funcs=list(reward_funcs) or None,
+            args=config,
+            train_dataset=dataset,
+            processing_class=tool_chat_processor(processor),
+            environment_factory=pacing_env_factory(samples, settings, seed=seed, make_env=make_env),
+            callbacks=list(callbacks) or None,
+        )

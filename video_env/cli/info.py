@@ -1,10 +1,12 @@
-"""``video-env info``: versions, optional backends, decoder in use."""
+"""``video-env info``: versions, optional backends, each decoder usable or not and why."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
+import re
 import sys
 from importlib import metadata
 from typing import Any
@@ -49,6 +51,59 @@ _DISTRIBUTIONS = {
 }
 
 
+#: What installs each decoder, for a report of one that is missing.
+_DECODER_INSTALL = {
+    "torchcodec": "the torchcodec extra, and FFmpeg's shared libraries (apt install ffmpeg)",
+    "decord": "pip install decord==0.6.0 (x86_64 wheels only)",
+    "pyav": "pip install av",
+}
+
+
+def decoder_status(name: str) -> dict[str, Any]:
+    """Whether the decoder ``name`` (``torchcodec``, ``decord``, ``pyav``) can read videos.
+
+    Returns:
+        ``{"usable": bool, "reason": str}``: the version (and TorchCodec's FFmpeg) when
+        usable; else why not, e.g. installed but FFmpeg's libraries missing, with the
+        import's own error.
+    """
+    module = {"pyav": "av"}.get(name, name)
+    if not is_available(module):
+        return {"usable": False, "reason": f"not installed ({_DECODER_INSTALL[name]})"}
+    try:
+        imported = importlib.import_module(module)
+        if name == "torchcodec":
+            importlib.import_module("torchcodec.decoders")
+            core = importlib.import_module("torchcodec._core.ops")
+    except Exception as exc:  # ImportError, OSError (a library), RuntimeError: all say why
+        return {"usable": False, "reason": f"installed, but its import fails: {_first(exc)}"}
+    version = getattr(imported, "__version__", None) or _version(_DISTRIBUTIONS[name])
+    if name != "torchcodec":
+        return {"usable": True, "reason": f"{name} {version}"}
+    # TorchCodec imports without FFmpeg (its image decoders need none) and records whether
+    # its FFmpeg libraries loaded; loading them again says which are missing
+    if getattr(core, "_FFMPEG_AVAILABLE", True):
+        ffmpeg = getattr(core, "ffmpeg_major_version", None)
+        return {"usable": True, "reason": f"torchcodec {version}, FFmpeg {ffmpeg}"}
+    try:
+        core.load_core_libraries()
+        why = "its FFmpeg libraries did not load at import"
+    except Exception as exc:  # a page of tracebacks, one per FFmpeg version tried
+        errors = re.findall(r"^\s*(\w+(?:Error|Exception): .+)$", str(exc), re.MULTILINE)
+        why = "; ".join([_first(exc), *dict.fromkeys(e.strip() for e in errors[-3:])])
+    return {
+        "usable": False,
+        "reason": f"installed, but FFmpeg's shared libraries do not load (apt install "
+        f"ffmpeg, or libavcodec, libavformat, libavutil): {why}",
+    }
+
+
+def _first(exc: BaseException) -> str:
+    """An exception's type and its message's first line (library errors run long)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
 def _version(distribution: str) -> str | None:
     try:
         return metadata.version(distribution)
@@ -59,7 +114,7 @@ def _version(distribution: str) -> str | None:
 def collect_info() -> dict[str, Any]:
     """Versions, optional backends and the decoder in use, as a dict."""
     from video_env import __version__
-    from video_env.video.open import available_decoders, default_decoder
+    from video_env.video.open import DECODERS, available_decoders, default_decoder
 
     backends = {}
     for name, module, extra in OPTIONAL_BACKENDS:
@@ -86,6 +141,7 @@ def collect_info() -> dict[str, Any]:
         "gymnasium": _version("gymnasium"),
         "decoder": default_decoder() if decoders else None,
         "decoders_available": decoders,
+        "decoders": {name: decoder_status(name) for name in DECODERS},
         "text_embedder": embedder,
         "perception_default": "simulated (synthetic world; see docs/simulator.md)",
         "backends": backends,
@@ -98,6 +154,10 @@ def _print_text(info: dict[str, Any]) -> None:
     print(
         f"decoder in use: {info['decoder']}  (available: {', '.join(info['decoders_available'])})"
     )
+    print("decoders:")
+    for name, status in info["decoders"].items():
+        usable = "usable" if status["usable"] else "not usable"
+        print(f"  {name:<12} {usable:<11} {status['reason']}")
     embedder = info["text_embedder"]
     note = {
         "minilm": "all-MiniLM-L6-v2",

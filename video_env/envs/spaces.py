@@ -1,17 +1,19 @@
 """Space helpers shared by the environments: real-text Text spaces, windows, scalars.
 
 The Text and Tuple subclasses only shorten ``repr`` (Gymnasium's prints the whole charset);
-they pickle, compare, sample and batch as their Gymnasium bases do.
+they pickle, compare, sample and batch as their Gymnasium bases do, and a vector env's
+batches of them print as briefly (``Tuple(3 x Text(...))``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
 from video_env.envs.vector_memory import ObservationDict
 from video_env.errors import InvalidActionError
@@ -53,6 +55,38 @@ class CompactTuple(spaces.Tuple[Any]):
         if n > 1 and all(s == first for s in self.spaces):
             return f"Tuple({n} x {first!r})"
         return super().__repr__()
+
+
+def _compact(space: spaces.Space[Any]) -> spaces.Space[Any]:
+    """A plain ``Tuple`` as a :class:`CompactTuple` (same parts and random state); others as is."""
+    if type(space) is spaces.Tuple:
+        return CompactTuple(space.spaces, seed=space.np_random)
+    return space
+
+
+def _batched_compactly(base: type[spaces.Space[Any]]) -> Callable[..., spaces.Space[Any]]:
+    """Gymnasium's ``batch_space`` of ``base``, its ``Tuple`` of copies printed once."""
+    batch = batch_space.dispatch(base)
+
+    def batched(space: spaces.Space[Any], n: int = 1) -> spaces.Space[Any]:
+        return _compact(batch(space, n))
+
+    return batched
+
+
+def _batched_fields(space: ObservationDict, n: int = 1) -> spaces.Space[Any]:
+    """Gymnasium's batch of an observation dict, each field's ``Tuple`` printed once."""
+    batched = cast(spaces.Dict, batch_space.dispatch(spaces.Dict)(space, n))
+    for key, field in batched.spaces.items():
+        batched.spaces[key] = _compact(field)
+    return batched
+
+
+# A vector env's spaces (``gym.make_vec``) are Gymnasium's batches of these: n copies of a
+# text or a sequence in a Tuple, which would print each copy in full.
+batch_space.register(CompactText, _batched_compactly(spaces.Text))
+batch_space.register(CompactTuple, _batched_compactly(spaces.Tuple))
+batch_space.register(ObservationDict, _batched_fields)
 
 
 def text_space(max_length: int) -> spaces.Text:

@@ -15,7 +15,8 @@ reply within ``message_timeout_s``, a reply that is not the protocol's), ``step`
 new, empty session in its place, as OpenEnv's client does; ``reset`` starts a new one.
 An error the server states (``EXECUTION_ERROR``: no episode, a bad sample) is OpenEnv's
 ``RuntimeError``, and the session goes on. Both take the server's token, if it has one
-(``token=``, else ``$VIDEO_ENV_SERVE_TOKEN``).
+(``token=``, else ``$VIDEO_ENV_SERVE_TOKEN``); a server that refuses the token sent (or
+its absence) raises :class:`RemoteAuthError`, which says how to pass it.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from video_env.actions.types import (
     SpeedAction,
 )
 from video_env.errors import ConfigError, VideoEnvError
-from video_env.serving.auth import auth_headers, resolve_token
+from video_env.serving.auth import TOKEN_ENV, auth_headers, resolve_token
 from video_env.serving.wire import (
     PacingWireAction,
     VideoObservation,
@@ -53,6 +54,7 @@ from video_env.serving.wire import (
 )
 
 __all__ = [
+    "RemoteAuthError",
     "RemoteSessionError",
     "RemoteVideoEnv",
     "VideoEnvClient",
@@ -73,6 +75,32 @@ class RemoteSessionError(VideoEnvError, ConnectionError):
     """
 
 
+class RemoteAuthError(RemoteSessionError):
+    """The server refused the connection for want of its token (HTTP 401 or 403).
+
+    A server started with ``--token`` (or :data:`~video_env.serving.auth.TOKEN_ENV`) wants
+    the same token from its clients: ``RemoteVideoEnv(url, token=...)``, or the variable
+    set where the client runs. No session was opened.
+    """
+
+
+#: HTTP statuses of a refused token: 401 from the HTTP routes, 403 from the WebSocket's.
+_REFUSED = (401, 403)
+
+
+def _refused_status(exc: BaseException) -> int | None:
+    """The HTTP status of a token refusal behind ``exc`` (its causes included), if any."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a short chain: OpenEnv's ConnectionError over websockets' error
+        if seen is None:
+            return None
+        status = getattr(getattr(seen, "response", None), "status_code", None)
+        if status in _REFUSED:
+            return int(status)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
     """OpenEnv's client of a video-env server (``base_url``: ``http://host:port``).
 
@@ -83,7 +111,9 @@ class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.url = kwargs.get("base_url") or (args[0] if args else None)  # for messages
         self.lost: str | None = None  # why the session's connection is gone
+        self.refused: int | None = None  # the HTTP status of a refused token, if one was
         self._session_socket: Any = None  # the connection the last reset went over
         self._pinned = False  # in a step or state: no new connection
 
@@ -100,7 +130,7 @@ class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
         return await super()._connect_async()
 
     async def _reset_async(self, **kwargs: Any) -> StepResult[VideoObservation]:
-        self.lost = None
+        self.lost = self.refused = None
         result = await self._guard("reset", super()._reset_async(**kwargs))
         self._session_socket = self._ws
         return result
@@ -115,6 +145,8 @@ class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
         if self.lost is not None:
             if hasattr(call, "close"):
                 call.close()  # never awaited
+            if self.refused is not None:
+                raise RemoteAuthError(self._token_advice(what, self.refused))
             raise RemoteSessionError(
                 f"{what}: the session is lost ({self.lost}); reset starts a new one"
             )
@@ -136,12 +168,30 @@ class VideoEnvClient(EnvClient[WireAction, VideoObservation, VideoState]):
             reason = f"{type(exc).__name__}: {exc}"
         except (asyncio.TimeoutError, TimeoutError):  # the same from Python 3.11
             reason = f"no reply within {self._message_timeout:g} s"
-        except Exception as exc:  # closed, garbled: the session is gone
+        except Exception as exc:  # closed, garbled, refused: the session is gone
+            status = _refused_status(exc)
+            if status is not None:
+                self.refused = status
+                self.mark_lost(f"HTTP {status}: the server wants its token")
+                await self._drop()
+                raise RemoteAuthError(self._token_advice(what, status)) from exc
             reason = f"{type(exc).__name__}: {exc}"
         self.mark_lost(reason)
         await self._drop()
+        if what == "reset":  # no session to lose: none was opened
+            raise RemoteSessionError(f"reset: no session was opened ({reason})")
         raise RemoteSessionError(
             f"{what}: the session is lost ({self.lost}); reset starts a new one"
+        )
+
+    def _token_advice(self, what: str, status: int) -> str:
+        """What a token refusal means and how to send the server's token."""
+        sent = "Authorization" in (self._headers or {})
+        told = "the token this client sent is not the server's" if sent else "it sent none"
+        return (
+            f"{what}: the server at {self.url} refused the connection (HTTP {status}): "
+            f"it wants the token it was started with, and {told}. Pass it as "
+            f"RemoteVideoEnv(url, token=...) or set {TOKEN_ENV} where the client runs."
         )
 
     async def _drop(self) -> None:
