@@ -17,61 +17,19 @@ Figures are 7 in (two columns) or 3.4 in (one column) wide, their text 6.5 pt or
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.plot_style import PAGE_WIDTH, PAPER_RC, PlotOptions
-from benchmarks.run_files import write_atomic
+from benchmarks.figures import env_rank, figure, finite, number, pyplot, save
+from benchmarks.plot_style import PAGE_WIDTH, PlotOptions
 from benchmarks.summary import row_label
 from video_env._optional import require
 from video_env.provenance import SIMULATED, Provenance
-
-SIM_NOTE = "perception: SIMULATED (simulated sensors, not a model's result)"
-
-
-def _pyplot() -> Any:
-    matplotlib = require("matplotlib", "bench", "benchmark plots")
-    matplotlib.use("Agg")
-    return require("matplotlib.pyplot", "bench", "benchmark plots")
-
-
-@contextmanager
-def figure(*args: Any, **kwargs: Any) -> Iterator[tuple[Any, Any]]:
-    """``plt.subplots(...)`` under :data:`PAPER_RC`; the figure is closed on leaving."""
-    plt = _pyplot()
-    with plt.rc_context(PAPER_RC):
-        fig, axes = plt.subplots(*args, **kwargs)
-        try:
-            yield fig, axes
-        finally:
-            plt.close(fig)
-
-
-def save(fig: Any, path: Path, options: PlotOptions, simulated: bool, note: str = "") -> str:
-    """Add the perception note (and ``note``), save ``fig`` to ``path``; its file name."""
-    text = "; ".join(t for t in (SIM_NOTE if simulated else "", note) if t)
-    if text:
-        fig.text(0.01, 0.005, text, fontsize=6.5, color="#a33" if simulated else "#333")
-    buffer = io.BytesIO()  # written whole, never through a link (benchmarks.run_files)
-    fig.savefig(buffer, dpi=options.dpi, format=options.format, metadata=_metadata(options))
-    write_atomic(path, buffer.getvalue())
-    return path.name
-
-
-def _metadata(options: PlotOptions) -> dict[str, Any]:
-    """File metadata without dates, so that a figure rewritten unchanged is the same file."""
-    if options.format == "pdf":
-        return {"CreationDate": None, "ModDate": None}
-    if options.format == "svg":
-        return {"Date": None}
-    return {}
 
 
 def plot_all(
@@ -97,7 +55,6 @@ def plot_all(
 
 
 MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^"}
-_ENV_ORDER = ("zoom", "pacing", "clip_query")
 #: Line colour of each env's Pareto front.
 _FRONT_COLOURS = {"zoom": "#34495e", "pacing": "#d35400", "clip_query": "#16a085"}
 
@@ -120,17 +77,12 @@ def base_name(policy: str) -> str:
 
 def policy_colour(policy: str) -> tuple[float, ...]:
     """The policy's colour: fixed for the built-in ones, from a hash of the name otherwise."""
-    plt = _pyplot()
+    plt = pyplot()
     name = base_name(policy)
     if name in _FIXED:
         return tuple(plt.get_cmap("tab20").colors[_FIXED.index(name) % 20])
     digest = int(hashlib.blake2b(name.encode(), digest_size=4).hexdigest(), 16)
     return tuple(plt.get_cmap("tab20b").colors[digest % 20])
-
-
-def env_rank(env: str) -> int:
-    """The env's place in plots (zoom, pacing, clip_query, then others)."""
-    return _ENV_ORDER.index(env) if env in _ENV_ORDER else len(_ENV_ORDER)
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -154,7 +106,7 @@ def merge_identical(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: (env_rank(r["env"]), row_label(r))):
-        key = (row["env"], *(round(_number(row.get(k)), 9) for k in _SHOWN))
+        key = (row["env"], *(round(number(row.get(k)), 9) for k in _SHOWN))
         groups[key].append(row)
     return [
         {**same[0], "label": "\n= ".join(row_label(r) for r in same)} for same in groups.values()
@@ -200,7 +152,7 @@ def frontier(
     values are one point (:func:`merge_identical`); points at one cost are set side by
     side (:func:`dodge`), which the figure says.
     """
-    plt = _pyplot()
+    plt = pyplot()
     transforms = require("matplotlib.transforms", "bench", "benchmark plots")
     merged = merge_identical(rows)
     views = (
@@ -212,7 +164,7 @@ def frontier(
     with figure(1, 2, figsize=(PAGE_WIDTH, 3.6), sharey=True) as (fig, axes):
         handles: dict[str, list[Any]] = defaultdict(list)
         for ax, (key, label, scale, title) in zip(axes, views, strict=True):
-            shown = [r for r in merged if _finite(r[key]) and _finite(r["accuracy"])]
+            shown = [r for r in merged if finite(r[key]) and finite(r["accuracy"])]
             offsets = dodge([float(r[key]) for r in shown], [r["accuracy"] for r in shown], scale)
             for row, dx in zip(shown, offsets, strict=True):
                 y = row["accuracy"]
@@ -306,16 +258,3 @@ def _label_boxes(fig: Any, ax: Any) -> list[Any]:
     renderer = fig.canvas.get_renderer()
     labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
     return [t.get_window_extent(renderer) for t in labels]
-
-
-def _finite(value: Any) -> bool:
-    """Whether a table value is a number that can be drawn (not missing, empty or NaN)."""
-    return bool(np.isfinite(_number(value)))
-
-
-def _number(value: Any) -> float:
-    """A table value as a float (NaN for a missing or empty one)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")

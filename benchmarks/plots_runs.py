@@ -1,7 +1,7 @@
 """Plots of a run's categories and episodes: heat-maps, a timeline, a reliability diagram.
 
-Drawn as :mod:`benchmarks.plots` draws (its :func:`~benchmarks.plots.figure` and
-:func:`~benchmarks.plots.save`, a paper's widths and type sizes), with rows named as the
+Drawn as :mod:`benchmarks.plots` draws (:func:`~benchmarks.figures.figure` and
+:func:`~benchmarks.figures.save`, a paper's widths and type sizes), with rows named as the
 tables name them.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.figures import env_rank, figure, number, save
 from benchmarks.plot_style import COLUMN_WIDTH, PAGE_WIDTH, PlotOptions
-from benchmarks.plots import _number, env_rank, figure, save
 from benchmarks.summary import record_label, row_label
 from video_env.metrics.calibration import ece, reliability_bins
 
@@ -47,7 +47,7 @@ def per_category(
     size = (PAGE_WIDTH, 1.3 + 0.3 * len(runs))
     with figure(1, 2, figsize=size, sharey=True) as (fig, axes):
         for ax, metric in zip(axes, ("accuracy", "mean_gtou"), strict=True):
-            grid = np.array([[_number(table.get((*r, n), {}).get(metric)) for n in names]
+            grid = np.array([[number(table.get((*r, n), {}).get(metric)) for n in names]
                              for r in runs], dtype=float)  # fmt: skip
             image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
             for i, run in enumerate(runs):
@@ -56,7 +56,7 @@ def per_category(
                     if cell is None or grid[i, j] != grid[i, j]:
                         continue
                     text = f"{grid[i, j]:.2f}"
-                    if metric == "accuracy" and not np.isnan(_number(cell.get("acc_ci_low"))):
+                    if metric == "accuracy" and not np.isnan(number(cell.get("acc_ci_low"))):
                         text += f"\n({cell['acc_ci_low']:.2f}–{cell['acc_ci_high']:.2f})"
                     if int(cell["episodes"]) != usual[name]:
                         text += f"\nn={int(cell['episodes'])}"

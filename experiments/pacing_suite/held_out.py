@@ -124,8 +124,8 @@ def by_turn(rows: Sequence[dict[str, Any]], policy: str) -> list[Counter[str]]:
 
 def plot_histogram(rows: Sequence[dict[str, Any]], policies: Sequence[str], out: Path) -> None:
     """Stacked bars, one panel per policy: its actions at each turn."""
+    from benchmarks.figures import figure, save
     from benchmarks.plot_style import PAGE_WIDTH, PlotOptions
-    from benchmarks.plots import figure, save
 
     colours = ("#1b9e77", "#7570b3", "#d95f02", "#e7298a", "#666666", "#bbbbbb")
     size = (PAGE_WIDTH, 2.9)

@@ -9,10 +9,9 @@ laboratory's VideoScout-pixel recipe (``experiments/videoscout_pixel``) is one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from policies.training.sft import SFTSettings
+from policies.training.sft_settings import SFTSettings
 
 __all__ = ["SFTExtension"]
 
