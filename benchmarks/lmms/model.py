@@ -27,6 +27,7 @@ import policies
 from benchmarks.config import BenchConfig
 from benchmarks.lmms.episodes import model_tokens, summarise
 from benchmarks.lmms.requests import request_sample
+from policies.resolved import resolve
 from video_env.backends.llm import make_llm
 from video_env.backends.text import use_text_embedder
 from video_env.envs import ENV_CLASSES
@@ -103,12 +104,12 @@ class VideoEnvModel(lmms):  # type: ignore[misc]  # lmms_eval ships no type info
             text_embedder=text_embedder,
             max_steps=_whole("max_steps", max_steps, 1),
         )
-        entry = policies.spec(policy)
-        self.env_kind = env or entry.env_kinds[0]
-        if self.env_kind not in entry.env_kinds:
+        resolved = resolve(policy)  # the name enters here, resolved once
+        self.env_kind = env or resolved.env_kinds[0]
+        if self.env_kind not in resolved.env_kinds:
             raise ConfigError(f"policy {policy!r} does not play the {self.env_kind} env")
-        self.llm = make_llm(llm) if llm and entry.uses_llm else None
-        self.policy = policies.make(policy, llm=self.llm)
+        self.llm = make_llm(llm) if llm and resolved.entry.uses_llm else None
+        self.policy = resolved.make(self.llm)
         self.backend_specs = self.config.backend_specs()
         if episode_log not in EPISODE_LOGS:
             raise ConfigError(f"episode_log must be one of {list(EPISODE_LOGS)}")
