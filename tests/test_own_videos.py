@@ -130,6 +130,30 @@ def test_a_missing_file_is_an_error_unless_stand_ins_are_asked_for(tmp_path: Any
     assert isinstance(env.unwrapped.video, SynthVideo)
 
 
+def test_the_template_leaves_out_files_that_do_not_decode_and_writes_the_rest(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from video_env.cli import main
+    from video_env.data import load
+
+    folder = tmp_path / "my-videos"
+    folder.mkdir()
+    shutil.copy(os.path.join(DATA, "bigbuckbunny.mp4"), folder / "bigbuckbunny.mp4")
+    with open(os.path.join(DATA, "bikes.mp4"), "rb") as f:
+        (folder / "bikes.mp4").write_bytes(f.read(20_000))  # an interrupted download
+    (folder / "notes.mp4").write_text("shot list: rabbit, bikes\n")
+    assert main(["data", "template", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert "left out 2 files that do not decode (the template covers the other 1)" in err
+    assert "'bikes.mp4': " in err and "'notes.mp4': " in err and "wrote" in out
+    template = (folder / "qa.jsonl").read_text()
+    assert "# Files left out because they do not decode:" in template
+    samples = load("jsonl", folder / "qa.jsonl")
+    assert [s.id for s in samples] == ["bigbuckbunny-q1", "bigbuckbunny-q2"]
+
+
 def test_the_template_of_a_video_folder_loads_and_benches_on_the_files_frames(
     tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

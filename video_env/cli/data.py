@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -146,8 +147,20 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_template(args: argparse.Namespace) -> int:
-    """Write the commented JSONL template of a video folder and say how to use it; returns 0."""
-    path = write_template(args.folder, args.out, force=args.force)
+    """Write the commented JSONL template of a video folder and say how to use it; returns 0.
+
+    Files that do not decode are left out and listed on stderr (and in the template).
+    """
+    written = write_template(args.folder, args.out, force=args.force)
+    path = written.path
+    if written.skipped:
+        print(
+            f"left out {len(written.skipped)} files that do not decode "
+            f"(the template covers the other {written.videos}):",
+            file=sys.stderr,
+        )
+        for skipped in written.skipped:
+            print(f"  {skipped}", file=sys.stderr)
     print(f"wrote {path}: edit its questions, then run")
     videos = f" --videos {args.folder}" if args.out is not None else ""
     print(f"  video-env bench --dataset jsonl --annotations {path}{videos} --out runs/mine")

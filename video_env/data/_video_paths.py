@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,10 @@ class VideoRoot:
     followed: a link the user put inside the root is theirs to trust): one that climbs out
     of the root with ``..`` is refused, and so is an absolute one unless
     ``allow_absolute``. Without a root, paths stay relative (to the working directory) and
-    the same rules apply.
+    the same rules apply. With a root, a path that names something other than a regular
+    file (a folder named ``clip.mp4``, a FIFO, a device) is a malformed record, reported
+    at load rather than failing its episode; a missing file is left to the loader's
+    missing-video policy.
 
     Args:
         root: The folder of the videos, or ``None``.
@@ -32,7 +36,8 @@ class VideoRoot:
         """``root / relative`` for a record's video path.
 
         Raises:
-            DatasetError: If ``relative`` is not a non-empty string.
+            DatasetError: If ``relative`` is not a non-empty string, or (with a root) names
+                an existing folder or other non-regular file.
             VideoPathError: If it is absolute (without ``allow_absolute``), leaves the root,
                 or names the root itself.
         """
@@ -50,7 +55,7 @@ class VideoRoot:
             ) from None
         if os.path.isabs(relative):
             if self.allow_absolute:
-                return os.path.normpath(relative)
+                return self._regular(ctx, relative, os.path.normpath(relative), index)
             raise VideoPathError(
                 ctx.path,
                 f"video path {brief(relative)} is absolute; refused unless absolute paths "
@@ -63,4 +68,32 @@ class VideoRoot:
             raise VideoPathError(
                 ctx.path, f"video path {brief(relative)} is not a file inside {root}", index
             )
-        return normal if self.root is None else os.path.join(os.fspath(self.root), normal)
+        if self.root is None:
+            return normal
+        return self._regular(ctx, relative, os.path.join(os.fspath(self.root), normal), index)
+
+    def _regular(self, ctx: RecordContext, relative: str, path: str, index: int) -> str:
+        """``path``, unless (with a root) it exists and is not a regular file."""
+        kind = None if self.root is None else _not_a_file(path)
+        if kind is not None:
+            raise ctx.error(f"video path {brief(relative)} names {kind}, not a video file", index)
+        return path
+
+
+def _not_a_file(path: str) -> str | None:
+    """What ``path`` is when it exists and is not a regular file (links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, unreadable folder, name too long: not ours to say
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "something other than a file"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from video_env import env_vars
 from video_env._optional import is_available
 from video_env.errors import ConfigError, UnknownNameError
 from video_env.video.base import VideoReader
@@ -15,7 +16,7 @@ DECODERS = ("torchcodec", "decord", "pyav")
 _MODULES = {"decord": "decord", "pyav": "av", "torchcodec": "torchcodec"}
 
 #: Environment variable that overrides the default decoder.
-DECODER_ENV_VAR = "VIDEO_ENV_DECODER"
+DECODER_ENV_VAR = env_vars.DECODER.name
 
 
 def available_decoders() -> list[str]:
@@ -35,7 +36,7 @@ def default_decoder() -> str:
     Raises:
         ConfigError: If no decoder is installed.
     """
-    chosen = os.environ.get(DECODER_ENV_VAR)
+    chosen = env_vars.DECODER.get()
     if chosen:
         return chosen
     available = available_decoders()
@@ -48,8 +49,13 @@ def open_video(
     source: str | os.PathLike[str] | VideoReader,
     decoder: str | None = None,
     cache_bytes: int = DEFAULT_CACHE_BYTES,
+    max_frame_pixels: int | None = None,
 ) -> VideoReader:
     """Open a video for exact frame reading.
+
+    The frame size is read from the stream header before anything is decoded, and a file
+    whose frames exceed the frame-area cap is refused; reads then decode a few frames at a
+    time and resize each at once, so a read's memory follows its output size.
 
     Args:
         source: A file path, or an object already implementing :class:`VideoReader`
@@ -57,13 +63,18 @@ def open_video(
         decoder: ``"decord"``, ``"pyav"`` or ``"torchcodec"``; default:
             :func:`default_decoder`.
         cache_bytes: Byte budget of the reader's LRU frame cache (``0`` disables it).
+        max_frame_pixels: The largest frame area opened, in pixels (default:
+            ``$VIDEO_ENV_MAX_FRAME_PIXELS``, else
+            :data:`~video_env.video.probe.DEFAULT_MAX_FRAME_PIXELS`, 8192x4320).
 
     Returns:
         A reader; use it as a context manager or call ``close()``.
 
     Raises:
-        VideoDecodeError: If the file is missing, empty or corrupt.
+        VideoDecodeError: If the file is missing, empty or corrupt, or its frames exceed
+            the cap (the message names their size and the cap).
         UnknownNameError: If the decoder name is unknown.
+        ConfigError: If the cap (argument or variable) is not a positive pixel count.
     """
     if isinstance(source, VideoReader):
         return source
@@ -72,13 +83,13 @@ def open_video(
     if name == "decord":
         from video_env.video.decord_reader import DecordReader
 
-        return DecordReader(path, cache_bytes=cache_bytes)
+        return DecordReader(path, cache_bytes=cache_bytes, max_frame_pixels=max_frame_pixels)
     if name == "pyav":
         from video_env.video.pyav_reader import PyAVReader
 
-        return PyAVReader(path, cache_bytes=cache_bytes)
+        return PyAVReader(path, cache_bytes=cache_bytes, max_frame_pixels=max_frame_pixels)
     if name == "torchcodec":
         from video_env.video.torchcodec_reader import TorchCodecReader
 
-        return TorchCodecReader(path, cache_bytes=cache_bytes)
+        return TorchCodecReader(path, cache_bytes=cache_bytes, max_frame_pixels=max_frame_pixels)
     raise UnknownNameError("decoder", name, DECODERS)

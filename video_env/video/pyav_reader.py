@@ -14,6 +14,7 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray, Size
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
+from video_env.video.probe import capped_stream_options
 
 
 @dataclass(frozen=True)
@@ -76,20 +77,30 @@ class PyAVReader(IndexedVideoReader):
 
     On open, the packets are demuxed (not decoded) to learn every frame's presentation
     time and the keyframes. A request decodes forward from the current position when
-    no keyframe lies between it and the target, and seeks otherwise.
+    no keyframe lies between it and the target, and seeks otherwise. FFmpeg's decoder
+    refuses frames over the frame-area cap (its ``max_pixels``), whatever the container
+    declares.
 
     Args:
         path: The video file.
         cache_bytes: Byte budget of the frame cache (``0`` disables it).
+        max_frame_pixels: The frame-area cap (default:
+            :func:`~video_env.video.probe.max_frame_pixels`).
 
     Raises:
-        VideoDecodeError: If the file is missing, empty or cannot be demuxed.
+        VideoDecodeError: If the file is missing, empty, cannot be demuxed, or its frames
+            are over the cap.
     """
 
     decoder = "pyav"
 
-    def __init__(self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        super().__init__(path, cache_bytes)
+    def __init__(
+        self,
+        path: str,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        max_frame_pixels: int | None = None,
+    ) -> None:
+        super().__init__(path, cache_bytes, max_frame_pixels)
         self._av = require("av", "core", "the PyAV video decoder")
         self._container: Any = None
         self._frames_iter: Iterator[Any] | None = None
@@ -99,13 +110,18 @@ class PyAVReader(IndexedVideoReader):
         except self._av.error.FFmpegError as exc:
             self.close()
             raise VideoDecodeError(path, f"PyAV: {exc}") from exc
+        except VideoDecodeError:
+            self.close()
+            raise
 
     def _open(self) -> None:
-        self._container = self._av.open(self._path)
+        options = capped_stream_options(self.max_frame_pixels, self.header_size)
+        self._container = self._av.open(self._path, stream_options=options)
         index = demux_index(self._container, self._path)
+        self._size = self._decoder_size(index.size)
         self._pts, self._keyframes, self._stream = index.pts, index.keyframes, index.stream
         self._starts, self._duration, self._fps = index.starts, index.duration, index.fps
-        self._size = index.size
+        self._stream.codec_context.options = dict(options[0])  # the decoding context's cap
         self._frames_iter = None
 
     def _seek(self, index: int) -> None:
@@ -133,15 +149,14 @@ class PyAVReader(IndexedVideoReader):
             return array
         raise VideoDecodeError(self._path, f"frame {index} could not be decoded")
 
-    def _decode(self, indices: npt.NDArray[np.int64]) -> FrameArray:
-        out = np.empty((len(indices), self._size.height, self._size.width, 3), dtype=np.uint8)
-        try:
-            for k, index in enumerate(indices):
-                out[k] = self._decode_one(int(index))
-        except self._av.error.FFmpegError as exc:
-            self._frames_iter = None
-            raise VideoDecodeError(self._path, f"PyAV: {exc}") from exc
-        return out
+    def _native_frames(self, indices: npt.NDArray[np.int64]) -> Iterator[FrameArray]:
+        for index in indices:
+            try:
+                frame = self._decode_one(int(index))
+            except self._av.error.FFmpegError as exc:
+                self._frames_iter = None
+                raise VideoDecodeError(self._path, f"PyAV: {exc}") from exc
+            yield frame
 
     def close(self) -> None:
         """Release the container and the cache (idempotent)."""

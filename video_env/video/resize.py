@@ -108,12 +108,19 @@ def as_resize(size: object) -> Resize | None:
     raise ConfigError(f"size must be None, (width, height) or a Resize, got {size!r}")
 
 
+def resize_frame(frame: FrameArray, target: Size) -> FrameArray:
+    """Resize one ``uint8[H, W, 3]`` frame (bilinear); returns it when already at ``target``."""
+    if frame.shape[:2] == (target.height, target.width):
+        return frame
+    image = Image.fromarray(frame).resize(target, Image.Resampling.BILINEAR)
+    return np.asarray(image)
+
+
 def resize_frames(frames: FrameArray, target: Size) -> FrameArray:
     """Resize a batch of frames (bilinear); returns the input when already at ``target``."""
     if frames.shape[1:3] == (target.height, target.width):
         return frames
     out = np.empty((len(frames), target.height, target.width, 3), dtype=np.uint8)
     for i, frame in enumerate(frames):
-        image = Image.fromarray(frame).resize(target, Image.Resampling.BILINEAR)
-        out[i] = np.asarray(image)
+        out[i] = resize_frame(frame, target)
     return out

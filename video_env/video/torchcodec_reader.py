@@ -11,6 +11,7 @@ times; TorchCodec then decodes the requested frames with exact seeks
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -21,7 +22,8 @@ from video_env._optional import is_available, require
 from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray
 from video_env.video.cache import DEFAULT_CACHE_BYTES
-from video_env.video.indexed import IndexedVideoReader
+from video_env.video.indexed import IndexedVideoReader, chunk_frames
+from video_env.video.probe import capped_stream_options
 from video_env.video.pyav_reader import demux_index
 
 __all__ = ["TorchCodecReader", "torchcodec_available"]
@@ -45,14 +47,19 @@ def torchcodec_available() -> bool:
 class TorchCodecReader(IndexedVideoReader):
     """Reads frames with ``torchcodec.decoders.VideoDecoder.get_frames_at``.
 
+    The frame size is checked against the frame-area cap, from the header and from
+    FFmpeg's capped probe, before TorchCodec opens the file.
+
     Args:
         path: The video file.
         cache_bytes: Byte budget of the frame cache (``0`` disables it).
         num_threads: FFmpeg decoding threads (``0``: one per core).
+        max_frame_pixels: The frame-area cap (default:
+            :func:`~video_env.video.probe.max_frame_pixels`).
 
     Raises:
-        VideoDecodeError: If the file is missing, empty, corrupt, or TorchCodec and the
-            packets disagree on the number of frames.
+        VideoDecodeError: If the file is missing, empty, corrupt, its frames are over the
+            cap, or TorchCodec and the packets disagree on the number of frames.
         BackendNotInstalled: If TorchCodec cannot be imported (the ``torchcodec`` extra
             and the system's FFmpeg libraries).
     """
@@ -60,9 +67,13 @@ class TorchCodecReader(IndexedVideoReader):
     decoder = "torchcodec"
 
     def __init__(
-        self, path: str, cache_bytes: int = DEFAULT_CACHE_BYTES, num_threads: int = 0
+        self,
+        path: str,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        num_threads: int = 0,
+        max_frame_pixels: int | None = None,
     ) -> None:
-        super().__init__(path, cache_bytes)
+        super().__init__(path, cache_bytes, max_frame_pixels)
         if not torchcodec_available():
             require("torchcodec.decoders", "torchcodec", "the TorchCodec video decoder")
             raise VideoDecodeError(path, "TorchCodec cannot load the FFmpeg libraries")
@@ -71,8 +82,10 @@ class TorchCodecReader(IndexedVideoReader):
 
         self._decoder: Any = None
         try:
-            with av.open(path) as container:
+            options = capped_stream_options(self.max_frame_pixels, self.header_size)
+            with av.open(path, stream_options=options) as container:
                 index = demux_index(container, path)
+            self._size = self._decoder_size(index.size)
             self._decoder = decoders.VideoDecoder(
                 path, seek_mode="exact", dimension_order="NHWC", num_ffmpeg_threads=num_threads
             )
@@ -87,15 +100,16 @@ class TorchCodecReader(IndexedVideoReader):
                 path, f"torchcodec finds {frames} frames where the packets hold {len(index.starts)}"
             )
         self._starts, self._duration, self._fps = index.starts, index.duration, index.fps
-        self._size = index.size
 
-    def _decode(self, indices: npt.NDArray[np.int64]) -> FrameArray:
-        try:
-            batch = self._decoder.get_frames_at(indices=indices.tolist())
-        except (RuntimeError, ValueError, IndexError) as exc:
-            raise VideoDecodeError(self._path, f"torchcodec: {_reason(exc)}") from exc
-        frames: FrameArray = np.ascontiguousarray(batch.data.numpy())
-        return frames
+    def _native_frames(self, indices: npt.NDArray[np.int64]) -> Iterator[FrameArray]:
+        step = chunk_frames(self._size)
+        for start in range(0, len(indices), step):
+            try:
+                batch = self._decoder.get_frames_at(indices=indices[start : start + step].tolist())
+            except (RuntimeError, ValueError, IndexError) as exc:
+                raise VideoDecodeError(self._path, f"torchcodec: {_reason(exc)}") from exc
+            chunk: FrameArray = batch.data.numpy()
+            yield from chunk
 
     def close(self) -> None:
         """Release the decoder and the cache (idempotent)."""
