@@ -441,10 +441,11 @@ def test_resume_point_refuses_another_number_of_processes(tmp_path: Path) -> Non
 
 def test_train_trl_records_its_number_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's settings hold the launcher's count, which a resumed call must repeat."""
-    from policies.training.cli_rl import _WORLD_SIZE_VARIABLES, _trl_run_settings
+    from policies.training.cli_rl import _trl_run_settings
     from video_env.cli import build_parser
+    from video_env.env_vars import WORLD_SIZES
 
-    for variable in _WORLD_SIZE_VARIABLES:
+    for variable in (v.name for v in WORLD_SIZES):
         monkeypatch.delenv(variable, raising=False)
     args = build_parser().parse_args(["train", "trl", "--model", "m", "--out", "o"])
 

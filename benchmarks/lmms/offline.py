@@ -24,6 +24,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from video_env import env_vars
 from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply
 
 __all__ = ["main", "offline_environment"]
@@ -36,7 +37,7 @@ def offline_environment(base_url: str) -> dict[str, str]:
     """The variables that point the clients at ``base_url`` and keep everything offline."""
     return {
         "OPENAI_API_BASE": base_url,
-        "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY") or "offline",
+        "OPENAI_API_KEY": env_vars.LLM_API_KEYS[-1].get() or "offline",
         "VIDEO_ENV_VLM_BASE_URL": base_url,
         "VIDEO_ENV_LLM_BASE_URL": base_url,
         "HF_HUB_OFFLINE": "1",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from policies.training.rl import DYNAMIC_FILTERS, OVERLONG, DAPOConfig
 from policies.training.trl_resume import ResumePoint, resume_point
 from policies.videoscout.prompt import PromptLayout
 from policies.videoscout.record import save_trained_rules
+from video_env import env_vars
 from video_env.cli.flags import Flags
 from video_env.envs.pacing_rules import PacingRules
 from video_env.errors import ConfigError
@@ -267,15 +267,10 @@ def _trl_run_settings(
             "world_size": _world_size()}  # fmt: skip
 
 
-#: Where launchers put the number of processes, in accelerate's order (MPI's, then
-#: torchrun's and accelerate's own).
-_WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE")
-
-
 def _world_size() -> int:
     """The processes this training runs on, as the launcher set it (1 without one)."""
-    for variable in _WORLD_SIZE_VARIABLES:
-        if (value := os.environ.get(variable)) is None:
+    for variable in env_vars.WORLD_SIZES:
+        if (value := variable.get()) is None:
             continue
         try:
             size = int(value)

@@ -18,13 +18,13 @@ A call that fails for good raises :class:`~video_env.backends.llm.LLMCallError` 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from video_env import env_vars
 from video_env.backends import vlm_prompts as prompts
 from video_env.backends.base import Answer, FrameBatch, ReplyGuide, VisionMessage
 from video_env.backends.confidence import (
@@ -118,7 +118,7 @@ class OpenAIVLM:
         self._llm = OpenAICompatibleLLM(
             model,
             base_url,
-            os.environ.get(api_key_env) or None,
+            env_vars.read(api_key_env),
             timeout_s=timeout_s,
             max_retries=max_retries,
             backoff_s=backoff_s,

@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from video_env import env_vars
 from video_env.backends.base import CLIP, VLM, Captioner
 from video_env.backends.model_paths import looks_like_path, missing_model_path
 from video_env.errors import BackendError, ConfigError, UnknownNameError
@@ -58,10 +59,10 @@ KINDS = {
     "clip": ("simulated", "pixel-real", "open_clip"),
 }
 #: Environment variable with the base URL of an OpenAI-compatible VLM server.
-VLM_BASE_URL_ENV = "VIDEO_ENV_VLM_BASE_URL"
+VLM_BASE_URL_ENV = env_vars.VLM_BASE_URL.name
 #: Where the server reads a reply pattern (``OpenAIVLM(regex_field=...)``): format-guided
 #: VideoScout on a vLLM or SGLang server.
-VLM_REGEX_FIELD_ENV = "VIDEO_ENV_VLM_REGEX_FIELD"
+VLM_REGEX_FIELD_ENV = env_vars.VLM_REGEX_FIELD.name
 
 Backend = VLM | Captioner | CLIP
 
@@ -259,8 +260,8 @@ def openai_vlm(model: str) -> Any:
     factory = _import("video_env.backends.openai_vlm", "OpenAIVLM")
     return factory(
         model,
-        base_url=os.environ.get(VLM_BASE_URL_ENV),
-        regex_field=os.environ.get(VLM_REGEX_FIELD_ENV) or None,
+        base_url=env_vars.VLM_BASE_URL.get(),
+        regex_field=env_vars.VLM_REGEX_FIELD.get(),
     )
 
 

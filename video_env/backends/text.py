@@ -10,7 +10,6 @@ Choosing ``minilm`` without the ``models`` extra raises :class:`BackendNotInstal
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -18,12 +17,13 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from video_env import env_vars
 from video_env._optional import is_available, require
 from video_env._seeding import stable_seed
 from video_env.backends.base import TextEmbedder, normalize_rows
 from video_env.errors import BackendNotInstalled, UnknownNameError
 
-TEXT_EMBEDDER_ENV_VAR = "VIDEO_ENV_TEXT_EMBEDDER"
+TEXT_EMBEDDER_ENV_VAR = env_vars.TEXT_EMBEDDER.name
 TEXT_EMBEDDERS = ("lexical", "minilm")
 #: The embedder used unless one is chosen: the same on every machine.
 DEFAULT_TEXT_EMBEDDER = "lexical"
@@ -182,7 +182,7 @@ def resolve_text_embedder(kind: str | None = None) -> str:
         BackendNotInstalled: For ``minilm`` without the ``models`` extra.
     """
     if kind is None:
-        kind = (_chosen[-1] if _chosen else None) or os.environ.get(TEXT_EMBEDDER_ENV_VAR)
+        kind = (_chosen[-1] if _chosen else None) or env_vars.TEXT_EMBEDDER.get()
     kind = kind or DEFAULT_TEXT_EMBEDDER
     if kind not in TEXT_EMBEDDERS:
         raise UnknownNameError("text embedder", kind, TEXT_EMBEDDERS)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from video_env import env_vars
 from video_env._optional import require
 from video_env.cache.codec import CacheFormatError, decode, encode
 from video_env.cache.database import (
@@ -129,10 +130,10 @@ _BROKEN = (sqlite3.Error, OSError)
 
 def default_directory() -> Path:
     """``$VIDEO_ENV_CACHE_DIR`` or ``~/.cache/video-env``."""
-    configured = os.environ.get("VIDEO_ENV_CACHE_DIR")
+    configured = env_vars.CACHE_DIR.get()
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = env_vars.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "video-env"
 
 
@@ -142,7 +143,7 @@ def default_size_limit() -> int:
     Raises:
         ConfigError: If the variable is not a positive number.
     """
-    text = os.environ.get("VIDEO_ENV_CACHE_SIZE_GB", str(DEFAULT_SIZE_GB))
+    text = env_vars.CACHE_SIZE_GB.get() or str(DEFAULT_SIZE_GB)
     try:
         gigabytes = float(text)
     except ValueError:
@@ -154,7 +155,7 @@ def default_size_limit() -> int:
 
 def caching_enabled() -> bool:
     """False when ``VIDEO_ENV_CACHE`` is ``off``, ``0`` or ``false``."""
-    return os.environ.get("VIDEO_ENV_CACHE", "on").strip().lower() not in ("off", "0", "false")
+    return (env_vars.CACHE.get() or "on").strip().lower() not in ("off", "0", "false")
 
 
 def cache_key(kind: str, parts: Mapping[str, Any]) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 
+from video_env import env_vars
 from video_env.errors import ConfigError
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: The environment variable a server and its clients read the token from.
-TOKEN_ENV = "VIDEO_ENV_SERVE_TOKEN"
+TOKEN_ENV = env_vars.SERVE_TOKEN.name
 
 
 def resolve_token(token: str | None = None) -> str | None:
@@ -36,7 +36,7 @@ def resolve_token(token: str | None = None) -> str | None:
             other than printable ASCII (HTTP headers carry Latin-1 and strip spaces).
     """
     if token is None:
-        token = os.environ.get(TOKEN_ENV)
+        token = env_vars.SERVE_TOKEN.get()
     if token and (token != token.strip() or not (token.isascii() and token.isprintable())):
         raise ConfigError(
             "the serve token must be printable ASCII without surrounding spaces: no client "

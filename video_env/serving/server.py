@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from video_env import env_vars
 from video_env.errors import ConfigError, VideoEnvError
 from video_env.serving.auth import exposure_warning, resolve_token
 from video_env.serving.environment import (
@@ -209,7 +210,7 @@ def make_app(
         unclaimed_timeout_s=unclaimed_timeout_s,
         max_unclaimed=max_unclaimed,
     )
-    server.register_routes(app, mode=os.environ.get("OPENENV_MODE", "simulation"))
+    server.register_routes(app, mode=env_vars.OPENENV_MODE.get() or "simulation")
 
     @app.exception_handler(VideoEnvError)
     async def _video_env_error(_request: Request, exc: VideoEnvError) -> JSONResponse:

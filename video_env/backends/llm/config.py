@@ -10,10 +10,10 @@ from a base URL.
 from __future__ import annotations
 
 import base64
-import os
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
+from video_env import env_vars
 from video_env.errors import ConfigError
 
 __all__ = [
@@ -28,9 +28,9 @@ __all__ = [
     "secret_forms",
 ]
 
-MODEL_ENV_VAR = "VIDEO_ENV_LLM_MODEL"
-BASE_URL_ENV_VARS = ("VIDEO_ENV_LLM_BASE_URL", "OPENAI_BASE_URL")
-API_KEY_ENV_VARS = ("VIDEO_ENV_LLM_API_KEY", "OPENAI_API_KEY")
+MODEL_ENV_VAR = env_vars.LLM_MODEL.name
+BASE_URL_ENV_VARS = tuple(v.name for v in env_vars.LLM_BASE_URLS)
+API_KEY_ENV_VARS = tuple(v.name for v in env_vars.LLM_API_KEYS)
 LOCAL_API_KEY = "not-needed"
 """The placeholder key sent to local servers (vLLM, SGLang, Ollama, llama.cpp) that need none."""
 
@@ -49,12 +49,9 @@ class OpenAISettings:
     api_key: str = field(repr=False)
 
 
-def _first_env(names: tuple[str, ...]) -> str | None:
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return None
+def _first_env(variables: tuple[env_vars.EnvVar, ...]) -> str | None:
+    found = env_vars.first_set(variables)
+    return found[1] if found else None
 
 
 def resolve_openai_settings(
@@ -70,11 +67,11 @@ def resolve_openai_settings(
     Raises:
         ConfigError: If no model is given, or no key for OpenAI's own API.
     """
-    model = model or _first_env((MODEL_ENV_VAR,))
+    model = model or _first_env((env_vars.LLM_MODEL,))
     if not model:
         raise ConfigError(f"no LLM model: pass model= or set ${MODEL_ENV_VAR}")
-    base_url = base_url or _first_env(BASE_URL_ENV_VARS)
-    api_key = api_key or _first_env(API_KEY_ENV_VARS)
+    base_url = base_url or _first_env(env_vars.LLM_BASE_URLS)
+    api_key = api_key or _first_env(env_vars.LLM_API_KEYS)
     if not api_key:
         if base_url is None:
             names = " or ".join(f"${n}" for n in API_KEY_ENV_VARS)
