@@ -216,3 +216,44 @@ def test_the_env_package_holds_no_policys_prompt() -> None:
     for path in (ROOT / "video_env").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "class PromptLayout" not in text and "END_NOTE_PLACES = " not in text, path
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Library module → the library modules it imports (``from pkg import mod`` is ``pkg.mod``).
+
+    A package's ``__init__`` is left out: re-exporting its own modules is no circle.
+    """
+    paths = {module_name(path): path for path in library_modules()}
+    modules = {name for name, path in paths.items() if path.name != "__init__.py"}
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        path = paths[name]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+        graph[name] = {t for t in targets & modules if t != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[str]:
+    """Pairs of modules that import each other, ``a <-> b``."""
+    return sorted(f"{a} <-> {b}" for a, ts in graph.items() for b in ts if a < b and a in graph[b])
+
+
+def test_no_two_library_modules_import_each_other() -> None:
+    assert not circles(_module_graph())
+
+
+def test_the_circle_check_sees_a_lazy_import_back(tmp_path: Path) -> None:
+    assert circles({"a": {"b", "c"}, "b": {"a"}, "c": set()}) == ["a <-> b"]
+    module = tmp_path / "probe.py"
+    module.write_text("def f():\n    from benchmarks import plots_runs\n", encoding="utf-8")
+    assert "benchmarks.plots_runs" in {
+        f"{n.module}.{a.name}"
+        for n in ast.walk(ast.parse(module.read_text()))
+        if isinstance(n, ast.ImportFrom)
+        for a in n.names
+    }

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from video_env.data._common import EMPTY_OPTION, RecordContext, brief
-from video_env.data._parsing import OPTION_PREFIX, letter_of
+from video_env.data._common import EMPTY_OPTION, RecordContext
+from video_env.data._parsing import OPTION_PREFIX, brief, letter_of
 from video_env.types import OPTION_LETTERS
 
 

@@ -18,23 +18,21 @@ the missing-video policy and returns a :class:`~video_env.data._report.SampleLis
 from __future__ import annotations
 
 import math
-import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from video_env.data._files import PathLike, UnreadableRecord
 from video_env.data._parsing import (
+    brief,
     letter_of,
     parse_timestamp,
     strip_option_letters,
 )
+from video_env.data._video_paths import RefusedPath, VideoRoot
 from video_env.errors import DatasetError
 from video_env.types import MAX_DURATION_S, OPTION_LETTERS, Interval, SampleError, VideoQA
-
-if TYPE_CHECKING:
-    from video_env.data._video_paths import VideoRoot
 
 __all__ = ["PathLike", "letter_of", "parse_timestamp", "strip_option_letters"]
 
@@ -49,15 +47,8 @@ INTERVAL_TOLERANCE = 1.0
 #: option still has its letter, so letter and index answers keep their meaning).
 EMPTY_OPTION = "(empty option)"
 
-_BRIEF = reprlib.Repr()
-_BRIEF.maxstring = _BRIEF.maxother = 80
 #: A record parser: ``(record index, raw record) -> sample(s)``.
 Parser: TypeAlias = Callable[[int, Any], "VideoQA | Iterable[VideoQA]"]
-
-
-def brief(value: Any) -> str:
-    """A short ``repr`` of an annotation value for messages (bounded length and depth)."""
-    return _BRIEF.repr(value)
 
 
 class VideoPathError(DatasetError):
@@ -347,7 +338,12 @@ class RecordContext:
         """
         if self.videos is None:
             raise ValueError(f"{self.path}: parsed without a video root")
-        return self.videos.path(self, relative, index)
+        try:
+            return self.videos.path(relative)
+        except RefusedPath as exc:
+            if exc.leaves_root:
+                raise VideoPathError(self.path, str(exc), index) from None
+            raise self.error(str(exc), index) from None
 
     def sample(self, index: int, **fields: Any) -> VideoQA:
         """Build a :class:`VideoQA`, turning its validation errors into :class:`DatasetError`."""

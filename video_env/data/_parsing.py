@@ -1,12 +1,26 @@
-"""Pure text parsing shared by the loaders: timestamps, option letters, question forms."""
+"""Pure text parsing shared by the loaders: timestamps, option letters, question forms.
+
+Also the short form of an annotation value that their messages quote (:func:`brief`).
+"""
 
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Sequence
+from typing import Any
 
 from video_env.errors import ConfigError
 from video_env.types import OPTION_LETTERS
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = 80
+
+
+def brief(value: Any) -> str:
+    """A short ``repr`` of an annotation value for messages (bounded length and depth)."""
+    return _BRIEF.repr(value)
+
 
 _TIMESTAMP = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d{1,2}(?:\.\d+)?)\s*$")
 #: An option label at the start of a text: ``"A. "``, ``"(A) "``, ``"A) "``, ``"A: "``.

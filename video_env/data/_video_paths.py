@@ -7,8 +7,28 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from video_env.data._common import RecordContext, VideoPathError, brief
 from video_env.data._files import PathLike
+from video_env.data._parsing import brief
+
+__all__ = ["RefusedPath", "VideoRoot"]
+
+
+class RefusedPath(ValueError):
+    """A record's video path the root refuses, and whether it leaves the root.
+
+    The record's parsing context turns it into the file's error: a
+    :class:`~video_env.data.VideoPathError` (the whole file refused) for a path that leaves
+    the root, else a malformed record.
+
+    Args:
+        message: What is wrong with the path.
+        leaves_root: It is absolute (not allowed), climbs out of the root, or holds bytes
+            no file name has.
+    """
+
+    def __init__(self, message: str, leaves_root: bool) -> None:
+        super().__init__(message)
+        self.leaves_root = leaves_root
 
 
 @dataclass(frozen=True)
@@ -32,51 +52,48 @@ class VideoRoot:
     root: PathLike | None
     allow_absolute: bool = False
 
-    def path(self, ctx: RecordContext, relative: Any, index: int) -> str:
+    def path(self, relative: Any) -> str:
         """``root / relative`` for a record's video path.
 
         Raises:
-            DatasetError: If ``relative`` is not a non-empty string, or (with a root) names
-                an existing folder or other non-regular file.
-            VideoPathError: If it is absolute (without ``allow_absolute``), leaves the root,
-                or names the root itself.
+            RefusedPath: If ``relative`` is not a non-empty string, or (with a root) names
+                an existing folder or other non-regular file; ``leaves_root`` if it is
+                absolute (without ``allow_absolute``), leaves the root, names the root
+                itself, or is no file name.
         """
         if not isinstance(relative, str) or not relative.strip():
-            raise ctx.error(
-                f"a video path must be a non-empty string, got {brief(relative)}", index
+            raise RefusedPath(
+                f"a video path must be a non-empty string, got {brief(relative)}", False
             )
         if "\0" in relative:
-            raise VideoPathError(ctx.path, f"video path {brief(relative)} holds a NUL byte", index)
+            raise RefusedPath(f"video path {brief(relative)} holds a NUL byte", True)
         try:
             os.fsencode(relative)
         except UnicodeEncodeError:  # a lone surrogate the file system has no bytes for
-            raise VideoPathError(
-                ctx.path, f"video path {brief(relative)} is no file name (a lone surrogate)", index
+            raise RefusedPath(
+                f"video path {brief(relative)} is no file name (a lone surrogate)", True
             ) from None
         if os.path.isabs(relative):
             if self.allow_absolute:
-                return self._regular(ctx, relative, os.path.normpath(relative), index)
-            raise VideoPathError(
-                ctx.path,
+                return self._regular(relative, os.path.normpath(relative))
+            raise RefusedPath(
                 f"video path {brief(relative)} is absolute; refused unless absolute paths "
                 "are allowed (allow_absolute=True, --allow-absolute-paths)",
-                index,
+                True,
             )
         normal = os.path.normpath(relative)
         if normal in (os.curdir, os.pardir) or normal.startswith(os.pardir + os.sep):
             root = "the working directory" if self.root is None else os.fspath(self.root)
-            raise VideoPathError(
-                ctx.path, f"video path {brief(relative)} is not a file inside {root}", index
-            )
+            raise RefusedPath(f"video path {brief(relative)} is not a file inside {root}", True)
         if self.root is None:
             return normal
-        return self._regular(ctx, relative, os.path.join(os.fspath(self.root), normal), index)
+        return self._regular(relative, os.path.join(os.fspath(self.root), normal))
 
-    def _regular(self, ctx: RecordContext, relative: str, path: str, index: int) -> str:
+    def _regular(self, relative: str, path: str) -> str:
         """``path``, unless (with a root) it exists and is not a regular file."""
         kind = None if self.root is None else _not_a_file(path)
         if kind is not None:
-            raise ctx.error(f"video path {brief(relative)} names {kind}, not a video file", index)
+            raise RefusedPath(f"video path {brief(relative)} names {kind}, not a video file", False)
         return path
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext
 from video_env.data._files import find_file, read_json, read_records
+from video_env.data._parsing import brief
 from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.types import VideoQA
 

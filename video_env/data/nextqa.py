@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from video_env.data._answers import answer_letter
-from video_env.data._common import PathLike, RecordContext, brief
+from video_env.data._common import PathLike, RecordContext
 from video_env.data._files import find_file, read_csv, read_json
+from video_env.data._parsing import brief
 from video_env.data._report import LoadArgs, LoadOptions, SampleList
 from video_env.errors import DatasetError
 from video_env.types import Interval, VideoQA
