@@ -9,7 +9,7 @@ It runs, with ``--fresh`` and the default set-up (what ``scripts/run-main`` runs
 
 then rewrites the README's regions between ``<!-- refresh-docs:NAME -->`` and
 ``<!-- /refresh-docs:NAME -->`` from those two tables. Idempotent: a second run on the same
-commit changes nothing (plots aside where matplotlib differs). ``tests/test_docs.py`` checks
+commit changes nothing (plots aside where matplotlib differs). ``tests/project/test_docs.py`` checks
 that the README's regions match the committed tables.
 """
 

@@ -2,14 +2,15 @@
 
 Run: ``python -m benchmarks.perf.parse [--repeats 3]``
 
-For each environment's action set and each adversarial reply kind (the patterns that
-made earlier parsers quadratic: unclosed braces, unclosed calls, repeated Think-Act tags, an unclosed think,
-nested JSON, bracket soup inside a call, plus a benign long reply), prints the parse time
-per KB at 1 KB, 16 KB, 256 KB and 1 MB (CPU time, best of ``--repeats``). Linear parsing keeps the
-time per KB flat across a row; the last column is the 1 MB / 1 KB ratio of the time per KB
-(the baseline is the 1 KB reply in the same run; ~1 means linear, the old parsers' ratio
-grew with the length: quadratic or worse). ``TextActions`` refuses replies longer than its
-``max_length`` (16 KB by default) before parsing; these timings are the parser's own.
+For each environment's action set and each adversarial reply kind (the patterns that made
+earlier parsers quadratic: unclosed braces, unclosed calls, repeated Think-Act tags, an
+unclosed think, nested JSON, bracket soup inside a call, plus a benign long reply), prints
+the parse time per KB at 1 KB, 16 KB, 256 KB and 1 MB (CPU time, best of ``--repeats``).
+Linear parsing keeps the time per KB flat across a row; the last column is the 1 MB / 1 KB
+ratio of the time per KB (the baseline is the 1 KB reply in the same run; ~1 means linear,
+the old parsers' ratio grew with the length: quadratic or worse). ``TextActions`` refuses
+replies longer than its ``max_length`` (16 KB by default) before parsing; these timings are
+the parser's own.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Reads the evaluation that ``python -m experiments.pixel_models perception`` (or
 ``--evaluate-only``) stored in
 the weights' ``pixel_real.json`` and prints it as the table of ``docs/pixel_real.md``;
 ``--update-docs`` replaces the block between ``<!-- pixel-real-table -->`` and
-``<!-- /pixel-real-table -->`` there. ``tests/test_pixel_real.py`` checks that the docs'
+``<!-- /pixel-real-table -->`` there. ``tests/pixel/test_pixel_real.py`` checks that the docs'
 block is the table of the shipped weights.
 """
 

@@ -21,8 +21,8 @@ import numpy as np
 from video_env.backends.base import FrameBatch
 from video_env.errors import BackendError, ConfigError
 from video_env.metrics.cost import Cost
-from video_env.synth.vocab import Category
 from video_env.synth.elements import Needle
+from video_env.synth.vocab import Category
 from video_env.synth.world import SynthVideo
 from video_env.video.base import Size
 

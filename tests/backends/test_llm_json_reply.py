@@ -13,7 +13,7 @@ pytest.importorskip("json_repair")
 from video_env.backends.llm import ReplyFormatError, parse_json_object, parse_json_reply
 from video_env.errors import BackendError
 
-CORPUS_PATH = Path(__file__).parent / "fixtures" / "llm_replies.jsonl"
+CORPUS_PATH = Path(__file__).parents[1] / "fixtures" / "llm_replies.jsonl"
 CORPUS: list[dict[str, Any]] = [
     json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line
 ]

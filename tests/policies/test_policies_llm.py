@@ -18,7 +18,8 @@ from video_env.backends.llm.testing import FakeOpenAIServer, chat_reply
 from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
 
 CORPUS = [
-    json.loads(line) for line in (Path(__file__).parent / "fixtures" / "llm_replies.jsonl").open()
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "fixtures" / "llm_replies.jsonl").open()
 ]
 
 

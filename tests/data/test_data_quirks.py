@@ -11,7 +11,7 @@ from video_env.data import EMPTY_OPTION, SkippedRecordsWarning, load
 from video_env.data._common import RecordContext
 from video_env.errors import DatasetError
 
-QUIRKS = Path(__file__).parent / "fixtures" / "data" / "quirks"
+QUIRKS = Path(__file__).parents[1] / "fixtures" / "data" / "quirks"
 
 # no fixture has videos; the missing-video summary is tested in test_data_common.py
 pytestmark = pytest.mark.filterwarnings("ignore::video_env.data.MissingVideosWarning")

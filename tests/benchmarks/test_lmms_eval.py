@@ -429,7 +429,7 @@ def _as_lmms_eval_scores(final: str) -> str:
 
 def test_the_pages_offline_block_runs_as_printed_and_prints_its_table() -> None:
     """``docs/lmms-eval.md`` opens with a command that runs offline: it does, as shown."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     page = (root / "docs" / "lmms-eval.md").read_text(encoding="utf-8")
     section = page.split("## Offline first", 1)[1]
     command = section.split("```bash\n", 1)[1].split("```", 1)[0]

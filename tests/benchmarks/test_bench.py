@@ -154,7 +154,7 @@ def test_compare_and_cli_errors(
 def test_bench_on_a_benchmark_dataset_without_its_videos(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fixture = Path(__file__).parent / "fixtures" / "data" / "cg_bench" / "cgbench.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "data" / "cg_bench" / "cgbench.json"
     args = ["bench", "--dataset", "cg-bench", "--annotations", str(fixture), "--videos",
             "/nonexistent", "--policies", "falconeye", "--out", str(tmp_path), "--quiet",
             "--no-plots", "--executor", "serial"]  # fmt: skip

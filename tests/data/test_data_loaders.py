@@ -20,7 +20,7 @@ from video_env.data import (
 from video_env.errors import ConfigError, DatasetError
 from video_env.types import Interval
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 
 # Most fixtures have no videos; the summary warning is tested in test_data_common.py.
 pytestmark = pytest.mark.filterwarnings("ignore::video_env.data.MissingVideosWarning")

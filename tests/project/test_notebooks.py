@@ -14,7 +14,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat", reason="the dev extra installs nbformat")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 #: Seconds one notebook may take at the small size before the test fails (it takes far less).
 CELL_TIMEOUT_S = 300
 #: Modules a notebook needs beyond the ``notebooks`` extra (skipped without them).

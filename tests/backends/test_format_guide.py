@@ -9,7 +9,7 @@ import pytest
 from policies import run_episode
 from policies.videoscout import VideoScoutPolicy
 from policies.videoscout.think_act_pattern import think_act_pattern
-from tests.test_reply_guide import SpeedLovingChat
+from tests.backends.test_reply_guide import SpeedLovingChat
 from video_env.backends.base import ReplyGuide
 from video_env.envs import PacingEnv
 from video_env.errors import ConfigError

@@ -15,7 +15,7 @@ from video_env.data._parsing import letter_of, strip_option_letters
 from video_env.data.lvbench import split_options
 from video_env.errors import ConfigError, DatasetError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 DEEP = "[" * 100_000 + "]" * 100_000  # beyond the JSON parser's recursion limit
 
 pytestmark = pytest.mark.filterwarnings("ignore::video_env.data.MissingVideosWarning")

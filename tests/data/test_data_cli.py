@@ -10,7 +10,7 @@ import pytest
 
 from video_env.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 
 
 def test_data_list(capsys):

@@ -8,7 +8,7 @@ import pytest
 from policies import prompts
 from video_env import ConfigError
 
-SNAPSHOTS = Path(__file__).parent / "snapshots" / "prompts"
+SNAPSHOTS = Path(__file__).parents[1] / "snapshots" / "prompts"
 CAPTIONS = "[0-60s] a kitchen with white cabinets\n[60-120s] a street sign; a busy city street"
 EVALUATIONS = '[60-120s] answer: "B" | confidence: 0.41 | caption: a street sign'
 OPTIONS = prompts.options_block(["MAPLE", "HARBOR", "ZENITH", "COBALT"])

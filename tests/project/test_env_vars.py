@@ -9,7 +9,7 @@ import pytest
 
 from video_env import env_vars
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: Speed benchmarks set up their own runs' environment (they write variables, and read back
 #: what they wrote to restore it).
 SETTING_UP = ("benchmarks/perf/",)

@@ -25,7 +25,7 @@ from video_env.data._common import RecordContext
 from video_env.errors import ConfigError, DatasetError, UnknownNameError
 from video_env.types import Interval, VideoQA
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 NEXTQA = FIXTURES / "nextqa"
 
 

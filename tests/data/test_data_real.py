@@ -23,7 +23,7 @@ def _annotations_dir() -> Path | None:
     if os.environ.get("VIDEO_ENV_SHARED_DATA"):
         root = Path(os.environ["VIDEO_ENV_SHARED_DATA"])
         candidates += [root / "annotations", root]
-    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data" / "annotations")
+    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "annotations")
     for path in candidates:
         if (path / "nextqa").is_dir() or (path / "egoschema").is_dir():
             return path

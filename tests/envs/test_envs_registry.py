@@ -18,7 +18,7 @@ from video_env.errors import VideoDecodeError
 from video_env.provenance import VideoProvenanceWarning
 from video_env.types import Interval
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 LOADER_FIXTURES = {
     "falcon-bench": FIXTURES / "falcon_bench",
     "cg-bench": FIXTURES / "cg_bench" / "cgbench.json",

@@ -371,7 +371,7 @@ def test_the_dapo_checkpoint_ships_by_name_with_its_runs_record(
 def test_every_shipped_checkpoint_is_package_data_and_a_missing_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     (package_data,) = [line for line in pyproject.splitlines() if line.startswith("policies = [")]
     assert '"checkpoints/*/*"' in package_data
     for folder in videoscout.SHIPPED.values():

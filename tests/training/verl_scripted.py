@@ -1,6 +1,6 @@
 """A scripted inference server and verl's way of building and running the agent loop.
 
-Imported by ``tests/test_verl.py`` once verl is known to import (the verl extra).
+Imported by ``tests/training/test_verl.py`` once verl is known to import (the verl extra).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from policies.training.adapter import PacingChatEnv
 from policies.training.cli_common import RULES
 from video_env.data.verl_rows import AGENT_NAME, SampleSource
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AGENT_LOOP_YAML = ROOT / "examples" / "verl" / "agent_loop.yaml"
 PROMPT_LENGTH = 2048
 RESPONSE_LENGTH = 1200

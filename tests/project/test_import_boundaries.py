@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ("video_env", "policies", "benchmarks")
 #: What each package may import of the project (itself included).
 ALLOWED = {

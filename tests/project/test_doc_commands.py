@@ -20,7 +20,7 @@ import pytest
 
 from video_env.cli import build_parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: Flags that change how a bench runs, not what it records (a folder may differ in them).
 HOW_FLAGS = {"--out": 1, "--fresh": 0, "--quiet": 0, "--no-plots": 0, "--workers": 1,
