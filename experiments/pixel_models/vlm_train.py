@@ -12,7 +12,7 @@
 2. **Language** (:func:`train_language`): the ViT frozen, the merger (its projection into
    the language model) and the language model with its embeddings trained on chat turns
    built exactly as the backend prompts at inference (:mod:`experiments.pixel_models.vlm_data`),
-   loss on the reply tokens only (:func:`~video_env.backends.hf_turns.collate_turns`). The
+   loss on the reply tokens only (:func:`~policies.training.turn_encoding.collate_turns`). The
    token embeddings and output rows of the fact words start at the fact head's weights,
    so a visual token and the word that names it begin close together.
 
@@ -47,7 +47,7 @@ from experiments.pixel_models.vlm_data import (
     window_turns,
 )
 from video_env._optional import require
-from video_env.backends.hf_turns import TurnExample, collate_turns
+from policies.training.turn_encoding import TurnExample, collate_turns
 from video_env.types import OPTION_LETTERS
 
 __all__ = [

@@ -41,7 +41,7 @@ def test_evidence_tokens_of_an_image_and_of_frame_pairs() -> None:
 def _window_batch(
     state: tuple[Any, Any, FrameBank], seed: int
 ) -> tuple[Any, Window, list[tuple[Any, str]], str]:
-    from video_env.backends.hf_turns import TurnExample, collate_turns
+    from policies.training.turn_encoding import TurnExample, collate_turns
 
     _, processor, bank = state
     rng = np.random.default_rng(seed)

@@ -200,7 +200,7 @@ def test_one_vision_pass_per_window_gives_the_same_logits_as_every_turns_pixels(
     from experiments.pixel_models.vlm_checkpoint import build_processor, new_model, new_tokenizer
     from experiments.pixel_models.vlm_data import window
     from experiments.pixel_models.vlm_train import accepts_encoder_outputs, shared_vision
-    from video_env.backends.hf_turns import TurnExample, collate_turns
+    from policies.training.turn_encoding import TurnExample, collate_turns
 
     video = split_videos("train", 1)[0]
     bank = FrameBank()

@@ -204,11 +204,50 @@ def test_what_users_run_imports_the_training_recipe_only_where_listed() -> None:
     assert importers == TRAINING_IMPORTERS
 
 
-def test_envs_backends_and_perceptions_import_no_training_code() -> None:
-    for package in ("envs", "backends", "pixel", "video", "synth"):
-        for path in (ROOT / "video_env" / package).rglob("*.py"):
-            training = {t for t in imported(path) if "train" in t.rpartition(".")[2]}
-            assert not training, f"{path.relative_to(ROOT)} imports {training}"
+#: Libraries that only training uses: the env package imports none of them.
+TRAINING_LIBRARIES = {"trl", "peft", "accelerate", "deepspeed", "verl"}
+
+
+def training_support(path: Path, name: str | None = None) -> list[str]:
+    """What in ``path`` (module ``name``) is training code.
+
+    An import of training code or of a training library, or a loss mask (labels of
+    ``-100``, the ignore index of the loss).
+    """
+    found = [
+        t
+        for t in imported(path, name)
+        if "train" in t.rpartition(".")[2] or t.split(".")[0] in TRAINING_LIBRARIES
+    ]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and node.operand.value == 100
+        ):
+            found.append(f"a loss mask (-100) at line {node.lineno}")
+    return found
+
+
+def test_the_env_package_holds_no_training_support() -> None:
+    """Training support (turn encodings with loss masks, trainers) lives in policies."""
+    hits = {
+        f"{path.relative_to(ROOT)}: {what}"
+        for path in (ROOT / "video_env").rglob("*.py")
+        for what in training_support(path)
+    }
+    assert not hits, sorted(hits)
+
+
+def test_the_training_check_sees_a_loss_mask_and_a_trainer(tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text("import trl\nlabels = [-100, -100, 7]\n", encoding="utf-8")
+    assert training_support(module, "video_env.probe") == [
+        "trl",
+        "a loss mask (-100) at line 2",
+        "a loss mask (-100) at line 2",
+    ]
 
 
 def test_the_env_package_holds_no_policys_prompt() -> None:

@@ -378,7 +378,7 @@ def test_dapo_step_scores_policy_old_policy_and_reference_alike(
     import policies.training.dapo_step as rl  # the step's module: where it scores replies
     from policies.training.dapo import DAPOSettings
     from policies.training.rollout import Trajectory
-    from video_env.backends.hf_turns import TurnExample
+    from policies.training.turn_encoding import TurnExample
 
     model, reference = torch.nn.Linear(1, 1), torch.nn.Linear(1, 1)
     calls: list[tuple[str, bool]] = []

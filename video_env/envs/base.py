@@ -54,23 +54,18 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         dataset: Samples, a suite name, or ``None`` for ``synth-quick``.
         perception: Backends (a :class:`Perception` or ``"simulated"``); default: the
             simulated offline set.
-        vlm: A VLM backend or spec string (``"qwen2.5-vl:PATH"``, ``"openai:MODEL"``,
-            ``"simulated"``; see :mod:`video_env.backends.registry`) replacing that role.
+        vlm: A VLM backend or spec (``qwen2.5-vl:PATH``, ``openai:MODEL``; the registry's).
         captioner: A captioner or spec (default with a real ``vlm`` spec: the same model).
         clip: A CLIP or spec (``"open_clip:NAME[:PRETRAINED]"``, a folder).
-        judge: Judge of open answers, or a spec: ``"exact"`` (default: normalised exact
-            match), ``"embedding"``, or an LLM spec for FALCON-Bench's LLM judge.
+        judge: Judge of open answers or a spec: ``exact`` (default), ``embedding``, an LLM's.
         max_invalid_actions: Invalid actions allowed; one more ends the episode (truncated).
         invalid_action_penalty: Reward of an invalid action (subtracted).
         standin_missing_videos: Play a missing video file as a simulated stand-in, frames
             included (labelled ``stand-in``); without it a missing file is an error.
         render_mode: ``"rgb_array"``, ``"ansi"`` or ``None``.
-
-    Attributes:
-        kind: The env kind's name, declared by each env class (``"pacing"``): what
-            benchmarks, records, policies' ``env_kinds`` and tasks call it.
     """
 
+    #: The env kind each env class declares (``"pacing"``), as benchmarks and policies name it.
     kind: ClassVar[str]
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": 1}  # noqa: RUF012
 

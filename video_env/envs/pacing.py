@@ -54,10 +54,9 @@ class PacingEnv(VideoQAEnv):
     """VideoScout's Sequential Evidence Acquisition over a long video.
 
     ## Description
-    The video is cut into chunks whose duration depends on its length (<30 s: 10 s,
-    <2 min: 15 s, <5 min: 20 s, <15 min: 30 s, else 45 s). Each turn shows a window of
-    chunks starting at the forward pointer; the agent chooses how fast to go on, rewatches
-    one chunk of a multi-chunk window, or answers. It carries its own notes (memory).
+    The video is cut into chunks whose duration depends on its length (<30 s: 10 s, <2 min:
+    15 s, <5 min: 20 s, <15 min: 30 s, else 45 s). Each turn shows a window of chunks from the
+    forward pointer; the agent goes on at a speed, rewatches a chunk, or answers, with notes.
 
     ## Action Space
     ``Dict(kind: Discrete(3) [0 speed, 1 rewatch, 2 answer], speed: Discrete(3)
@@ -65,8 +64,8 @@ class PacingEnv(VideoQAEnv):
     Discrete(2), window: Box(2) in fractions of the duration, memory: Text)``; or the
     dataclasses ``SpeedAction``, ``RewatchAction``, ``AnswerAction`` of
     :mod:`video_env.actions`; LLM text goes through
-    :class:`~video_env.actions.PacingActionSet` (VideoScout's Think-Act format accepted).
-    An empty ``memory`` leaves the notes unchanged.
+    :class:`~video_env.actions.PacingActionSet` (VideoScout's Think-Act format); an empty
+    ``memory`` leaves the notes unchanged.
 
     ## Observation Space
     ``question``, ``options`` (``"A. ...`` lines, empty for open questions), ``memory``,
