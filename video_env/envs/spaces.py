@@ -13,7 +13,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector.utils import batch_space, iterate
 
 from video_env.envs.vector_memory import ObservationDict
 from video_env.errors import InvalidActionError
@@ -87,6 +87,9 @@ def _batched_fields(space: ObservationDict, n: int = 1) -> spaces.Space[Any]:
 batch_space.register(CompactText, _batched_compactly(spaces.Text))
 batch_space.register(CompactTuple, _batched_compactly(spaces.Tuple))
 batch_space.register(ObservationDict, _batched_fields)
+# Gymnasium iterates a batched Tuple part by part only when every part's exact type has an
+# ``iterate`` of its own: a CompactTuple is iterated as the Tuple it is.
+iterate.register(CompactTuple, iterate.dispatch(spaces.Tuple))
 
 
 def text_space(max_length: int) -> spaces.Text:
