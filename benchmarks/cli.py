@@ -226,12 +226,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "`bench compare DIR1 DIR2` work on finished runs.",
     )
     CONFIG_FLAGS.add(parser)
-    parser.add_argument("--llm-timeout", type=float, metavar="SECONDS",
-                        help="seconds one LLM request may take "
-                        f"(default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
-    parser.add_argument("--llm-retries", type=int, metavar="N",
-                        help="retries of a failed LLM request "
-                        f"(default {DEFAULT_MAX_RETRIES})")  # fmt: skip
+    # the LLM client's options, folded into --llm's spec (_llm_spec); defaults: the client's
+    for flag, kind, metavar, what, default in (
+        ("--llm-timeout", float, "SECONDS", "seconds one LLM request may take", DEFAULT_TIMEOUT_S),
+        ("--llm-retries", int, "N", "retries of a failed LLM request", DEFAULT_MAX_RETRIES),
+    ):
+        parser.add_argument(flag, type=kind, metavar=metavar, help=f"{what} (default {default:g})")
     RUN_FLAGS.add(parser)
     parser.set_defaults(func=_run)
     actions = parser.add_subparsers(dest="bench_action", metavar="ACTION")

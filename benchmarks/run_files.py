@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from video_env.errors import ConfigError
+from video_env.file_kinds import describe_mode
 
 __all__ = ["open_run_file", "read_run_file", "run_file_descriptor", "write_atomic"]
 
@@ -56,16 +57,8 @@ def _kind(path: Path) -> str:
         if stat.S_ISLNK(mode):
             return f"a symbolic link (to {os.readlink(path)!r})"
     except OSError:  # gone, or changed, since the open
-        return "something else"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "something else"
+        return "something other than a file"
+    return describe_mode(mode) or "a file"
 
 
 def run_file_descriptor(path: str | os.PathLike[str], mode: str, in_place: bool = False) -> int:

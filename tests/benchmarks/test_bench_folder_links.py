@@ -90,7 +90,7 @@ def test_a_fifo_or_a_directory_is_refused_at_once(
     (run / "episodes.jsonl").unlink()
     (run / "episodes.jsonl").mkdir()
     assert main([*ARGS, "--out", str(run)]) == 2
-    assert "a directory" in refused(capsys, "episodes.jsonl")
+    assert "a folder" in refused(capsys, "episodes.jsonl")
 
 
 def test_a_log_with_another_hard_link_is_not_changed_in_place(run: Path, tmp_path: Path) -> None:

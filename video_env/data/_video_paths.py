@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from typing import Any
 
 from video_env.data._files import PathLike
 from video_env.data._parsing import brief
+from video_env.file_kinds import describe_mode
 
 __all__ = ["RefusedPath", "VideoRoot"]
 
@@ -103,14 +103,4 @@ def _not_a_file(path: str) -> str | None:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):  # missing, unreadable folder, name too long: not ours to say
         return None
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "something other than a file"
+    return describe_mode(mode)

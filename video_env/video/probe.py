@@ -109,15 +109,7 @@ def header_size(path: str) -> Size:
     Raises:
         VideoDecodeError: If the file cannot be opened or holds no video stream.
     """
-    av = require("av", "core", "reading a video's header")
-    try:
-        with av.open(path, options={"codec_whitelist": _NO_DECODER}) as container:
-            if not container.streams.video:
-                raise VideoDecodeError(path, "no video stream")
-            stream: Any = container.streams.video[0]
-            return Size(int(stream.codec_context.width), int(stream.codec_context.height))
-    except av.error.FFmpegError as exc:
-        raise VideoDecodeError(path, f"PyAV: {exc}") from exc
+    return _stream_size(path, options={"codec_whitelist": _NO_DECODER})
 
 
 def probe_frame_size(path: str, cap: int) -> Size:
@@ -148,9 +140,18 @@ def decoder_frame_size(path: str, cap: int, header: Size) -> Size:
     Raises:
         VideoDecodeError: If the file cannot be opened or holds no video stream.
     """
+    return _stream_size(path, stream_options=capped_stream_options(cap, header))
+
+
+def _stream_size(path: str, **open_options: Any) -> Size:
+    """The first video stream's frame size as PyAV opens ``path`` with ``open_options``.
+
+    Raises:
+        VideoDecodeError: If the file cannot be opened or holds no video stream.
+    """
     av = require("av", "core", "reading a video's header")
     try:
-        with av.open(path, stream_options=capped_stream_options(cap, header)) as container:
+        with av.open(path, **open_options) as container:
             if not container.streams.video:
                 raise VideoDecodeError(path, "no video stream")
             stream: Any = container.streams.video[0]
