@@ -30,7 +30,7 @@ from policies.training.turn_rows import row_reply, text_slots
 from video_env._seeding import stable_seed
 from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import InvalidAction
-from video_env.envs.pacing import shown_error
+from video_env.envs.spaces import shown_error
 from video_env.errors import ConfigError
 from video_env.wrappers.text_actions import parse_text_action
 

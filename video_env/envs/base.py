@@ -30,7 +30,7 @@ from video_env.envs.arguments import (
 from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception, same_file_reader
 from video_env.envs.render import render_ansi, render_rgb
-from video_env.envs.spaces import fraction_to_window, option_list, scalar, versioned_space
+from video_env.envs.spaces import fraction_to_window, observation, versioned_space
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
@@ -48,7 +48,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     ``info["episode"]``.
 
     Subclasses implement :meth:`_begin` (set-up), :meth:`_act` (a non-answer action),
-    :meth:`_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and :meth:`_coerce`.
+    :meth:`_kind_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and :meth:`_coerce`.
 
     Args:
         dataset: Samples, a suite name, or ``None`` for ``synth-quick``.
@@ -139,7 +139,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()
         info["reset_cost"] = reset_cost.to_dict()
         info["episode_seed"] = episode_seed
-        return self._versioned(self._observation()), info
+        return self._observation(), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply an action: a dataclass from :mod:`video_env.actions` or a space dict.
@@ -192,7 +192,7 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         info = self._info()  # after finish(): no action is legal any more
         if record is not None:
             info["episode"] = record
-        return self._versioned(self._observation()), reward, terminated, truncated, info
+        return self._observation(), reward, terminated, truncated, info
 
     def _coerce_any(self, action: Any) -> Action:
         """:meth:`_coerce`, with a malformed ``action_space`` dict made an invalid action.
@@ -356,16 +356,16 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
         """``space`` with the fields of :attr:`observation_version` the env does not have."""
         return versioned_space(space, self.observation_version)
 
-    def _versioned(self, obs: dict[str, Any]) -> dict[str, Any]:
-        """``obs`` with the values of the :meth:`_versioned_space` fields."""
-        if self.observation_version >= 1:
-            obs.setdefault("option_list", option_list(self.sample.options))
-            obs.setdefault("duration", scalar(self.video.duration))
-        return obs
+    def _observation(self) -> dict[str, Any]:
+        """The current observation: the shared fields around :meth:`_kind_observation`'s."""
+        return observation(
+            self.sample, self._kind_observation(), turn=self._require_episode_or_done().turns + 1,
+            error=self._last_error, version=self.observation_version, duration=self.video.duration,
+        )  # fmt: skip
 
     @abc.abstractmethod
-    def _observation(self) -> dict[str, Any]:
-        """The current observation (an element of ``observation_space``)."""
+    def _kind_observation(self) -> dict[str, Any]:
+        """The kind's own observation fields (:func:`~video_env.envs.spaces.observation`)."""
 
     @abc.abstractmethod
     def _legal_kinds(self) -> list[str]:

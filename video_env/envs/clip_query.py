@@ -34,15 +34,12 @@ from video_env.envs.clip_query_rules import (
 )
 from video_env.envs.clip_query_spaces import (
     CAPTION_CHARS,
-    ERROR_CHARS,
-    TEXT_CHARS,
     action_space,
     observation_space,
     query_from_dict,
 )
 from video_env.envs.spaces import (
     clean_text,
-    format_options,
     scalar,
     window_array,
 )
@@ -344,22 +341,17 @@ class ClipQueryEnv(VideoQAEnv):
 
     # -- observation -----------------------------------------------------------------
 
-    def _observation(self) -> dict[str, Any]:
-        sample = self.sample
+    def _kind_observation(self) -> dict[str, Any]:
         frames = tuple(
             {"time": scalar(t), "caption": clean_text(c, CAPTION_CHARS)}
             for t, c in zip(self.times, self.captions, strict=True)
         )
         return {
-            "question": clean_text(sample.question, TEXT_CHARS),
-            "options": clean_text(format_options(sample.options), TEXT_CHARS),
             "frames": frames,
             "segments": tuple({"window": window_array(s)} for s in self.segments),
             "rounds_left": np.array([self.rounds_left], dtype=np.int64),
             "frames_left": np.array([self.frames_left], dtype=np.int64),
             "duration": scalar(self.video.duration),
-            "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
-            "last_action_error": clean_text(self._last_error, ERROR_CHARS),
         }
 
     def _info(self) -> dict[str, Any]:

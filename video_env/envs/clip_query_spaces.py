@@ -9,7 +9,9 @@ from gymnasium import spaces
 
 from video_env.actions.types import QueryAction, SegmentQuery
 from video_env.envs.spaces import (
+    ERROR_CHARS,
     MAX_SECONDS,
+    QUESTION_CHARS,
     CompactTuple,
     fraction_window_space,
     text_space,
@@ -18,7 +20,7 @@ from video_env.envs.spaces import (
 from video_env.errors import InvalidActionError
 
 #: Characters kept of the question and options, an error, a caption, a query's text.
-TEXT_CHARS, ERROR_CHARS, CAPTION_CHARS, QUERY_CHARS = 2048, 512, 1024, 256
+CAPTION_CHARS, QUERY_CHARS = 1024, 256
 
 
 class UniformMultiDiscrete(spaces.MultiDiscrete[np.int64]):
@@ -58,8 +60,8 @@ def observation_space(max_rounds: int, max_frames: int) -> spaces.Dict:
     segment = spaces.Dict({"window": window_space()})
     return spaces.Dict(
         {
-            "question": text_space(TEXT_CHARS),
-            "options": text_space(TEXT_CHARS),
+            "question": text_space(QUESTION_CHARS),
+            "options": text_space(QUESTION_CHARS),
             "frames": spaces.Sequence(frame, stack=False),
             "segments": spaces.Sequence(segment, stack=False),
             "rounds_left": spaces.Box(0, max_rounds, (1,), np.int64),

@@ -21,9 +21,10 @@ from video_env.envs.pacing_rules import (
     rules_name,
 )
 from video_env.envs.spaces import (
+    ERROR_CHARS,
     MAX_SECONDS,
+    QUESTION_CHARS,
     clean_text,
-    format_options,
     fraction_window_space,
     scalar,
     text_space,
@@ -41,13 +42,7 @@ if TYPE_CHECKING:
 
 SPEED_FACTORS = (1, 2, 4)
 SENSORS = ("vlm", "clip")
-_TEXT, _ERROR = 2048, 512
 _CLIP_SLOTS = 4  # chunks per window at most (4x)
-
-
-def shown_error(message: str) -> str:
-    """An invalid action's message as the observation's ``last_action_error`` shows it."""
-    return clean_text(message, _ERROR)
 
 
 class PacingEnv(VideoQAEnv):
@@ -162,8 +157,8 @@ class PacingEnv(VideoQAEnv):
     def _make_observation_space(self) -> spaces.Dict:
         n = self.rules.max_frames
         fields: dict[str, spaces.Space[Any]] = {
-            "question": text_space(_TEXT),
-            "options": text_space(_TEXT),
+            "question": text_space(QUESTION_CHARS),
+            "options": text_space(QUESTION_CHARS),
             "memory": text_space(self.memory_chars),
             "timestamps": spaces.Box(-1.0, MAX_SECONDS, (n,), np.float32),
             "n_frames": spaces.Discrete(n + 1),
@@ -174,7 +169,7 @@ class PacingEnv(VideoQAEnv):
             "speed": spaces.Discrete(3),
             "rewatching": spaces.Discrete(2),
             "turn": spaces.Box(0, np.iinfo(np.int64).max, (1,), np.int64),
-            "last_action_error": text_space(_ERROR),
+            "last_action_error": text_space(ERROR_CHARS),
         }
         if self.pixel_observations:
             h, w = self.rules.max_height, self.rules.max_resolution
@@ -344,14 +339,11 @@ class PacingEnv(VideoQAEnv):
 
     # -- observation -----------------------------------------------------------------
 
-    def _observation(self) -> dict[str, Any]:
-        sample = self.sample
+    def _kind_observation(self) -> dict[str, Any]:
         n = self.rules.max_frames
         stamps = np.full(n, -1.0, dtype=np.float32)
         stamps[: len(self._last_times)] = self._last_times
         obs: dict[str, Any] = {
-            "question": clean_text(sample.question, _TEXT),
-            "options": clean_text(format_options(sample.options), _TEXT),
             "memory": clean_text(self.memory, self.memory_chars),
             "timestamps": stamps,
             "n_frames": len(self._last_times),
@@ -361,8 +353,6 @@ class PacingEnv(VideoQAEnv):
             "progress": scalar((self.pointer - 1) / len(self.chunks)),
             "speed": 0 if self.rewatching else SPEED_FACTORS.index(self.speed),
             "rewatching": int(self.rewatching),
-            "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
-            "last_action_error": shown_error(self._last_error),
         }
         if self.pixel_observations:
             obs["frames"] = self._frames()

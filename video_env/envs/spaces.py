@@ -193,3 +193,49 @@ def versioned_space(space: spaces.Dict, version: int) -> ObservationDict:
             "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
         }
     return ObservationDict({**space.spaces, **{k: v for k, v in extra.items() if k not in space}})
+
+
+#: The longest question or options text, and the longest invalid-action message, that an
+#: observation shows (characters).
+QUESTION_CHARS, ERROR_CHARS = 2048, 512
+
+
+def shown_error(message: str) -> str:
+    """An invalid action's message as an observation's ``last_action_error`` shows it."""
+    return clean_text(message, ERROR_CHARS)
+
+
+def observation(
+    sample: Any,
+    fields: dict[str, Any],
+    *,
+    turn: int,
+    error: str,
+    version: int,
+    duration: float,
+) -> dict[str, Any]:
+    """An env's observation: the fields every env shows around its kind's own ``fields``.
+
+    The question and options, the kind's fields, the turn and the last invalid action's
+    message; observation ``version`` 1 adds ``option_list`` and ``duration`` where the
+    kind's fields lack them (see :func:`versioned_space`).
+
+    Args:
+        sample: The episode's :class:`~video_env.types.VideoQA`.
+        fields: The kind's own fields.
+        turn: The turn the observation is for (1 at reset).
+        error: The last invalid action's message (empty for none).
+        version: The env's observation version.
+        duration: The video's length in seconds.
+    """
+    obs = {
+        "question": clean_text(sample.question, QUESTION_CHARS),
+        "options": clean_text(format_options(sample.options), QUESTION_CHARS),
+        **fields,
+        "turn": np.array([turn], dtype=np.int64),
+        "last_action_error": shown_error(error),
+    }
+    if version >= 1:
+        obs.setdefault("option_list", option_list(sample.options))
+        obs.setdefault("duration", scalar(duration))
+    return obs

@@ -16,9 +16,10 @@ from video_env.backends.base import FrameBatch
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.spaces import (
+    ERROR_CHARS,
     MAX_SECONDS,
+    QUESTION_CHARS,
     clean_text,
-    format_options,
     fraction_to_window,
     fraction_window_space,
     scalar,
@@ -34,7 +35,7 @@ from video_env.types import Interval, VideoQA
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-_TEXT, _ERROR, _CAPTION, _ANSWER = 2048, 512, 512, 256
+_CAPTION, _ANSWER = 512, 256
 #: Slack on the video's end (a float32 duration read back from an observation).
 _END_SLACK_S = 0.01
 
@@ -168,14 +169,14 @@ class ZoomEnv(VideoQAEnv):
         )
         return spaces.Dict(
             {
-                "question": text_space(_TEXT),
-                "options": text_space(_TEXT),
+                "question": text_space(QUESTION_CHARS),
+                "options": text_space(QUESTION_CHARS),
                 "clips": spaces.Sequence(clip, stack=False),
                 "evaluations": spaces.Sequence(evaluation, stack=False),
                 "budget_left": spaces.Box(0, self.budget, (1,), np.int64),
                 "duration": spaces.Box(0.0, MAX_SECONDS, (1,), np.float32),
                 "turn": spaces.Box(0, np.iinfo(np.int64).max, (1,), np.int64),
-                "last_action_error": text_space(_ERROR),
+                "last_action_error": text_space(ERROR_CHARS),
             }
         )
 
@@ -327,11 +328,8 @@ class ZoomEnv(VideoQAEnv):
 
     # -- observation -----------------------------------------------------------------
 
-    def _observation(self) -> dict[str, Any]:
-        sample = self.sample
+    def _kind_observation(self) -> dict[str, Any]:
         return {
-            "question": clean_text(sample.question, _TEXT),
-            "options": clean_text(format_options(sample.options), _TEXT),
             "clips": tuple(
                 {"window": window_array(clip), "caption": caption}
                 for clip, caption in zip(self.clips, self.captions, strict=True)
@@ -346,8 +344,6 @@ class ZoomEnv(VideoQAEnv):
             ),
             "budget_left": np.array([self.budget_left], dtype=np.int64),
             "duration": scalar(self.video.duration),
-            "turn": np.array([self._require_episode_or_done().turns + 1], dtype=np.int64),
-            "last_action_error": clean_text(self._last_error, _ERROR),
         }
 
     def _info(self) -> dict[str, Any]:
