@@ -46,8 +46,8 @@ from experiments.pixel_models.vlm_data import (
     window,
     window_turns,
 )
-from video_env._optional import require
 from policies.training.turn_encoding import TurnExample, collate_turns
+from video_env._optional import require
 from video_env.types import OPTION_LETTERS
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from video_env.backends.base import FrameBatch, VisionMessage
 from policies.training.turn_encoding import END_OF_TURN, TurnExample, collate_turns
+from video_env.backends.base import FrameBatch, VisionMessage
 from video_env.backends.vlm_frames import FedFrames, fed_frames, frames_fps
 from video_env.errors import ConfigError
 from video_env.video.base import Size
