@@ -308,3 +308,36 @@ def test_a_folder_or_fifo_named_mp4_is_refused_at_load_not_per_episode(
     assert samples.skipped_records[0].id == "bad"
     with pytest.raises(Exception, match=r"bad\.mp4.*not a video file"):
         load("jsonl", qa, strict=True)
+
+
+def _flat_video(path: Path, container: str, codec: str) -> Path:
+    """Ten flat 160x96 frames at 10 fps, in ``container`` with ``codec``."""
+    with av.open(str(path), "w", format=container) as out:
+        stream = out.add_stream(codec, rate=10)
+        stream.width, stream.height, stream.pix_fmt = 160, 96, "yuv420p"
+        for i in range(10):
+            frame = np.full((96, 160, 3), i * 20, np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize(
+    ("name", "container", "codec"),
+    [
+        ("part2.mp4", "mp4", "mpeg4"),  # its header leaves the size to the decoder (0x0)
+        ("program.mpg", "mpeg", "mpeg2video"),  # no stream before the probe: no stream options
+    ],
+)
+def test_files_whose_header_leaves_the_size_to_the_decoder_still_open(
+    decoder: str, name: str, container: str, codec: str, tmp_path: Path
+) -> None:
+    video = _flat_video(tmp_path / name, container, codec)
+    reader = open_video(str(video), decoder=decoder)
+    assert (reader.size.width, reader.size.height) == (160, 96)
+    assert reader.frames([0.0, 0.5]).shape == (2, 96, 160, 3)
+    with pytest.raises(VideoDecodeError, match="exceed the cap"):
+        open_video(str(video), decoder=decoder, max_frame_pixels=160 * 96 - 1)

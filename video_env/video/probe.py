@@ -109,7 +109,7 @@ def header_size(path: str) -> Size:
     Raises:
         VideoDecodeError: If the file cannot be opened or holds no video stream.
     """
-    return _stream_size(path, options={"codec_whitelist": _NO_DECODER})
+    return _stream_size(path)
 
 
 def probe_frame_size(path: str, cap: int) -> Size:
@@ -121,6 +121,10 @@ def probe_frame_size(path: str, cap: int) -> Size:
     """
     check_file(path)
     size = header_size(path)
+    if size.width <= 0 or size.height <= 0:  # left to the decoder (MPEG-4 Part 2 in mp4, MPEG-PS)
+        size = decoder_frame_size(path, cap, size)
+        check_frame_size(path, size, cap, "the capped decoders' probe")
+        return size
     check_frame_size(path, size, cap)
     return size
 
@@ -140,18 +144,37 @@ def decoder_frame_size(path: str, cap: int, header: Size) -> Size:
     Raises:
         VideoDecodeError: If the file cannot be opened or holds no video stream.
     """
-    return _stream_size(path, stream_options=capped_stream_options(cap, header))
+    return _stream_size(path, (cap, header))
 
 
-def _stream_size(path: str, **open_options: Any) -> Size:
-    """The first video stream's frame size as PyAV opens ``path`` with ``open_options``.
+def open_capped(av: Any, path: str, cap: int, header: Size) -> Any:
+    """``av.open(path)`` with its decoders capped (:func:`capped_stream_options`).
+
+    A format that exposes no stream before FFmpeg's probe (MPEG-PS) takes no per-stream
+    option: it is opened uncapped, and its probe decodes a few frames at their own size.
+    """
+    try:
+        return av.open(path, stream_options=capped_stream_options(cap, header))
+    except ValueError:  # PyAV: "this format does not expose its streams before ..."
+        return av.open(path)
+
+
+def _stream_size(path: str, capped: tuple[int, Size] | None = None) -> Size:
+    """The first video stream's frame size, from the header alone or with capped decoders.
+
+    ``capped``: the cap and the header's size, for :func:`open_capped`; ``None``: no decoder
+    may open, the size is the header's.
 
     Raises:
         VideoDecodeError: If the file cannot be opened or holds no video stream.
     """
     av = require("av", "core", "reading a video's header")
     try:
-        with av.open(path, **open_options) as container:
+        if capped is None:
+            opened = av.open(path, options={"codec_whitelist": _NO_DECODER})
+        else:
+            opened = open_capped(av, path, *capped)
+        with opened as container:
             if not container.streams.video:
                 raise VideoDecodeError(path, "no video stream")
             stream: Any = container.streams.video[0]

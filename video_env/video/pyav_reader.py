@@ -14,7 +14,7 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray, Size
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader
-from video_env.video.probe import capped_stream_options
+from video_env.video.probe import capped_stream_options, open_capped
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class PyAVReader(IndexedVideoReader):
 
     def _open(self) -> None:
         options = capped_stream_options(self.max_frame_pixels, self.header_size)
-        self._container = self._av.open(self._path, stream_options=options)
+        self._container = open_capped(self._av, self._path, self.max_frame_pixels, self.header_size)
         index = demux_index(self._container, self._path)
         self._size = self._decoder_size(index.size)
         self._pts, self._keyframes, self._stream = index.pts, index.keyframes, index.stream

@@ -23,7 +23,7 @@ from video_env.errors import VideoDecodeError
 from video_env.video.base import FrameArray
 from video_env.video.cache import DEFAULT_CACHE_BYTES
 from video_env.video.indexed import IndexedVideoReader, chunk_frames
-from video_env.video.probe import capped_stream_options
+from video_env.video.probe import open_capped
 from video_env.video.pyav_reader import demux_index
 
 __all__ = ["TorchCodecReader", "torchcodec_available"]
@@ -82,8 +82,7 @@ class TorchCodecReader(IndexedVideoReader):
 
         self._decoder: Any = None
         try:
-            options = capped_stream_options(self.max_frame_pixels, self.header_size)
-            with av.open(path, stream_options=options) as container:
+            with open_capped(av, path, self.max_frame_pixels, self.header_size) as container:
                 index = demux_index(container, path)
             self._size = self._decoder_size(index.size)
             self._decoder = decoders.VideoDecoder(
