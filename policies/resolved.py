@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Policy
-from policies.importing import ImportSpec, defined_in_main, load_class
+from policies.importing import ImportSpec, defined_in_main
 from policies.registry import (
     OFFLINE_SUFFIX,
     PolicySpec,
@@ -59,12 +59,14 @@ class ResolvedPolicy:
         return self.imported is not None or self.at_runtime
 
     def policy_class(self) -> Any:
-        """The user's class it builds (``None`` for the library's own policies)."""
-        if self.imported is not None:
-            return load_class(self.imported)
-        if self.at_runtime:
-            return getattr(self.entry.build, "policy_class", self.entry.build)
-        return None
+        """The user's class it builds (``None`` for the library's own policies).
+
+        The one its entry was built from (:func:`~policies.registry.spec_from_class` keeps
+        it on the builder), so the class is not imported again.
+        """
+        return (
+            getattr(self.entry.build, "policy_class", self.entry.build) if self.users_code else None
+        )
 
     def shown_name(self, llm: str | None) -> str:
         """Its name as the tables show it (``llm``: the run's LLM spec).

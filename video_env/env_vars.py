@@ -70,9 +70,6 @@ class EnvVar:
         """Its value, or ``None`` when it is unset or empty (surrounding spaces kept)."""
         return os.environ.get(self.name) or None
 
-    def __str__(self) -> str:
-        return self.name
-
 
 def first_set(variables: tuple[EnvVar, ...]) -> tuple[EnvVar, str] | None:
     """The first of ``variables`` set to a non-blank value, and that value stripped."""
