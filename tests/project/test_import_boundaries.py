@@ -286,13 +286,8 @@ def test_no_two_library_modules_import_each_other() -> None:
     assert not circles(_module_graph())
 
 
-def test_the_circle_check_sees_a_lazy_import_back(tmp_path: Path) -> None:
+def test_the_circle_check_sees_a_lazy_import_back() -> None:
     assert circles({"a": {"b", "c"}, "b": {"a"}, "c": set()}) == ["a <-> b"]
-    module = tmp_path / "probe.py"
-    module.write_text("def f():\n    from benchmarks import plots_runs\n", encoding="utf-8")
-    assert "benchmarks.plots_runs" in {
-        f"{n.module}.{a.name}"
-        for n in ast.walk(ast.parse(module.read_text()))
-        if isinstance(n, ast.ImportFrom)
-        for a in n.names
-    }
+    graph = _module_graph()
+    assert "benchmarks.plots_runs" in graph["benchmarks.plots"]  # imported inside a function
+    assert "video_env.env_vars" in graph["video_env.cache.store"]  # from video_env import env_vars
