@@ -277,7 +277,7 @@ def _world_size() -> int:
         except ValueError:
             size = 0
         if size < 1:
-            raise ConfigError(f"{variable}={value!r} is not a number of processes")
+            raise ConfigError(f"{variable.name}={value!r} is not a number of processes")
         return size
     return 1
 
