@@ -59,8 +59,18 @@ if ! _video_env_installed; then
     [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
     echo "[video-env] installing video-env${EXTRAS:+[$EXTRAS]} into $VENV (minutes the first" \
         "time: each package pip collects and installs is listed)" >&2
-    "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off -e "$spec" 2>&1 \
-        | _pip_lines >&2
+    free_gb="$(df -Pk "$(dirname "$VENV")" | awk 'NR == 2 {print int($4 / 1048576)}')"
+    if [ "${free_gb:-0}" -lt 10 ]; then  # torch with its CUDA libraries alone takes ~6 GB
+        echo "[video-env] warning: ${free_gb} GB free beside $VENV; a venv of these extras" \
+            "takes 7-8 GB" >&2
+    fi
+    # Checked by hand: set -e does not hold where this file is sourced inside `a && b`
+    if ! "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+        -e "$spec" 2>&1 | _pip_lines >&2; then
+        echo "[video-env] pip could not install video-env${EXTRAS:+[$EXTRAS]} into $VENV" \
+            "(its message is above)" >&2
+        return 1 2>/dev/null || exit 1
+    fi
     echo "$want" >> "$stamp"
     echo "[video-env] installed video-env${EXTRAS:+[$EXTRAS]} into $VENV" >&2
 fi
