@@ -4,8 +4,9 @@ lmms-eval's agentic loop asks the model, then calls the task's ``doc_to_text`` w
 model's outputs so far (``previous_output``), the round and the previous round's info. Here
 that call is one env step: the model's last reply is parsed by the env's text action set (an
 unreadable reply is the env's invalid action, with its penalty), and the next context is the
-next observation as text (Zoom, ClipQuery: the transcript grows; Pacing: VideoScout's fresh
-prompt each turn, the window's frames as the round's images). The live env travels in the
+next observation in the env kind's chat (:func:`~policies.verifiers_envs.render.env_chat`:
+any kind's own text rendering, the transcript growing; Pacing: VideoScout's fresh prompt each
+turn), the observation's frames as the round's images. The live env travels in the
 round info (``env``, never logged: lmms-eval logs only its ``state`` and counters). When the
 episode ends (an answer, the env's own end, ``max_turns``, or an error) the final response is
 the episode's summary as JSON, which :func:`process_results` scores. The summary is sealed (an
@@ -25,6 +26,7 @@ import hmac
 import json
 import secrets
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -34,10 +36,7 @@ from PIL import Image
 
 from benchmarks.lmms.episodes import summarise
 from benchmarks.lmms.task_docs import samples
-from policies.episode_settings import EpisodeSettings
-from policies.verifiers_envs.render import first_messages
-from policies.videoscout.prompt import VideoScoutPrompt, message_parts
-from video_env.backends.base import FrameBatch
+from policies.verifiers_envs.render import EnvChat, env_chat
 from video_env.envs import ENV_CLASSES
 from video_env.errors import DatasetError, VideoDecodeError
 from video_env.types import SampleError
@@ -59,8 +58,8 @@ _UNSCORED_LOCK = threading.Lock()
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Image.Image]:
-    """The first round's images: Pacing's first window of frames (none for the others)."""
-    if json.loads(doc["episode"])["env"] != "pacing":
+    """The first round's images: the first observation's frames (none where the chat shows none)."""
+    if not _chat(doc).shows_images:
         return []
     return _first(doc)[1]
 
@@ -92,7 +91,7 @@ def doc_to_text(
         if info is None:  # the first reply: start the episode the first prompt showed
             env, observation = _start(doc)
             try:
-                info = _round_info(env, _render(doc, observation)[0])
+                info = _round_info(env, _render(doc, env, observation)[0])
             except BaseException:
                 env.close()  # not yet in the round's info: _finish could not close it
                 raise
@@ -115,8 +114,8 @@ def _step(doc: dict[str, Any], info: dict[str, Any], outputs: list[str], round_i
         return _finish(doc, info, outputs, step_info.get("episode"), None)
     if round_idx >= json.loads(doc["episode"])["max_turns"]:
         return _finish(doc, info, outputs, env.unwrapped.abandon("max_turns"), None)
-    text, images = _render(doc, observation)
-    if json.loads(doc["episode"])["env"] != "pacing":  # the transcript grows
+    text, images = _render(doc, env, observation)
+    if not _chat(doc).fresh_each_turn:  # the transcript grows
         text = info["transcript"] = f"{info['transcript']}\n\nYour reply: {reply}\n\n{text}"
     info["state"] = {"turn": info["tool_calls"], "last_action_error": error}
     return images, text, False, outputs, info
@@ -193,7 +192,7 @@ def _first(doc: dict[str, Any]) -> Rendered:
     try:
         env, observation = _start(doc)
         try:
-            return _render(doc, observation)
+            return _render(doc, env, observation)
         finally:
             env.close()
     except (VideoDecodeError, DatasetError, SampleError, OSError) as exc:  # the doc's fault
@@ -203,17 +202,20 @@ def _first(doc: dict[str, Any]) -> Rendered:
         return f"This episode could not start ({type(exc).__name__}: {exc}).", []
 
 
+def _chat(doc: dict[str, Any]) -> EnvChat:
+    """The doc's env kind's chat (its env arguments included)."""
+    settings = json.loads(doc["episode"])
+    return env_chat(ENV_CLASSES[settings["env"]], settings["env_kwargs"])
+
+
 def _start(doc: dict[str, Any]) -> tuple[gym.Env[Any, Any], dict[str, Any]]:
     """A fresh env of the doc's sample, reset with the episode's seed."""
     settings = json.loads(doc["episode"])
-    kind, kwargs = settings["env"], dict(settings["env_kwargs"])
-    if kind == "pacing":
-        kwargs = EpisodeSettings(env_kwargs=kwargs).pacing_env_kwargs()
     dataset = json.loads(doc["dataset"])
-    env = ENV_CLASSES[kind](
+    env = ENV_CLASSES[settings["env"]](
         samples(doc["dataset"]),
         standin_missing_videos=bool(dataset.get("standin_missing_videos", False)),
-        **kwargs,
+        **_chat(doc).env_kwargs,
     )
     try:
         observation, _ = env.reset(seed=settings["seed"], options={"index": doc["sample_index"]})
@@ -235,20 +237,16 @@ def _round_info(env: gym.Env[Any, Any], transcript: str) -> dict[str, Any]:
     }
 
 
-def _render(doc: dict[str, Any], observation: dict[str, Any]) -> Rendered:
-    """An observation as a prompt's text and images."""
-    kind = json.loads(doc["episode"])["env"]
-    if kind != "pacing":
-        return "\n\n".join(str(m["content"]) for m in first_messages(kind, observation)), []
+def _render(doc: dict[str, Any], env: Any, observation: dict[str, Any]) -> Rendered:
+    """An observation as a prompt's text (the system prompt first) and images."""
     images: list[Image.Image] = []
 
-    def frames(batch: FrameBatch) -> list[dict[str, Any]]:
-        pixels = batch.pixels()
+    def frames(pixels: Sequence[np.ndarray]) -> list[dict[str, Any]]:
         images.extend(Image.fromarray(np.asarray(p, dtype=np.uint8)) for p in pixels)
         return [{"type": "text", "text": f"<{len(pixels)} frames, attached as images>"}]
 
     texts = []
-    for message in message_parts(VideoScoutPrompt().messages(observation), frames):
+    for message in _chat(doc).first_messages(env.unwrapped, observation, frames):
         content = message["content"]
         parts = content if isinstance(content, list) else [{"text": content}]
         texts.append("\n".join(str(p.get("text", "")) for p in parts))

@@ -2,7 +2,8 @@
 
 Run: ``python -m benchmarks.perf.parse [--repeats 3]``
 
-For each environment's action set and each adversarial reply kind (the patterns that made
+For each registered env kind's text action set (its ``text_action_set()``) and each
+adversarial reply kind (the patterns that made
 earlier parsers quadratic: unclosed braces, unclosed calls, repeated Think-Act tags, an
 unclosed think, nested JSON, bracket soup inside a call, plus a benign long reply), prints
 the parse time per KB at 1 KB, 16 KB, 256 KB and 1 MB (CPU time, best of ``--repeats``).
@@ -18,10 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
+from typing import Any
 
-from video_env.actions import ClipQueryActionSet, PacingActionSet, ZoomActionSet
 from video_env.actions.base import ActionSet
 from video_env.actions.parsing import ActionParseError
+from video_env.envs import ENV_CLASSES
 
 SIZES = {"1 KB": 2**10, "16 KB": 2**14, "256 KB": 2**18, "1 MB": 2**20}
 #: Reply kinds: (prefix, unit repeated after it).
@@ -34,11 +36,18 @@ REPLIES = {
     "brackets in a call": ("", "answer(" + "([{}])" * 4),
     "prose + action": ("", "The clip shows a person walking. " * 4 + 'answer("B", [10, 20]) '),
 }
-SETS: dict[str, ActionSet] = {  # type: ignore[type-arg]
-    "Pacing": PacingActionSet(),
-    "Zoom": ZoomActionSet(),
-    "ClipQuery": ClipQueryActionSet(),
-}
+
+
+def action_sets() -> dict[str, ActionSet[Any]]:
+    """Each registered env kind's text action set (that of the env built with defaults)."""
+    sets = {}
+    for kind, env_class in ENV_CLASSES.items():
+        env = env_class()
+        try:
+            sets[kind] = env.text_action_set()
+        finally:
+            env.close()
+    return sets
 
 
 def reply(prefix: str, unit: str, size: int) -> str:
@@ -46,7 +55,7 @@ def reply(prefix: str, unit: str, size: int) -> str:
     return (prefix + unit * (size // len(unit) + 1))[:size]
 
 
-def parse_seconds(action_set: ActionSet, text: str, repeats: int) -> float:  # type: ignore[type-arg]
+def parse_seconds(action_set: ActionSet[Any], text: str, repeats: int) -> float:
     """Best CPU time of ``repeats`` lenient parses of ``text``."""
     best = float("inf")
     for _ in range(repeats):
@@ -61,11 +70,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    header = f"{'action set':<10} {'reply':<19}" + "".join(f"{s:>10}" for s in SIZES)
+    header = f"{'env kind':<10} {'reply':<19}" + "".join(f"{s:>10}" for s in SIZES)
     print("parse time per KB (microseconds); ratio = per-KB time at 1 MB / at 1 KB")
     print(header + f"{'ratio':>8}")
     worst = 0.0
-    for set_name, action_set in SETS.items():
+    for set_name, action_set in action_sets().items():
         for kind, (prefix, unit) in REPLIES.items():
             per_kb = [
                 parse_seconds(action_set, reply(prefix, unit, size), args.repeats)

@@ -1,6 +1,7 @@
-"""The three environments as verifiers environments (``vf.MultiTurnEnv``; ``verifiers`` extra).
+"""The environments as verifiers environments (``vf.MultiTurnEnv``; ``verifiers`` extra).
 
-Each paradigm has a module with verifiers' entry point, ``load_environment(**kwargs)``:
+Every registered env kind is a paradigm (:data:`PARADIGMS`): ``build_environment(kind)``;
+the three first have a module with verifiers' entry point, ``load_environment(**kwargs)``:
 ``vf.load_environment("policies.verifiers_envs.pacing")`` (or ``.zoom``,
 ``.clip_query``). A rollout is one episode of the video-env environment: the model's
 reply each turn is parsed by the env's own text action set (an unreadable reply is the
@@ -8,10 +9,11 @@ env's invalid action, with its penalty), the env's reward is the rubric's reward
 ``reward_parts`` and correctness are metrics), and the episode ends when the env says so
 or at ``max_turns`` (then unanswered: reward 0, as the env's ``abandon``).
 
-Prompts: Pacing is VideoScout's (a fresh chat every turn — system prompt, the window's
-frames as images, the agent's notes, the question — as ``docs/fidelity.md`` describes);
-Zoom and ClipQuery show the action set's documentation and a text rendering of the
-observation (captions, evaluations, budgets), the chat growing turn by turn.
+Prompts (:mod:`policies.verifiers_envs.render`): Pacing is VideoScout's (a fresh chat every
+turn — system prompt, the window's frames as images, the agent's notes, the question — as
+``docs/fidelity.md`` describes); every other kind shows its text action set's documentation
+and the env's own rendering of each observation (``observation_text``, and
+``observation_images`` as images), the chat growing turn by turn.
 
 With ``base_url`` the episodes run on a ``video-env serve`` server instead of in-process.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from policies.episode_settings import EpisodeSettings
+from policies.verifiers_envs.render import env_chat
 from video_env._optional import require
 from video_env.envs import ENV_CLASSES, ENV_IDS_BY_KIND
 from video_env.envs.arguments import DEFAULT_SUITE
@@ -51,7 +53,7 @@ def build_environment(
     """A ``vf.MultiTurnEnv`` running ``paradigm``'s environment (see the module docstring).
 
     Args:
-        paradigm: ``"pacing"``, ``"zoom"`` or ``"clip_query"``.
+        paradigm: An env kind (``"pacing"``, ``"zoom"``, ``"clip_query"``...).
         dataset: A suite name or samples (one rollout input each).
         limit: Use only the first ``limit`` samples.
         max_turns: Model turns per episode at most.
@@ -79,10 +81,9 @@ def build_environment(
         }
         for i, sample in enumerate(samples)
     ]
-    episode = None
-    if paradigm == "pacing":  # VideoScout's prompt, rules and turns
-        # the turns are verifiers' own (``max_turns``, -1: unlimited), not the episode's cap
-        episode = EpisodeSettings(rules=rules or PacingRules(), env_kwargs=dict(env_kwargs))
+    # Pacing: VideoScout's prompt and rules; the turns are verifiers' own (``max_turns``,
+    # -1: unlimited), not the episode's cap
+    chat = env_chat(ENV_CLASSES[paradigm], env_kwargs, rules)
     from policies.verifiers_envs.env import VideoMultiTurnEnv
 
     env_id, env_class = PARADIGMS[paradigm]
@@ -91,8 +92,7 @@ def build_environment(
         env_id=env_id,
         env_class=env_class,
         samples=samples,
-        env_kwargs=dict(env_kwargs),
-        episode=episode,
+        chat=chat,
         base_url=base_url,
         seed=seed,
         dataset=datasets.Dataset.from_list(rows),

@@ -10,9 +10,10 @@ import gymnasium as gym
 import verifiers as vf
 from verifiers.utils.message_utils import normalize_messages
 
-from policies.episode_settings import EpisodeSettings
-from policies.verifiers_envs.render import first_messages, next_messages
+from policies.verifiers_envs.render import EnvChat
 from video_env.actions.validation import MAX_WIRE_TEXT_CHARS
+from video_env.envs import ENV_CLASSES
+from video_env.envs.text_hooks import TextAgentHooks
 from video_env.types import VideoQA
 from video_env.wrappers.text_actions import default_action_set, parse_text_action
 
@@ -23,6 +24,9 @@ __all__ = ["MAX_REPLY_CHARS", "VideoMultiTurnEnv"]
 #: reply is cut there; its action, if past the cut, is not read: the env's invalid action).
 MAX_REPLY_CHARS = MAX_WIRE_TEXT_CHARS
 
+#: Arguments that choose perception backends: a remote episode's local renderer (an env of
+#: the kind, never reset) leaves them out, so that it loads no model.
+_PERCEPTION_ARGS = ("perception", "vlm", "captioner", "clip", "judge")
 #: verifiers' stop condition → the ``ended_by`` of an unanswered episode's record.
 _ENDED_BY = {"max_turns_reached": "max_turns", "has_error": "error", "timeout_reached": "timeout"}
 
@@ -31,14 +35,15 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
     """One video-env episode per rollout (see :mod:`policies.verifiers_envs`).
 
     Args:
-        paradigm: ``"pacing"``, ``"zoom"`` or ``"clip_query"``.
+        paradigm: An env kind (``"pacing"``, ``"zoom"``, ``"clip_query"``...).
         env_id: The environment id.
         env_class: Its class name (for remote wire actions).
         samples: The rollout inputs' questions, by ``info["sample_index"]``.
-        env_kwargs: Arguments of each episode's environment (Pacing: the episode's).
-        episode: Pacing's episode settings: rules, prompt layout, parsing (``None``
-            for the other paradigms).
-        base_url: A ``video-env serve`` server instead of in-process environments.
+        chat: How the episodes are shown to the model; its ``env_kwargs`` are each
+            episode's environment's arguments.
+        base_url: A ``video-env serve`` server instead of in-process environments (its
+            observations are rendered by a local env of the kind, built once, never reset,
+            without perception backends).
         seed: Seed of every env reset.
         **kwargs: ``vf.MultiTurnEnv`` arguments (``dataset``, ``max_turns``...).
     """
@@ -50,8 +55,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         env_id: str,
         env_class: str,
         samples: Sequence[VideoQA],
-        env_kwargs: dict[str, Any],
-        episode: EpisodeSettings | None,
+        chat: EnvChat,
         base_url: str | None,
         seed: int,
         **kwargs: Any,
@@ -61,10 +65,11 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         self.video_env_id = env_id
         self.env_class = env_class
         self.samples = list(samples)
-        self.env_kwargs = episode.pacing_env_kwargs() if episode is not None else env_kwargs
-        self.prompt = episode.prompt() if episode is not None else None
+        self.chat = chat
+        self.env_kwargs = chat.env_kwargs
         self.base_url = base_url
         self.seed = seed
+        self._renderer: TextAgentHooks | None = None
 
     def _make_env(self) -> Any:
         if self.base_url is not None:
@@ -73,6 +78,18 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
             return RemoteVideoEnv(self.base_url, self.env_class)
         kwargs = {**self.env_kwargs, "dataset": self.samples}
         return gym.make(self.video_env_id, disable_env_checker=True, **kwargs).unwrapped
+
+    def _hooks(self, env: Any) -> TextAgentHooks:
+        """What renders ``env``'s observations: ``env``, or for a remote one a local env.
+
+        The local env is of the same kind and settings, built once and never reset.
+        """
+        if isinstance(env, TextAgentHooks):
+            return env
+        if self._renderer is None:
+            kwargs = {k: v for k, v in self.env_kwargs.items() if k not in _PERCEPTION_ARGS}
+            self._renderer = ENV_CLASSES[self.paradigm](self.samples, **kwargs)
+        return self._renderer
 
     async def setup_state(self, state: Any) -> Any:
         """Start the episode; the first prompt is the env's first observation.
@@ -89,12 +106,12 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         with _lost_session():
             observation, _ = env.reset(seed=self.seed, options=options)
         state["video_env_done"] = False
-        state["prompt"] = _messages(first_messages(self.paradigm, observation, self.prompt))
+        state["prompt"] = _messages(self.chat.first_messages(self._hooks(env), observation))
         return state
 
     async def get_prompt_messages(self, state: Any) -> Any:
-        """Pacing: a fresh chat each turn (VideoScout's memory); else the growing chat."""
-        if not state["trajectory"] or self.paradigm != "pacing":
+        """A fresh chat each turn where the chat says so (VideoScout's), else the growing one."""
+        if not state["trajectory"] or not self.chat.fresh_each_turn:
             return await super().get_prompt_messages(state)
         step = state["trajectory"][-1]
         reply = await self.env_response([*step["prompt"], *step["completion"]], state)
@@ -123,7 +140,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
             final = _messages([{"role": "user", "content": f"The episode is over ({ended})."}])
             state["final_env_response"] = final
             return final
-        return _messages(next_messages(self.paradigm, observation, self.prompt))
+        return _messages(self.chat.next_messages(self._hooks(env), observation))
 
     @vf.cleanup
     async def finish_episode(self, state: Any) -> None:

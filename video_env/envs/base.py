@@ -31,6 +31,7 @@ from video_env.envs.episode import EpisodeTracker
 from video_env.envs.perception import Perception, resolve_perception, same_file_reader
 from video_env.envs.render import render_ansi, render_rgb
 from video_env.envs.spaces import fraction_to_window, observation, versioned_space
+from video_env.envs.text_hooks import TextAgentHooks
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.metrics.judges import Judge
 from video_env.metrics.localization import gtou
@@ -40,7 +41,7 @@ from video_env.types import Interval, VideoQA
 from video_env.video.base import VideoReader
 
 
-class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
+class VideoQAEnv(TextAgentHooks, gym.Env[dict[str, Any], Any], abc.ABC):
     """Shared machinery of the video QA environments.
 
     Draws a sample per episode, perceives it through the configured backends (a real
@@ -48,7 +49,8 @@ class VideoQAEnv(gym.Env[dict[str, Any], Any], abc.ABC):
     ``info["episode"]``.
 
     Subclasses implement :meth:`_begin` (set-up), :meth:`_act` (a non-answer action),
-    :meth:`_kind_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and :meth:`_coerce`.
+    :meth:`_kind_observation`, :meth:`_legal_kinds`, :meth:`_answer_reward` and :meth:`_coerce`,
+    and the text agent's hooks (:class:`~video_env.envs.text_hooks.TextAgentHooks`).
 
     Args:
         dataset: Samples, a suite name, or ``None`` for ``synth-quick``.

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from video_env.actions.clip_query import ClipQueryActionSet
 from video_env.actions.types import Action, AnswerAction, QueryAction, SegmentQuery
 from video_env.backends.base import (
     CAPTION_STYLES,
@@ -38,6 +39,7 @@ from video_env.envs.clip_query_spaces import (
     observation_space,
     query_from_dict,
 )
+from video_env.envs.observation_text import clip_query_text
 from video_env.envs.spaces import (
     clean_text,
     scalar,
@@ -353,6 +355,14 @@ class ClipQueryEnv(VideoQAEnv):
             "frames_left": np.array([self.frames_left], dtype=np.int64),
             "duration": scalar(self.video.duration),
         }
+
+    def text_action_set(self) -> ClipQueryActionSet:
+        """``query(segment, "text")`` and ``answer(...)`` (:class:`ClipQueryActionSet`)."""
+        return ClipQueryActionSet()
+
+    def observation_text(self, observation: dict[str, Any]) -> str:
+        """The segments, the captions of the frames seen and the budgets, as text."""
+        return clip_query_text(observation)
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

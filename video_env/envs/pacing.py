@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
+from video_env.actions.pacing import PacingActionSet
 from video_env.actions.types import Action, AnswerAction, RewatchAction, SpeedAction
 from video_env.actions.validation import dict_text
 from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
+from video_env.envs.observation_text import pacing_images, pacing_text
 from video_env.envs.pacing_rules import (
     PacingRules,
     SpeedSpec,
@@ -369,6 +371,19 @@ class PacingEnv(VideoQAEnv):
         pixels = self.video.frames(self._last_times, size=Resize.exact(size.width, size.height))
         out[: len(pixels), : size.height, : size.width] = pixels
         return out
+
+    def text_action_set(self) -> PacingActionSet:
+        """``speed``, ``rewatch``, ``answer``, in VideoScout's Think-Act tags."""
+        return PacingActionSet()
+
+    def observation_text(self, observation: dict[str, Any]) -> str:
+        """The window shown, its frames' times, the sensors and the notes, as text."""
+        return pacing_text(observation)
+
+    def observation_images(self, observation: dict[str, Any]) -> list[np.ndarray]:
+        """The window's frames (``pixel_observations``), cropped to the turn's size."""
+        spec = getattr(self, "turn_spec", None)
+        return pacing_images(observation, spec.size if spec is not None else None)
 
     def record_fields(self) -> dict[str, Any]:
         """The pacing rules' name (:func:`~video_env.envs.pacing_rules.rules_name`)."""

@@ -12,9 +12,11 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from video_env.actions.types import Action, AnswerAction, EvaluateAction
+from video_env.actions.zoom import ZoomActionSet
 from video_env.backends.base import FrameBatch
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
+from video_env.envs.observation_text import zoom_text
 from video_env.envs.spaces import (
     ERROR_CHARS,
     MAX_SECONDS,
@@ -345,6 +347,14 @@ class ZoomEnv(VideoQAEnv):
             "budget_left": np.array([self.budget_left], dtype=np.int64),
             "duration": scalar(self.video.duration),
         }
+
+    def text_action_set(self) -> ZoomActionSet:
+        """``evaluate([start, end], ...)`` and ``answer(...)`` (:class:`ZoomActionSet`)."""
+        return ZoomActionSet()
+
+    def observation_text(self, observation: dict[str, Any]) -> str:
+        """The clips' captions, the evaluations so far and the budget, as text."""
+        return zoom_text(observation)
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

@@ -35,7 +35,7 @@ from video_env.serving.wire import (
     reset_arguments,
     to_env_action,
 )
-from video_env.wrappers.text_actions import default_action_set, parse_text_action
+from video_env.wrappers.text_actions import parse_text_action
 
 __all__ = ["OneThreadVideoEnvironment", "SessionCounter", "SessionError", "VideoEnvironment"]
 
@@ -164,7 +164,7 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             return self._observe(self._last, 0.0, False, True, {"episode": record})
         if kind == "text":
             if self._action_set is None:
-                self._action_set = default_action_set(env)
+                self._action_set = env.text_action_set()
             env_action = parse_text_action(self._action_set, action.text or "", action.strict)
         else:
             env_action = to_env_action(action)
@@ -249,10 +249,9 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
         if isinstance(frames, np.ndarray):  # Pacing's pixels (ClipQuery's are captions)
             del rest["frames"]
             shape = list(frames.shape)
-            n = int(observation["n_frames"])
-            spec = getattr(self._env, "turn_spec", None)
-            w, h = spec.size if spec is not None else (frames.shape[2], frames.shape[1])
-            urls = encode_frames(frames[:n, :h, :w], self.image_format)
+            env = self._env  # its hook: the valid frames, cropped to their real size
+            shown = env.observation_images(observation) if env is not None else []
+            urls = encode_frames(np.stack(shown), self.image_format) if shown else []
         return VideoObservation(
             observation=encode_value(rest),
             frames=urls,

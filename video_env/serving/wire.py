@@ -44,6 +44,7 @@ __all__ = [
     "PacingWireAction",
     "ResetArguments",
     "SegmentQueryModel",
+    "TextWireAction",
     "VideoObservation",
     "VideoState",
     "WireAction",
@@ -103,6 +104,15 @@ class ClipQueryWireAction(WireAction):
     queries: list[SegmentQueryModel] | None = Field(default=None, max_length=4096)
 
 
+class TextWireAction(WireAction):
+    """An action of an env with no structured wire form: ``text`` (a reply) or ``abandon``.
+
+    The server parses the text with the env's own ``text_action_set()``.
+    """
+
+    kind: Literal["text", "abandon"]
+
+
 _ACTION_MODELS: dict[str, type[WireAction]] = {
     "PacingEnv": PacingWireAction,
     "ZoomEnv": ZoomWireAction,
@@ -113,12 +123,24 @@ _ACTION_MODELS: dict[str, type[WireAction]] = {
 def action_model(env_class: str) -> type[WireAction]:
     """The action model of an environment class (``"PacingEnv"``...).
 
+    A registered env class with no structured model of its own takes text actions
+    (:class:`TextWireAction`).
+
     Raises:
-        ConfigError: For a class without one.
+        ConfigError: For a class that is no registered environment's.
     """
-    if env_class not in _ACTION_MODELS:
-        raise ConfigError(f"no wire action model for {env_class}; known: {sorted(_ACTION_MODELS)}")
-    return _ACTION_MODELS[env_class]
+    if env_class in _ACTION_MODELS:
+        return _ACTION_MODELS[env_class]
+    if env_class in _registered_classes():
+        return TextWireAction
+    raise ConfigError(f"no wire action model for {env_class}; known: {_registered_classes()}")
+
+
+def _registered_classes() -> list[str]:
+    """The class names of the registered environments (their entry points')."""
+    from video_env.envs.registration import ENTRY_POINTS
+
+    return sorted(entry.rsplit(":", 1)[1] for entry in ENTRY_POINTS.values())
 
 
 def to_env_action(action: WireAction) -> Any:

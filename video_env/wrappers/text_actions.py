@@ -13,22 +13,23 @@ from video_env.envs.spaces import text_space
 
 
 def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
-    """The text action set of an environment (by its class).
+    """The text action set of an environment: its ``text_action_set()`` hook.
+
+    Every video-env kind implements the hook
+    (:class:`~video_env.envs.text_hooks.TextAgentHooks`); wrappers are looked through.
 
     Raises:
-        TypeError: If the environment has no known action set.
+        TypeError: If the (unwrapped) environment has no ``text_action_set()``.
     """
-    from video_env.actions import ClipQueryActionSet, PacingActionSet, ZoomActionSet
-
-    sets: dict[str, type[ActionSet[Any]]] = {
-        "PacingEnv": PacingActionSet,
-        "ZoomEnv": ZoomActionSet,
-        "ClipQueryEnv": ClipQueryActionSet,
-    }
-    name = type(env.unwrapped).__name__
-    if name not in sets:
-        raise TypeError(f"no text action set for {name}; pass action_set=")
-    return sets[name]()
+    unwrapped = env.unwrapped
+    hook = getattr(unwrapped, "text_action_set", None)
+    if not callable(hook):
+        raise TypeError(
+            f"{type(unwrapped).__name__} is no video-env environment (it has no "
+            "text_action_set()); pass action_set="
+        )
+    action_set: ActionSet[Any] = hook()
+    return action_set
 
 
 def parse_text_action(action_set: ActionSet[Any], text: str, strict: bool = False) -> Any:
