@@ -11,6 +11,8 @@ from benchmarks.plot_style import PlotOptions
 from video_env.backends.text import DEFAULT_TEXT_EMBEDDER, TEXT_EMBEDDERS
 from video_env.envs import ENV_KINDS
 from video_env.envs.arguments import DEFAULT_SUITE
+from video_env.envs.tool_presets import DEFAULT_PRESET, PRESETS
+from video_env.envs.tools import ToolsEnv
 from video_env.errors import ConfigError
 
 __all__ = ["ENV_KINDS", "EXECUTORS", "PERCEPTIONS", "BenchConfig", "RunSettings"]
@@ -61,6 +63,8 @@ class BenchConfig:
         clip: CLIP: simulated, open_clip:NAME[:PRETRAINED], or a folder.
         judge: Judge of open answers: exact (none), embedding, or an LLM spec, e.g.
             openai:gpt-4o-mini (FALCON-Bench's protocol).
+        tools_preset: The Tools env's preset (``longvt``...; a policy may ask for its own):
+            part of every Tools row's name.
         extra: Free-form notes kept in run.json.
     """
 
@@ -83,6 +87,7 @@ class BenchConfig:
     captioner: str | None = None
     clip: str = "simulated"
     judge: str | None = None
+    tools_preset: str = DEFAULT_PRESET
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -95,6 +100,10 @@ class BenchConfig:
             raise ConfigError("--allow-absolute-paths applies to a --dataset's annotations")
         if not self.seeds:
             raise ConfigError("give at least one seed")
+        if self.tools_preset not in PRESETS:
+            raise ConfigError(
+                f"unknown tools preset {self.tools_preset!r}; known: {sorted(PRESETS)}"
+            )
         if self.categories is not None and not self.categories:
             raise ConfigError("give at least one category (or none for all)")
         if self.limit is not None and self.limit < 1:
@@ -111,6 +120,10 @@ class BenchConfig:
 
         for role, spec in self.perception_specs().items():
             parse_spec(role, spec)  # unknown names fail here; nothing is loaded
+
+    def env_kwargs(self, kind: str) -> dict[str, Any]:
+        """The run's settings of an env kind (the Tools preset), under a policy's own."""
+        return {"preset": self.tools_preset} if kind == ToolsEnv.kind else {}
 
     def backend_specs(self) -> dict[str, Any]:
         """The roles named by a spec other than ``simulated`` (an env's own default)."""

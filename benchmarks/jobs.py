@@ -305,7 +305,7 @@ class Worker:
 
     def env(self, kind: str, policy: policies.Policy) -> gym.Env[Any, Any]:
         """The (cached) env with the settings the policy asks for."""
-        kwargs = dict(policy.env_kwargs.get(kind, {}))
+        kwargs = {**self.config.env_kwargs(kind), **policy.env_kwargs.get(kind, {})}
         key = (kind, repr(sorted(kwargs.items())))
         if key not in self._envs:
             self._envs[key] = ENV_CLASSES[kind](

@@ -95,7 +95,9 @@ def presets(record: dict[str, Any]) -> str:
 
 
 def rules_of(record: dict[str, Any]) -> str:
-    """The Pacing rules the episode was played under (``paper``, ``pixel-vlm``...; else empty).
+    """The rules an episode was played under: Pacing's, or the Tools preset; else empty.
+
+    Pacing's rules are named ``paper``, ``pixel-vlm``...; a Tools preset ``longvt``...
 
     Any difference in the rules (frames, sizes, chunk table, memory budget, reward
     weights) gives them another name (``pacing_rules``, from
@@ -103,7 +105,7 @@ def rules_of(record: dict[str, Any]) -> str:
     trained on the pixel VLM's 16:9 frames with a hub model on the paper's never averages
     or ranks them as one setting: the rules are part of a row's key.
     """
-    rules = record.get("pacing_rules")
+    rules = record.get("pacing_rules", record.get("tools_preset"))
     return rules if isinstance(rules, str) else ""
 
 

@@ -4,10 +4,14 @@ Run: ``python -m benchmarks.perf.env_step [--steps 3000]``
 
 1. Steps per second of each env with simulated perception and pixel observations off,
    beside a trivial env (fixed observation, no work) as the floor of Gymnasium overhead.
+   Tools runs its ``falconeye`` preset (the Zoom env's evaluate as a tool: the same 20 s
+   evaluate as the Zoom row) and its ``longvt`` preset (a 20 s ``crop_video``), each under
+   its preset's own turn budget (46 and 5 turns), resetting when an episode ends.
 2. With pixel observations on (Pacing), the env's time per step over the reader's raw
    time for the same frames (the rendering or decoding the step cannot avoid).
 
-Targets: Pacing >= 2,000 steps/s with pixels off; pixel overhead <= 1.2x.
+Targets: Pacing >= 2,000 steps/s with pixels off; pixel overhead <= 1.2x; Tools
+(falconeye) within 2x of Zoom's steps per second.
 """
 
 from __future__ import annotations
@@ -68,7 +72,16 @@ def main() -> None:
     for name, rate in rows:
         print(f"{name:<40} {rate:>10.0f} {rate / floor:>11.4f}")
     print(f"Pacing target >= 2000 steps/s: {'met' if rows[1][1] >= 2000 else 'NOT met'}")
+    rates = dict(rows)
+    zoom, tools = rates.get(ZOOM_ROW), rates.get(TOOLS_ROW)
+    if zoom and tools:
+        verdict = "met" if tools >= zoom / 2 else "NOT met"
+        print(f"Tools target >= Zoom / 2 steps/s: {verdict} ({tools / zoom:.2f}x Zoom)")
     _pixel_overhead(max(50, args.steps // 20))
+
+
+ZOOM_ROW = "Zoom (one 20 s evaluate)"
+TOOLS_ROW = "Tools falconeye (one 20 s evaluate)"
 
 
 def _pacing_rate(env: PacingEnv, steps: int) -> float:
@@ -97,7 +110,7 @@ def _other_envs(steps: int) -> list[tuple[str, float]]:
             start = float(rng.uniform(0, duration - 20))
             return EvaluateAction((Interval(start, start + 20),))
 
-        rows.append(("Zoom (one 20 s evaluate)", steps_per_second(env, evaluate, steps)))
+        rows.append((ZOOM_ROW, steps_per_second(env, evaluate, steps)))
     try:
         from video_env.envs.clip_query import ClipQueryEnv
     except ImportError:  # pragma: no cover
@@ -124,6 +137,40 @@ def _other_envs(steps: int) -> list[tuple[str, float]]:
         rows.append(
             ("ClipQuery (one query, lexical CLIP)", steps_per_second(clip_env, query, steps // 4))
         )
+    rows.extend(_tools_rows(steps))
+    return rows
+
+
+def _tools_rows(steps: int) -> list[tuple[str, float]]:
+    """The Tools env: falconeye's evaluate (Zoom's action) and LongVT's crop_video."""
+    try:
+        from video_env.envs.tools import ToolsEnv
+    except ImportError:  # pragma: no cover
+        return []
+    from video_env.actions.types import ToolCall
+
+    rows = []
+    for row, preset, tool, (start_arg, end_arg) in (
+        (TOOLS_ROW, "falconeye", "evaluate", ("start", "end")),
+        ("Tools longvt (one 20 s crop_video)", "longvt", "crop_video", ("start_time", "end_time")),
+    ):
+        env = ToolsEnv("synth-quick", preset=preset)
+        env.reset(seed=0)
+        duration = env.video.duration
+        rng = np.random.default_rng(0)
+
+        def call(
+            _: Any,
+            tool: str = tool,
+            a: str = start_arg,
+            b: str = end_arg,
+            rng: np.random.Generator = rng,
+            duration: float = duration,
+        ) -> Any:
+            start = float(rng.uniform(0, duration - 20))
+            return ToolCall(tool, {a: start, b: start + 20})
+
+        rows.append((row, steps_per_second(env, call, steps)))
     return rows
 
 

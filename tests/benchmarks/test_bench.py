@@ -19,6 +19,7 @@ from benchmarks.records import EpisodeLog, EpisodeLogWarning
 from benchmarks.run import report, run_benchmark
 from video_env import ConfigError
 from video_env.cli import main
+from video_env.envs import ENV_KINDS
 
 POLICIES = ["random", "falconeye", "pacing-4x", "videoagent"]
 ARGS = ["bench", "--suite", "synth-tiny", "--policies", *POLICIES, "--quiet", "--no-plots"]
@@ -33,7 +34,8 @@ def serial_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_serial_run_writes_every_file(serial_run: Path) -> None:
     recs = records(serial_run)
-    assert len(recs) == 12 * 6  # random on 3 envs + 3 single-env policies, 12 samples
+    # random on every env kind + 3 single-env policies, 12 samples
+    assert len(recs) == 12 * (len(ENV_KINDS) + 3)
     assert len({r["job"] for r in recs}) == len(recs)
     for name in ("summary.csv", "summary.md", "categories.csv", "run.json"):
         assert (serial_run / name).stat().st_size > 0

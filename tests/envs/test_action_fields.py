@@ -181,7 +181,7 @@ def test_a_deep_dict_value_is_an_invalid_action(kind: str) -> None:
     env.reset(seed=0)
     action = dict(env.action_space.sample())
     action["kind"] = 0  # the kind whose field is filled (an answer would ignore it)
-    key = {"pacing": "memory", "zoom": "windows", "clip_query": "texts"}[kind]
+    key = {"pacing": "memory", "zoom": "windows", "clip_query": "texts", "tools": "arguments"}[kind]
     action[key] = DEEP
     _, _, _, _, info = env.step(action)
     assert info["invalid_actions"] == 1 and info["last_action_error"]

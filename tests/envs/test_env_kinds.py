@@ -13,7 +13,7 @@ from video_env.envs.registration import ENTRY_POINTS
 
 
 def test_each_registered_env_declares_its_kind_on_its_class() -> None:
-    assert ENV_KINDS == ("pacing", "zoom", "clip_query")
+    assert ENV_KINDS == ("pacing", "zoom", "clip_query", "tools")
     assert len(ENV_CLASSES) == len(ENTRY_POINTS)  # no two classes claim one kind
     for kind, cls in ENV_CLASSES.items():
         assert cls.kind == kind

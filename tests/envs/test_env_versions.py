@@ -32,4 +32,5 @@ def test_v0_keeps_the_first_layout(name: str) -> None:
 
 
 def test_every_name_has_both_versions() -> None:
-    assert {f"VideoEnv/{n}-v{v}" for n in NAMES for v in (0, 1)} == set(ENV_IDS)
+    both = {f"VideoEnv/{n}-v{v}" for n in NAMES for v in (0, 1)}
+    assert both | {"VideoEnv/Tools-v1"} == set(ENV_IDS)  # Tools was born at v1

@@ -11,6 +11,7 @@ makes an oversized action an invalid one (see :mod:`video_env.actions.validation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from video_env.actions.validation import (
     as_window,
     check_count,
     check_int_size,
+    check_json_size,
     check_text_size,
 )
 from video_env.errors import InvalidActionError
@@ -124,6 +126,34 @@ class QueryAction:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """Tools: one call of a tool of the env's preset, named and argued as its system does.
+
+    ``ToolCall("crop_video", {"start_time": 10, "end_time": 40})`` under the ``longvt``
+    preset; ``ToolCall("finish", {"answer": "B"})`` answers under ``dvd``. The preset's
+    tool spec says what each argument means and in which unit
+    (:mod:`video_env.envs.tool_presets`); the env checks the values.
+
+    Attributes:
+        name: The tool's name as the preset's system writes it.
+        arguments: JSON-like values by argument name (a dict is copied).
+    """
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        as_text(self.name, "the tool name")
+        if not isinstance(self.arguments, Mapping):
+            raise TypeError(
+                f"tool arguments must be a mapping, got {type(self.arguments).__name__}"
+            )
+        if not all(isinstance(key, str) for key in self.arguments):
+            raise TypeError("tool argument names must be str")
+        _set(self, "arguments", dict(self.arguments))
+
+
+@dataclass(frozen=True)
 class InvalidAction:
     """An action that could not be read (e.g. unparseable text); the env reports ``reason``."""
 
@@ -135,7 +165,15 @@ class InvalidAction:
         as_text(self.raw, "raw")
 
 
-Action = AnswerAction | SpeedAction | RewatchAction | EvaluateAction | QueryAction | InvalidAction
+Action = (
+    AnswerAction
+    | SpeedAction
+    | RewatchAction
+    | EvaluateAction
+    | QueryAction
+    | ToolCall
+    | InvalidAction
+)
 
 
 def check_action(action: object) -> None:
@@ -166,6 +204,9 @@ def check_action(action: object) -> None:
             for query in as_items(action.queries, SegmentQuery, "queries"):
                 check_int_size(as_int(query.segment, "the query segment"), "the query segment")
                 check_text_size(as_text(query.text, "the query text"), "the query text")
+        elif isinstance(action, ToolCall):
+            check_text_size(as_text(action.name, "the tool name"), "the tool name")
+            check_json_size(action.arguments, "the tool arguments")
         elif isinstance(action, InvalidAction):
             as_text(action.reason, "the reason")
     except TypeError as exc:
@@ -182,6 +223,18 @@ _SHOWN_CHARS = 200
 
 def _shown(text: str) -> str:
     return repr(text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "...")
+
+
+def _shown_value(value: object) -> str:
+    """A tool argument for a description: texts cut, lists shown briefly."""
+    if isinstance(value, str):
+        return _shown(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_shown_value(v) for v in list(value)[:8])
+        return f"[{inner}{', ...' if len(value) > 8 else ''}]"
+    if isinstance(value, Mapping):
+        return "{...}"
+    return repr(value)[:40]
 
 
 def describe_action(action: Action, max_chars: int = MAX_DESCRIPTION_CHARS) -> str:
@@ -203,6 +256,9 @@ def describe_action(action: Action, max_chars: int = MAX_DESCRIPTION_CHARS) -> s
         text = "evaluate(" + _joined(parts, ", ", max_chars) + ")"
     elif isinstance(action, InvalidAction):
         text = f"invalid({action.raw[:80]!r})"
+    elif isinstance(action, ToolCall):
+        parts = (f"{k}={_shown_value(v)}" for k, v in action.arguments.items())
+        text = f"{action.name[:_SHOWN_CHARS]}(" + _joined(parts, ", ", max_chars) + ")"
     else:
         parts = (f"query({q.segment}, {_shown(q.text)})" for q in action.queries)
         text = _joined(parts, " ", max_chars)
@@ -216,6 +272,7 @@ _KINDS: dict[type[Any], str] = {
     RewatchAction: "rewatch",
     EvaluateAction: "evaluate",
     QueryAction: "query",
+    ToolCall: "tool",
 }
 
 

@@ -133,6 +133,38 @@ def check_count(value: object, what: str) -> None:
         raise InvalidActionError(f"{len(value)} {what} in one action; at most {MAX_ITEMS}")
 
 
+#: Deepest nesting and most values of a tool call's JSON-like arguments.
+MAX_JSON_DEPTH, MAX_JSON_VALUES = 8, 1024
+
+
+def check_json_size(value: object, what: str) -> None:
+    """Raise :class:`InvalidActionError` for JSON-like values too deep, many or long.
+
+    One bounded walk: a value nested deeper than :data:`MAX_JSON_DEPTH`, holding more than
+    :data:`MAX_JSON_VALUES` values or a text over :data:`MAX_TEXT_CHARS` is refused before
+    anything reads it; a value that is not JSON-like (an object) too.
+    """
+    stack: list[tuple[object, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_JSON_VALUES or depth > MAX_JSON_DEPTH:
+            raise InvalidActionError(
+                f"{what} are too large (at most {MAX_JSON_VALUES} values, {MAX_JSON_DEPTH} deep)"
+            )
+        if isinstance(item, Mapping):
+            if not all(isinstance(k, str) for k in item):
+                raise InvalidActionError(f"{what}: argument names must be texts")
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, str):
+            check_text_size(item, what)
+        elif item is not None and not isinstance(item, (bool, int, float)):
+            raise InvalidActionError(f"{what} must be JSON values, got a {_type_name(item)}")
+
+
 def checked(build: Any, *args: Any) -> Any:
     """``build(*args)`` with a :class:`TypeError` turned into an invalid action."""
     try:

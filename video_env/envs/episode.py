@@ -137,6 +137,14 @@ class EpisodeTracker:
         self._last_usage = now
         return delta
 
+    def restart_usage(self) -> None:
+        """Count perception usage from now on only.
+
+        What was spent before is not the episode's: a Tools preset's caption index, built
+        once per video, is reported apart (``info["episode"]["index"]``).
+        """
+        self._start_usage = self._last_usage = self.perception.usage()
+
     def record(self, action: str, reward: float, error: str, cost: Cost) -> None:
         """Append a step to the trajectory."""
         self.turns += 1

@@ -10,13 +10,16 @@ ENTRY_POINTS = {
     "Pacing": "video_env.envs.pacing:PacingEnv",
     "Zoom": "video_env.envs.zoom:ZoomEnv",
     "ClipQuery": "video_env.envs.clip_query:ClipQueryEnv",
+    "Tools": "video_env.envs.tools:ToolsEnv",
 }
+#: Envs born at ``-v1`` (no ``-v0`` layout to keep).
+_FIRST_VERSION = {"Tools": 1}
 #: Registered ids and their entry points: ``-v1`` the latest observation layout, ``-v0``
 #: the first (without ``option_list``; Pacing without ``duration``).
 ENV_IDS = {
     f"VideoEnv/{name}-v{version}": entry_point
     for name, entry_point in ENTRY_POINTS.items()
-    for version in (0, 1)
+    for version in range(_FIRST_VERSION.get(name, 0), 2)
 }
 
 
