@@ -218,7 +218,7 @@ def test_longvidsearch_answers_with_evidence_clip_ids() -> None:
     _, _, _, _, info = step(env, ToolCall("Get_Clip_Detail", {"clip_id": 999}))
     assert "no clip 999" in info["last_action_error"]
     _, _, terminated, _, info = step(
-        env, ToolCall("FINAL_ANSWER", {"answer": "A", "evidence_clip_ids": [2, 3]})
+        env, ToolCall("FINAL_ANSWER", {"answer_text": "A", "evidence_clip_ids": [2, 3]})
     )
     record = info["episode"]
     assert terminated and record["evidence"] == [[30.0, 60.0], [60.0, 90.0]]
@@ -401,3 +401,34 @@ def test_format_call_round_trips_through_each_preset() -> None:
         text_arg = next(a for a, f in spec.params.items() if f == "text")
         reply = format_call(preset, spec.name, {text_arg: "C"})
         assert ToolsActionSet(preset).parse(reply) == ToolCall(spec.name, {text_arg: "C"})
+
+
+@pytest.mark.parametrize("preset", ["timesearch-r", "videozoomer"])
+def test_a_reply_with_no_readable_call_ends_timesearch_r_and_videozoomer(preset: str) -> None:
+    from video_env.wrappers.text_actions import parse_text_action
+
+    env = make(preset)
+    action = parse_text_action(ToolsActionSet(PRESETS[preset]), "I think it is B.")
+    _, _, terminated, _, info = step(env, action)
+    assert terminated and info["episode"]["ended_by"] == "unparsed_reply"
+    assert info["episode"]["answer"] is None
+    env = make("longvt")  # LongVT's loop survives it as an invalid action
+    _, _, terminated, truncated, info = step(env, action)
+    assert not (terminated or truncated) and info["invalid_actions"] == 1
+
+
+def test_framethinker_needs_a_range_longer_than_its_frames_and_previews_12_past_300_s() -> None:
+    env = make("framethinker")
+    _, _, terminated, _, _ = step(env, ToolCall("choose frames between", {"start": 30, "end": 33}))
+    assert terminated  # 8 frames cannot lie strictly inside 30..33
+    preview = PRESETS["framethinker"].preview_rule(400.0)
+    assert preview is not None and preview.n == 12 and preview.box == (448, 252)
+
+
+def test_videoseek_focus_takes_at_most_the_spans_native_frames() -> None:
+    env = make("videoseek")
+    fps = env.video.fps
+    _, _, _, _, info = step(
+        env, ToolCall("focus", {"query": "a globe", "start_time": 0, "end_time": 4 / fps})
+    )
+    assert info["step_cost"]["frames"] == 4

@@ -204,3 +204,26 @@ def test_make_app_refuses_bad_settings() -> None:
         make_app("VideoEnv/Nope-v0")
     with pytest.raises(ConfigError, match="max_sessions"):
         make_app("VideoEnv/Zoom-v0", max_sessions=0)
+
+
+@pytest.mark.parametrize("preset", ["longvt", "dvd"])
+def test_a_tools_preset_served_plays_its_systems_replies_as_in_process(preset: str) -> None:
+    kwargs = {"dataset": "synth-tiny", "preset": preset}
+    replies = {
+        "longvt": [
+            '<tool_call>{"name": "crop_video", "arguments": {"start_time": 5, "end_time": 9}}'
+            "</tool_call>",
+            "<tool_call>not json</tool_call>",
+            "<think>seen enough</think><answer>B</answer>",
+        ],
+        "dvd": [
+            '{"name": "clip_search_tool", "arguments": "{\\"event_description\\": \\"a globe\\"}"}',
+            '{"name": "finish", "arguments": {"answer": "A"}}',
+        ],
+    }[preset]
+    with (
+        LocalServer("VideoEnv/Tools-v1", kwargs, max_sessions=1) as server,
+        RemoteVideoEnv(server.base_url, "ToolsEnv") as remote,
+    ):
+        replay(remote, local_env("VideoEnv/Tools-v1", kwargs), replies)
+        assert remote.last is not None and remote.last.done

@@ -80,6 +80,11 @@ class ToolsActionSet(ActionSet[ToolCall]):
         spec = next(s for s in self.preset.tools if s.tool != "answer")
         return format_call(self.preset, spec.name, _example_arguments(spec))
 
+    def answer_reply(self, text: str) -> str:
+        """An answer written as the preset's system writes it (``<answer>B</answer>``...)."""
+        spec = self.preset.answer_tool
+        return format_call(self.preset, spec.name, {spec.text_argument or "answer": text})
+
     # -- parsing ---------------------------------------------------------------------
 
     def parse(self, text: str, strict: bool = False) -> ToolCall:

@@ -30,15 +30,23 @@ class TooManyFrames(InvalidActionError):
 
 
 def frame_count(
-    rule: FrameRule, length: float, n: int | None = None, fps: float | None = None
+    rule: FrameRule,
+    length: float,
+    n: int | None = None,
+    fps: float | None = None,
+    video_fps: float | None = None,
 ) -> int:
     """How many frames ``rule`` takes from a span of ``length`` seconds.
+
+    ``video_fps`` is the video's frame rate, for a ``native_fps`` rule.
 
     Raises:
         TooManyFrames: Above ``max_frames`` when the rule refuses rather than clamps.
     """
     if n is not None:
         count = n
+    elif rule.native_fps and video_fps:
+        count = min(int(length * video_fps), rule.max_frames)
     elif fps is not None or rule.fps is not None:
         count = int((fps if fps is not None else rule.fps or 0.0) * length)
     else:

@@ -76,6 +76,7 @@ VIDEOZOOMER = ToolPreset(
     max_turns=5,
     last_turn_tools=False,
     on_invalid="clamp",
+    unparsed_ends=True,
     preview=FrameRule(
         fps=0.5,
         max_frames=64,
@@ -106,6 +107,7 @@ TIMESEARCH_R = ToolPreset(
     reply_format="hermes",
     max_turns=8,
     on_invalid="clamp",
+    unparsed_ends=True,
     # a 2 fps video of at most 768 frames in 10,240 visual tokens: ~13 tokens a frame
     preview=FrameRule(
         fps=2.0, max_frames=768, max_pixels=13 * 784 * 2, min_pixels=12 * 784, as_video=True
@@ -143,6 +145,10 @@ FRAMETHINKER = ToolPreset(
     max_turns=5,
     on_invalid="end",
     preview=FrameRule(n=8, max_frames=8, resize="box", box=(640, 360), sampling="linspace"),
+    preview_over=(
+        300.0,
+        FrameRule(n=12, max_frames=12, resize="box", box=(448, 252), sampling="linspace"),
+    ),
 )
 
 VIDEO_MTR = ToolPreset(
@@ -208,6 +214,7 @@ VIDEOSEEK = ToolPreset(
                 max_pixels=8192 * 8192,
                 min_pixels=1,
                 resize="scale",
+                native_fps=True,
                 sampling="linspace",
             ),
         ),
@@ -286,8 +293,8 @@ LONGVIDSEARCH = ToolPreset(
         ToolSpec(
             "FINAL_ANSWER",
             "answer",
-            {"answer": "text", "evidence_clip_ids": "clips"},
-            required=("answer",),
+            {"answer_text": "text", "evidence_clip_ids": "clips"},
+            required=("answer_text",),
             description="the final answer and the ids of its evidence clips",
         ),
     ),

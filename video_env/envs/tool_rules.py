@@ -68,6 +68,8 @@ class FrameRule:
         box: ``(width, height)`` a ``box`` frame fits in.
         short_side: The shorter side of a ``short_side`` frame.
         even: Round the count down to an even number (at least 2).
+        native_fps: Count the span's native frames (VideoSeek's ``focus``: at most
+            ``max_frames`` of them), instead of ``n`` or ``fps``.
         sampling: ``"centres"`` (bin centres, never the span's ends) or ``"linspace"``
             (both ends included, as ``np.linspace``).
         as_video: Frames reach the model as one video (Qwen merges frame pairs: half the
@@ -85,6 +87,7 @@ class FrameRule:
     box: tuple[int, int] | None = None
     short_side: int | None = None
     even: bool = False
+    native_fps: bool = False
     sampling: Literal["centres", "linspace"] = "centres"
     as_video: bool = False
 
@@ -170,6 +173,11 @@ class ToolSpec:
             return self.frames_over[1]
         return self.frames
 
+    @property
+    def text_argument(self) -> str | None:
+        """The argument that carries text (an answer's, a query's), if any."""
+        return next((a for a, f in self.params.items() if f in ("text", "query")), None)
+
     def field_of(self, argument: str) -> str | None:
         """The generic field an argument of this tool fills (``None``: not an argument)."""
         return self.params.get(argument)
@@ -195,6 +203,7 @@ class ToolPreset:
         on_invalid: ``"error"`` (a message, the episode goes on), ``"clamp"`` (arguments
             moved into range, as TimeSearch-R) or ``"end"`` (the episode ends).
         preview: Frames of the whole video shown at reset, if any.
+        preview_over: ``(seconds, rule)``: the preview of videos longer than ``seconds``.
         preview_captions: Caption each preview frame (VideoAgent's start) instead of
             showing it.
         pool: Frames of the pool ``"pool"`` positions index (uniform over the video).
@@ -203,6 +212,9 @@ class ToolPreset:
         index_shown: Show the index's captions at reset (FALCONEye's start).
         messages: The system's own error messages, by event (:data:`MESSAGE_KEYS`), as
             ``str.format`` templates; an event it lacks gets video-env's wording.
+        unparsed_ends: A reply with no readable call ends the episode (TimeSearch-R's env;
+            VideoZoomer takes a reply without ``<video_zoom>`` as its final answer), rather
+            than being an invalid action the episode survives.
         grid_fps: Frame rate of the candidate frames a search ranks.
         max_candidates: Most candidate frames a search ranks (uniform over its span).
     """
@@ -218,11 +230,13 @@ class ToolPreset:
     history: Literal["accumulate", "replace"] = "accumulate"
     on_invalid: Literal["error", "clamp", "end"] = "error"
     preview: FrameRule | None = None
+    preview_over: tuple[float, FrameRule] | None = None
     preview_captions: bool = False
     pool: int | None = None
     index_clip_s: float | None = None
     index_shown: bool = False
     messages: Mapping[str, str] = field(default_factory=dict)
+    unparsed_ends: bool = False
     grid_fps: float = 1.0
     max_candidates: int = 512
 
@@ -268,9 +282,19 @@ class ToolPreset:
             if rule is not None
             and (s.tool == "view" or (s.tool == "search" and s.returns == "frames"))
         ]
-        if self.preview is not None and not self.preview_captions:
-            counts.append(self.preview.max_frames)
+        if not self.preview_captions:
+            counts += [rule.max_frames for rule in self._previews()]
         return max(counts, default=0)
+
+    def _previews(self) -> list[FrameRule]:
+        rules = [self.preview, self.preview_over[1] if self.preview_over else None]
+        return [rule for rule in rules if rule is not None]
+
+    def preview_rule(self, duration: float) -> FrameRule | None:
+        """The preview of a video of ``duration`` seconds (``None``: none)."""
+        if self.preview_over is not None and duration > self.preview_over[0]:
+            return self.preview_over[1]
+        return self.preview
 
     @property
     def frame_bound(self) -> tuple[int, int]:
@@ -281,8 +305,8 @@ class ToolPreset:
             if s.tool == "view" or (s.tool == "search" and s.returns == "frames")
             for rule in (s.frames, s.frames_over[1] if s.frames_over else None)
         ]
-        if self.preview is not None and not self.preview_captions:
-            rules.append(self.preview)
+        if not self.preview_captions:
+            rules += self._previews()
         bounds = [r.bound for r in rules if r is not None]
         return (max(w for w, _ in bounds), max(h for _, h in bounds)) if bounds else (1, 1)
 

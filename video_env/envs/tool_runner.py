@@ -159,7 +159,7 @@ class ToolRunner:
         """What the policy is shown at reset: the preview, and the index's captions."""
         results = []
         whole = Interval(0.0, video.duration)
-        if (rule := self.preset.preview) is not None:
+        if (rule := self.preset.preview_rule(video.duration)) is not None:
             batch = self._batch(video, rule, whole)
             if self.preset.preview_captions:
                 captioner = _needed(perception.captioner, "captioner")
@@ -211,7 +211,9 @@ class ToolRunner:
                 if first >= last - self._count(rule, spans[0].length, args):
                     raise InvalidActionError(
                         f"the range {first}-{last} must hold more frames than are returned"
-                    )
+                    )  # the frames strictly inside: linspace(start + 1, end - 1, n)
+                inner = (first + 1) / video.fps, (last - 1) / video.fps
+                spans = [Interval(*inner)]
             batch = self._view_batch(rule, spans, args, video)
             return self._frames_result(spec.name, call, batch, rule, spans)
         if spec.tool == "overview":
@@ -235,9 +237,11 @@ class ToolRunner:
             raise ConfigError(f"{spec.name} has no frame rule")
         return rule
 
-    def _count(self, rule: FrameRule, length: float, args: CallArgs) -> int:
+    def _count(
+        self, rule: FrameRule, length: float, args: CallArgs, video_fps: float | None = None
+    ) -> int:
         try:
-            return frame_count(rule, length, args.n, args.fps)
+            return frame_count(rule, length, args.n, args.fps, video_fps)
         except TooManyFrames as exc:
             raise InvalidActionError(
                 self.preset.message("too_many_frames", count=exc.count, most=exc.most)
@@ -259,11 +263,11 @@ class ToolRunner:
     ) -> FrameBatch:
         """Frames of each span by the rule (a fixed count is spread over the spans)."""
         if len(spans) == 1:
-            count = self._count(rule, spans[0].length, args)
+            count = self._count(rule, spans[0].length, args, video.fps)
             times = sample_times(rule, spans[0], count)
         else:
             total = sum(s.length for s in spans)
-            count = self._count(rule, total, args)
+            count = self._count(rule, total, args, video.fps)
             shares = [max(1, round(count * s.length / total)) if total else 1 for s in spans]
             times = np.concatenate(
                 [sample_times(rule, s, n) for s, n in zip(spans, shares, strict=True)]

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from video_env.actions.tools import ToolsActionSet
-from video_env.actions.types import Action, AnswerAction, ToolCall
+from video_env.actions.types import Action, AnswerAction, InvalidAction, ToolCall
 from video_env.envs.arguments import EnvArguments
 from video_env.envs.base import VideoQAEnv
 from video_env.envs.observation_text import tools_images, tools_text
@@ -201,12 +201,19 @@ class ToolsEnv(VideoQAEnv):
         """As :meth:`VideoQAEnv.step`; the episode is truncated once its turns are spent.
 
         Under ``on_invalid="end"`` an invalid call terminates the episode (FrameThinker's env
-        returns ``done``: the state is terminal, not cut short).
+        returns ``done``: the state is terminal, not cut short); under ``unparsed_ends`` so
+        does a reply with no readable call (TimeSearch-R's, VideoZoomer's).
         """
         obs, reward, terminated, truncated, info = super().step(action)
         episode = self._require_episode_or_done()
         if truncated and self.preset.on_invalid == "end":  # FrameThinker: a terminal state
             terminated, truncated = True, False
+        unparsed = isinstance(action, InvalidAction) and self.preset.unparsed_ends
+        if unparsed and not (terminated or truncated):  # TimeSearch-R's env: done
+            info = self._info()
+            info["episode"] = self._finish(episode, None, None, {}, "unparsed_reply")
+            terminated = True
+            obs = self._observation()
         if not (terminated or truncated) and episode.turns >= self.preset.max_turns:
             record = self._finish(episode, None, None, {}, "turn_budget")
             info = self._info()
