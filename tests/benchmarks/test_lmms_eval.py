@@ -169,6 +169,43 @@ def test_an_lmms_eval_model_drives_the_zoom_env(tmp_path: Path) -> None:
     assert capped["turns"] == 3.0
 
 
+TOOLS_TASK = """\
+include: {template}
+task: video_env_tools_tiny
+dataset_kwargs:
+  suite: synth-tiny
+  env: tools
+  env_kwargs:
+    preset: longvt
+  max_turns: 3
+"""
+
+
+def test_an_lmms_eval_model_plays_longvts_tools_in_its_reply_format(tmp_path: Path) -> None:
+    """The Tools env's ``longvt`` preset as an agentic task: Hermes tool calls, then <answer>."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    template = TASKS_DIR / "_video_env_template_yaml"
+    (folder / "tools_tiny.yaml").write_text(TOOLS_TASK.format(template=template))
+    sample = load_suite("synth-tiny", limit=1)[0]
+    replies = [
+        '<think>look</think><tool_call>{"name": "crop_video", "arguments": '
+        '{"video_path": "v.mp4", "start_time": 0, "end_time": 10}}</tool_call>',
+        f"<think>seen</think><answer>{sample.answer}</answer>",
+    ]
+    with FakeOpenAIServer([chat_reply(r) for r in replies]) as fake:
+        args = ["--model", "openai", "--model_args", f"model=fake,base_url={fake.base_url}",
+                "--tasks", "video_env_tools_tiny", "--include_path", str(folder),
+                "--limit", "1"]  # fmt: skip
+        run = lmms_eval(args, fake, tmp_path / "out")
+        first_prompt = str(fake.requests[0].body["messages"])
+    assert run["results"]["video_env_tools_tiny"]["accuracy,none"] == 1.0
+    assert "crop_video" in first_prompt and sample.question in first_prompt
+    (samples,) = run["samples"].values()
+    summary = json.loads(samples[0]["filtered_resps"])
+    assert summary["correct"] is True and summary["replies"] == replies
+
+
 def test_the_entry_point_registers_the_model() -> None:
     from lmms_eval.models import get_model
 
