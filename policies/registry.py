@@ -34,6 +34,7 @@ from policies.importing import (
 from policies.learned_pacing import ALGOS, load_pacing_policy
 from policies.pacing_baselines import FixedSpeedPolicy
 from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
+from policies.tool_dialects import DIALECTS, make_dialect_policy
 from policies.videoagent import VideoAgentPolicy
 from policies.videoscout import SHIPPED, make_videoscout
 from policies.videoscout.tools import make_videoscout_tools
@@ -389,6 +390,31 @@ register_parameterised(
         "tool chats): videoscout-tools:PATH",
     ),
 )
+for _preset in DIALECTS:  # a VLM in each trained tool agent's dialect (policies/tool_dialects/)
+    register_parameterised(
+        f"{_preset}-vlm",
+        PolicySpec(
+            partial(make_dialect_policy, _preset),
+            False,
+            False,
+            ("tools",),
+            f"a VLM prompted as {_preset} (its chat, frame labels and replies) on the Tools "
+            f"preset {_preset}: {_preset}-vlm:transformers:PATH or {_preset}-vlm:openai:MODEL",
+        ),
+    )
+
+
+def _register_tool_agents() -> None:
+    """The Tools env's prompted agents and each preset's baselines (``policies/tool_agents``)."""
+    from policies.tool_agents.entries import FAMILIES, NAMED
+
+    for name, fields in NAMED.items():
+        register(name, PolicySpec(*fields))
+    for prefix, fields in FAMILIES.items():
+        register_parameterised(prefix, PolicySpec(*fields))
+
+
+_register_tool_agents()
 
 #: The names registered when ``policies`` is imported (what every worker process knows).
 _AT_IMPORT = frozenset(_REGISTRY)

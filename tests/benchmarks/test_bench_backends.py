@@ -10,6 +10,7 @@ from conftest import bench_records as records
 from benchmarks.config import BenchConfig
 from benchmarks.records import EpisodeLog
 from video_env.cli import main
+from video_env.envs import ENV_KINDS
 from video_env.errors import ConfigError
 
 ARGS = ["bench", "--suite", "synth-tiny", "--quiet", "--no-plots"]
@@ -113,7 +114,7 @@ def test_real_tiny_models_run_every_env_unsimulated(tmp_path: Path, tiny_clip_di
     assert meta["perception"] == "real, random weights (plumbing test)"
     assert meta["simulated_backends"] == []
     recs = records(out)
-    assert {r["job"].split("|")[0] for r in recs} == {"pacing", "zoom", "clip_query"}
+    assert {r["job"].split("|")[0] for r in recs} == set(ENV_KINDS)
     assert not any(r["simulated"] for r in recs) and not any(r.get("error") for r in recs)
     summary = (out / "summary.md").read_text()
     assert "SIMULATED" not in summary and "perception real," in summary

@@ -77,7 +77,8 @@ def test_the_fingerprint_covers_every_config_field() -> None:
                "seeds": (1,), "limit": 3, "categories": ("visual",), "max_steps": 7,
                "standin_missing_videos": True,
                "text_embedder": "minilm", "extra": {"note": 1}, "vlm": "openai:m",
-               "captioner": "openai:c", "clip": "open_clip:B", "judge": "embedding"}  # fmt: skip
+               "captioner": "openai:c", "clip": "open_clip:B", "judge": "embedding",
+               "tools_preset": "dvd"}  # fmt: skip
     for f in dataclasses.fields(BenchConfig):
         if f.name == "perception":
             continue  # one value only so far

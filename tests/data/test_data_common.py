@@ -194,6 +194,7 @@ def test_registry_names_and_lookup():
         "egoschema",
         "falcon-bench",
         "jsonl",
+        "longvidsearch",
         "lvbench",
         "mlvu",
         "nextgqa",

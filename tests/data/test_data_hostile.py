@@ -55,6 +55,9 @@ def annotations_pointing_at(dataset: str, ref: str, folder: Path) -> Path:
     if dataset == "jsonl":
         record = {"id": "j", "video": file, "question": "Q?", "answer": "A", "options": ["a", "b"]}
         return _json(folder / "samples.json", [record])
+    if dataset == "longvidsearch":
+        record = {"vid": ref, "question": "Q?", "answer": "a", "evidence_slices": [1]}
+        return _json(folder / "full-QA(3000).json", [record])
     if dataset == "lvbench":
         qa = {"uid": "1", "question": "Q? (A) a (B) b", "answer": "A"}
         path = folder / "video_info.meta.jsonl"

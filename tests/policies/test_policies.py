@@ -9,8 +9,9 @@ from policies import Policy, run_episode
 from video_env import ConfigError, UnknownNameError
 from video_env.actions import AnswerAction, SpeedAction
 from video_env.envs import ClipQueryEnv, PacingEnv, ZoomEnv
+from video_env.envs.tools import ToolsEnv
 
-ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv}
+ENVS = {"pacing": PacingEnv, "zoom": ZoomEnv, "clip_query": ClipQueryEnv, "tools": ToolsEnv}
 RECORD_KEYS = {
     "sample_id",
     "answer",
@@ -178,7 +179,7 @@ def test_registry_errors() -> None:
 def test_a_custom_policy_takes_a_few_lines() -> None:
     class AlwaysA(Policy):
         name = "always-a"
-        env_kinds = ("pacing", "zoom", "clip_query")
+        env_kinds = tuple(ENVS)
 
         def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
             return AnswerAction("A")

@@ -119,6 +119,69 @@ VALUES = {
         "options_block": OPTIONS,
         "end_note": "",
     },
+    # the prompted tool agents' prompts (policies/tool_agents/, docs/fidelity.md)
+    "videoseek/system": {
+        "max_steps": 20,
+        "overview_frames": 64,
+        "skim_frames": 16,
+        "focus_frames": 16,
+        "example": '{"name": "skim", "arguments": {"query": "the red car", "start_time": 0}}',
+    },
+    "videoseek/question": {
+        "duration": "120.0",
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+    },
+    "videoseek/step": {"step": 3, "max_steps": 20},
+    "videoseek/final": {
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+    },
+    "dvd/system": {
+        "tools": "- clip_search_tool(event_description, top_k): the captions of the clips",
+        "example": '{"name": "clip_search_tool", "arguments": {"event_description": "a sign"}}',
+    },
+    "dvd/question": {
+        "max_iterations": 15,
+        "duration": "120",
+        "question": "What is written on the street sign?",
+        "options_block": OPTIONS,
+    },
+    "dvd/finish": {},
+    # the trained tool agents' prompts (policies/tool_dialects/, docs/fidelity.md)
+    "tool_dialects/hermes_system": {
+        "system": "You are a helpful assistant.\n\n",
+        "tools": '{"type": "function", "function": {"name": "crop_video"}}',
+    },
+    "tool_dialects/longvt_question": {
+        "question": "What is written on the street sign?\nA. MAPLE\nB. HARBOR",
+        "video_path": "/video.mp4",
+    },
+    "tool_dialects/videozoomer_system": {},
+    "tool_dialects/framethinker_system": {"num_frames": 8},
+    "tool_dialects/timesearch_question": {
+        "max_rounds": 8,
+        "question": "What is written on the street sign?\nA. MAPLE\nB. HARBOR",
+        "answer_note": "Answer with the option's letter from the given choices within "
+        "<answer> </answer> tags.\n",
+        "duration": "120.0",
+    },
+    "tool_dialects/timesearch_tool_response": {"timestamps": "60.5s,62.0s"},
+    "tool_dialects/videomtr_system": {"max_turns": 3},
+    "tool_dialects/videomtr_turn": {"turn": 1, "n_frames": 2, "frame_idx_list": [0, 63]},
+    "tool_dialects/videomtr_ask": {
+        "which": "",
+        "problem": "What is written on the street sign?\nOptions: ['A. MAPLE', 'B. HARBOR']",
+        "action_prompt": "You can choose to retrieve more frames or provide your answer.",
+        "format_prompt": "Format Template: ...",
+    },
+    "tool_dialects/videomtr_format": {
+        "answer_type_instruction": " Please provide only the single option letter",
+        "max_frame_idx": 63,
+    },
+    "tool_dialects/videomtr_format_final": {
+        "answer_type_instruction": " Please provide only the single option letter",
+    },
 }
 
 
@@ -200,6 +263,23 @@ REQUIRED = {
         '"segment_id"',
         '"duration"',
         '"frame_descriptions"',
+    ],
+    # VideoSeek's released prompt outline; DVD's dvd_core.py prompts (docs/fidelity.md)
+    "videoseek/system": [
+        *("# Role", "# Environment", "# State", "# Workflow", "# Toolkit", "# Rules"),
+        "Thought -> Action -> Observation",
+        "Call ONLY ONE tool per turn",
+        "at least\n  16 seconds",  # skim spans
+        "shorter than 16 seconds",  # focus clips
+        "at most 20 steps",
+    ],
+    "videoseek/final": ["You have reached the maximum number of steps.", "option's\nletter"],
+    "dvd/system": ["THINK -> ACT -> OBSERVE", "call exactly one function", "never invent them"],
+    "dvd/question": [
+        "use\n  `global_browse_tool`",
+        "To search without a specific timestamp, use `clip_search_tool`",
+        "CONFIRM it with a `frame_inspect_tool`",
+        "Total video length: 120 seconds.",
     ],
 }
 

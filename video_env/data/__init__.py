@@ -41,6 +41,7 @@ from video_env.data.cg_bench import load_cg_bench
 from video_env.data.egoschema import load_egoschema
 from video_env.data.falcon_bench import load_falcon_bench
 from video_env.data.jsonl import load_jsonl, save_jsonl
+from video_env.data.longvidsearch import load_longvidsearch
 from video_env.data.lvbench import load_lvbench
 from video_env.data.mlvu import load_mlvu
 from video_env.data.nextqa import load_nextgqa, load_nextqa
@@ -66,6 +67,7 @@ __all__ = [
     "load_egoschema",
     "load_falcon_bench",
     "load_jsonl",
+    "load_longvidsearch",
     "load_lvbench",
     "load_mlvu",
     "load_nextgqa",
@@ -86,6 +88,7 @@ _LOADERS: dict[str, Loader] = {
     "egoschema": load_egoschema,
     "falcon-bench": load_falcon_bench,
     "jsonl": load_jsonl,
+    "longvidsearch": load_longvidsearch,
     "lvbench": load_lvbench,
     "mlvu": load_mlvu,
     "nextgqa": load_nextgqa,

@@ -229,7 +229,9 @@ class ToolRunner:
         batch = self._spans_batch(rule, spans, args, video)
         question, options = (args.query, None) if args.query else (sample.question, sample.options)
         reply = _needed(perception.vlm, "vlm").answer(batch, question, options)
-        return ToolResult(spec.name, call, reply.text, spans=spans)
+        confidence = min(max(float(reply.confidence), 0.0), 1.0)
+        text = f"{reply.text} (confidence {confidence:.2f})"  # FALCONEye's calibrated reading
+        return ToolResult(spec.name, call, text, spans=spans)
 
     def _rule(self, spec: ToolSpec, video: VideoReader) -> FrameRule:
         rule = spec.frame_rule(video.duration)

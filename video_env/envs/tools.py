@@ -327,6 +327,17 @@ class ToolsEnv(VideoQAEnv):
         """The preset's name: results of different presets never pass as one."""
         return {"tools_preset": self.preset.name}
 
+    def _info(self) -> dict[str, Any]:
+        """As every env's, with what a system's prompt numbers frames by.
+
+        ``video_fps`` (FrameThinker's frame numbers are native ones) and ``frame_pool``
+        (Video-MTR's pool indices: the pool's times, empty for other presets).
+        """
+        info = super()._info()
+        info["video_fps"] = float(self.facts.fps)
+        info["frame_pool"] = [round(float(t), 6) for t in self.facts.pool]
+        return info
+
     # -- observation -----------------------------------------------------------------
 
     def _kind_observation(self) -> dict[str, Any]:
