@@ -19,6 +19,7 @@ variable left unset (or set to the empty string) falls back to the argument's de
 | ``VIDEO_ENV_LLM_API_KEY`` | the LLM's API key (then ``OPENAI_API_KEY``); never logged |
 | ``VIDEO_ENV_VLM_BASE_URL`` | an OpenAI-compatible VLM server for ``--vlm openai:MODEL`` |
 | ``VIDEO_ENV_VLM_REGEX_FIELD`` | the request field where that server reads a reply pattern |
+| ``VIDEO_ENV_TORCH_THREADS`` | torch threads of the transformers backends: ``auto`` or a count |
 | ``VIDEO_ENV_SERVE_TOKEN`` | the bearer token of ``video-env serve`` and its clients |
 | ``OPENENV_MODE`` | OpenEnv's server mode (default ``simulation``) |
 | ``XDG_CACHE_HOME`` | where user caches live (default ``~/.cache``) |
@@ -43,6 +44,7 @@ __all__ = [
     "OPENENV_MODE",
     "SERVE_TOKEN",
     "TEXT_EMBEDDER",
+    "TORCH_THREADS",
     "VARIABLES",
     "VLM_BASE_URL",
     "VLM_REGEX_FIELD",
@@ -98,6 +100,7 @@ LLM_API_KEYS = (
 )
 VLM_BASE_URL = EnvVar("VIDEO_ENV_VLM_BASE_URL", "an OpenAI-compatible VLM server")
 VLM_REGEX_FIELD = EnvVar("VIDEO_ENV_VLM_REGEX_FIELD", "where that server reads a reply pattern")
+TORCH_THREADS = EnvVar("VIDEO_ENV_TORCH_THREADS", "torch threads: auto or a count")
 SERVE_TOKEN = EnvVar("VIDEO_ENV_SERVE_TOKEN", "the bearer token of video-env serve")
 OPENENV_MODE = EnvVar("OPENENV_MODE", "OpenEnv's server mode")
 #: Where launchers put the number of processes, in accelerate's order (MPI's, then
@@ -121,6 +124,7 @@ VARIABLES: tuple[EnvVar, ...] = (
     *LLM_API_KEYS,
     VLM_BASE_URL,
     VLM_REGEX_FIELD,
+    TORCH_THREADS,
     SERVE_TOKEN,
     OPENENV_MODE,
     *WORLD_SIZES,

@@ -6,11 +6,18 @@ accumulates the gradient of each group's token-normalised loss (Eqs. (4)–(6)) 
 optimiser step. Turns are encoded one at a time (:func:`reply_logprobs`), so memory holds
 one turn's activations, whatever the trajectory length; a turn's reply is scored as the
 token ids the rollout sampled, not its text re-tokenised. :class:`StepStats` is one line of
-a run's ``log.jsonl``.
+a run's ``log.jsonl``, with the seconds of each phase (rollouts, reference pass, the
+policy's forward and backward passes).
+
+Where the models share a :class:`~video_env.backends.vision_cache.VisionFeatureCache`
+(``train_rl`` installs one), the vision tower's frozen blocks encode each frame batch
+once per step: the rollouts', the reference's and the policy's passes take the same
+features. With ``beta == 0`` there is no reference pass.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +61,15 @@ class StepStats:
     format_valid: float = 0.0
     turns: float = 0.0
     rewatch_rate: float = 0.0
+    rollout_s: float = 0.0
+    reference_s: float = 0.0
+    forward_s: float = 0.0
+    backward_s: float = 0.0
+
+
+#: The phases whose seconds a step logs (each a :class:`StepStats` field); ``dapo_step``
+#: returns the last three.
+PHASES = ("rollout_s", "reference_s", "forward_s", "backward_s")
 
 
 #: What :func:`rollout_metrics` measures (each also a :class:`StepStats` field).
@@ -139,9 +155,13 @@ def dapo_step(
     distribution (policy, old policy and reference alike; :func:`reply_logprobs`).
 
     Returns:
-        The mean loss over groups (of the last pass), KL, clip fractions and token count.
+        The mean loss over groups (of the last pass), KL, clip fractions and token count,
+        and the seconds of the reference pass (with the old policy's, when
+        ``ppo_epochs > 1``), of the policy's forward passes and of their backward passes.
     """
     torch = require("torch", "models", _PURPOSE)
+    clock = {"reference_s": 0.0, "forward_s": 0.0, "backward_s": 0.0}
+    scoring = time.perf_counter()
     # one pass is on-policy: the sampling policy is the current one, so its log-probs are
     # the first pass's own (detached) rather than a separate forward pass of each turn
     on_policy = ppo_epochs == 1
@@ -172,12 +192,14 @@ def dapo_step(
                     turns.append((turn, i, old, ref, n))
         tokens = sum(n for *_, n in turns)
         prepared.append((advantages, turns, max(tokens, 1)))
+    clock["reference_s"] = time.perf_counter() - scoring
     totals: dict[str, float] = {}
     for _ in range(ppo_epochs):
         optimizer.zero_grad()
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         for advantages, turns, n_group in prepared:
             for turn, i, old, ref, _ in turns:
+                forward = time.perf_counter()
                 logp = reply_logprobs(model, processor, turn, temperature, masked=score_guided)
                 behaviour = logp.detach() if old is None else old
                 out = dapo_loss(
@@ -190,7 +212,10 @@ def dapo_step(
                 )
                 # Eq. (5)'s normalisation: this turn's token sum over the group's tokens
                 weight = out.tokens / n_group / len(prepared)
+                backward = time.perf_counter()
+                clock["forward_s"] += backward - forward
                 (out.loss * weight).backward()  # type: ignore[no-untyped-call]
+                clock["backward_s"] += time.perf_counter() - backward
                 totals["loss"] += float(out.loss.detach()) * weight
                 totals["kl"] += out.kl * weight
                 totals["clip_low"] += out.clip_low_fraction * weight
@@ -198,4 +223,4 @@ def dapo_step(
                 totals["tokens"] += out.tokens
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
         optimizer.step()
-    return totals
+    return {**totals, **clock}

@@ -37,6 +37,8 @@ from policies.training.dapo_step import (
     rollout_metrics,
 )
 from policies.training.provenance import freeze_vision_blocks, keep_pixel_vlm_marker
+from policies.training.rl_log import describe_step, tensorboard_writer
+from policies.training.rl_speed import speed_up
 from policies.training.rl_state import (
     RECORD_FILE,
     cut_log_to,
@@ -112,6 +114,11 @@ class DAPOConfig:
             are masked before the softmax (for the policy, the old policy and the
             reference), so the update follows the guided sampler and forced tokens carry
             no gradient. Needs ``format_guided``.
+        vision_cache_mb: Megabytes of vision features kept for the policy and its
+            reference together (:mod:`~policies.training.rl_speed`; 0: none). Torch's
+            threads follow the free cores (``VIDEO_ENV_TORCH_THREADS`` overrides).
+        share_first_turn: A group's identical first turns as one call of G rows
+            (:class:`~policies.training.group_chat.SharedTurnChat`).
         resume: Continue the run in ``out`` from its latest saved state
             (:mod:`~policies.training.rl_state`): the policy, the optimizer, the steps
             done, the question order and the random state. The other settings and the
@@ -137,6 +144,8 @@ class DAPOConfig:
     bf16: bool = False
     freeze_vision: bool = False
     score_guided: bool = False
+    vision_cache_mb: int = 512
+    share_first_turn: bool = True
     resume: bool = False
     episode: EpisodeSettings = field(
         default_factory=lambda: EpisodeSettings(max_new_tokens=4096, temperature=1.0)
@@ -155,8 +164,8 @@ class DAPOConfig:
             raise ConfigError(
                 f"dynamic_filter must be one of {DYNAMIC_FILTERS}, overlong one of {OVERLONG}"
             )
-        if self.overlong_buffer < 1:
-            raise ConfigError("overlong_buffer must be >= 1")
+        if self.overlong_buffer < 1 or self.vision_cache_mb < 0:
+            raise ConfigError("overlong_buffer must be >= 1 and vision_cache_mb >= 0")
         if self.score_guided and not self.episode.format_guided:
             raise ConfigError("score_guided scores format-guided rollouts: set format_guided")
 
@@ -240,7 +249,8 @@ def train_rl(
         freeze_vision_blocks(model)
     trained = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trained, lr=cfg.learning_rate)
-    chat = PolicyChat(model, processor, device)
+    speed_up(torch, model, reference, cfg.vision_cache_mb)
+    chat = PolicyChat(model, processor, device, share_first_turn=cfg.share_first_turn)
     order = random.Random(cfg.seed)
     queue: list[VideoQA] = []
     done, spent = 0, 0.0
@@ -274,7 +284,7 @@ def train_rl(
         folder, cfg.episode.rules, end_note=layout.end_note, question_first=layout.question_first
     )
     history: list[StepStats] = []
-    board = _tensorboard(folder / "tensorboard", purge_step=done + 1 if done else None)
+    board = tensorboard_writer(folder / "tensorboard", purge_step=done + 1 if done else None)
 
     def save(where: Path, step: int) -> None:
         forget_state(where)  # weights and state always match: a kill mid-save leaves neither
@@ -292,6 +302,7 @@ def train_rl(
         drawn.clear()
         batch = fill_batch(draw, group_filter(cfg), cfg.groups_per_step,
                            cfg.max_draws_per_step)  # fmt: skip
+        rollout_s = time.perf_counter() - started
         totals = {"loss": 0.0, "kl": 0.0, "clip_low": 0.0, "clip_high": 0.0, "tokens": 0.0}
         if batch.groups:
             model.train()
@@ -314,6 +325,8 @@ def train_rl(
             tokens=int(totals["tokens"]),
             seconds=time.perf_counter() - started,
             **rollout_metrics(drawn),
+            rollout_s=rollout_s,
+            **{k: totals.get(k, 0.0) for k in ("reference_s", "forward_s", "backward_s")},
         )
         history.append(stats)
         if board is not None:
@@ -324,7 +337,7 @@ def train_rl(
         with (folder / "log.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(asdict(stats)) + "\n")
         if log is not None:
-            log(_describe(stats))
+            log(describe_step(stats))
         if cfg.save_every and step % cfg.save_every == 0:
             save(folder / f"checkpoint-{step}", step)
     if board is not None:
@@ -337,7 +350,7 @@ def train_rl(
         "questions": len(samples),
         "steps_done": steps_done,
         "seconds": round(time.monotonic() - start, 1),
-        "machine": machine(),
+        "machine": machine(),  # its torch_threads: those speed_up chose
         "command": commands[-1],
     }
     if resumed is not None:
@@ -347,34 +360,10 @@ def train_rl(
     return history
 
 
-def _describe(s: StepStats) -> str:
-    played = (
-        f"rollouts: reward {s.drawn_reward:.3f}, accuracy {s.accuracy:.2f}, format-valid "
-        f"{s.format_valid:.2f}, {s.turns:.1f} turns, rewatch {s.rewatch_rate:.2f}"
-    )
-    if not s.groups:
-        return f"step {s.step}: no group kept in {s.drawn} draws (dynamic sampling); {played}"
-    return (
-        f"step {s.step}: {s.groups} groups ({s.dropped} dropped of {s.drawn}), reward "
-        f"{s.mean_reward:.3f}, loss {s.loss:.4f}, kl {s.kl:.4f}, clipped "
-        f"{s.clip_low:.2%}/{s.clip_high:.2%}, {s.tokens} tokens, {s.seconds:.1f} s; {played}"
-    )
-
-
-def _tensorboard(folder: Path, purge_step: int | None = None) -> Any:
-    """A TensorBoard writer into ``folder``, or ``None`` without the ``tensorboard`` package.
-
-    ``purge_step``: a resumed run's first step; events logged from it on are dropped.
-    """
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:  # the rl extra brings it
-        return None
-    return SummaryWriter(str(folder), purge_step=purge_step)
-
-
-#: Settings a resumed call may change: how long the run goes on, and when it saves.
-_NOT_RESUMED = frozenset({"steps", "max_seconds", "resume", "save_every"})
+#: Settings a resumed call may change: how long the run goes on, when it saves, its speed.
+_NOT_RESUMED = frozenset(
+    {"steps", "max_seconds", "resume", "save_every", "vision_cache_mb", "share_first_turn"}
+)
 
 
 def _resumable_settings(cfg: DAPOConfig, samples: Sequence[VideoQA]) -> dict[str, Any]:

@@ -6,6 +6,10 @@ memory (the one being optimised): it samples through the same ``hf_generation`` 
 inference sees. :func:`rollout_group` plays ``G`` episodes of one question with it and
 returns them as :class:`Trajectory` objects (the turns to train on and the env's
 composite reward ``R = r_acc + r_fmt + r_timing``; an episode that never answers gets 0).
+The group's first turns, when identical, are one call of ``G`` rows
+(:class:`~policies.training.group_chat.SharedTurnChat`: one vision pass, one prefill), and
+the model's vision tower may serve frames it has seen from a
+:class:`~video_env.backends.vision_cache.VisionFeatureCache`.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from typing import Any
 
 from policies.episode_settings import EpisodeSettings
 from policies.training.episodes import EpisodeRun, run_recorded_episode
+from policies.training.group_chat import SharedTurnChat
 from policies.training.turn_inputs import TurnExample, conversation_from_messages
 from video_env._optional import require
 from video_env._seeding import stable_seed
 from video_env.backends.base import ReplyGuide, VisionMessage
 from video_env.backends.hf_generation import generate
 from video_env.backends.llm.base import Completion
+from video_env.backends.vision_cache import VisionFeatureCache, install_vision_cache
 from video_env.metrics.cost import Cost
 from video_env.types import VideoQA
 
@@ -62,6 +68,10 @@ class PolicyChat:
         device: Where the model is.
         min_pixels: Qwen pixel budget per frame (as ``TransformersVLM``'s).
         max_pixels: Qwen pixel budget per frame.
+        vision_cache: Where the model's vision tower keeps the features of frames it has
+            encoded (installed on the model; None: no cache).
+        share_first_turn: Sample a group's identical first turns as one call of ``G``
+            rows (:func:`rollout_group`); off, each episode calls the model itself.
     """
 
     simulated = False
@@ -75,6 +85,8 @@ class PolicyChat:
         device: str = "cpu",
         min_pixels: int | None = None,
         max_pixels: int | None = None,
+        vision_cache: VisionFeatureCache | None = None,
+        share_first_turn: bool = True,
     ) -> None:
         self.model = model
         self.processor = processor
@@ -84,6 +96,10 @@ class PolicyChat:
         self.name = "policy-in-training"
         self.usage = Cost()
         self._torch = require("torch", "models", "DAPO rollouts")
+        self.share_first_turn = share_first_turn
+        self.vision_cache = (
+            install_vision_cache(model, vision_cache) if vision_cache is not None else None
+        )
 
     def chat(
         self,
@@ -94,12 +110,26 @@ class PolicyChat:
         guide: ReplyGuide | None = None,
     ) -> Completion:
         """Sample a reply (greedy at temperature 0) from the current weights (guided if given)."""
+        return self.chat_n(
+            messages, 1, max_new_tokens=max_new_tokens, temperature=temperature, guide=guide
+        )[0]
+
+    def chat_n(
+        self,
+        messages: Sequence[VisionMessage],
+        n: int,
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
+    ) -> list[Completion]:
+        """``n`` replies to ``messages``: the prompt prefilled once, the rows decoded together."""
         start = time.perf_counter()
         conversation = conversation_from_messages(messages, self.min_pixels, self.max_pixels)
         was_training = self.model.training
         self.model.eval()
         try:
-            (gen,), _ = generate(
+            rows, _ = generate(
                 self.model,
                 self.processor,
                 self._torch,
@@ -108,19 +138,26 @@ class PolicyChat:
                 temperature=temperature,
                 device=self.device,
                 guide=guide,
+                scores=False,
+                rows_per_prompt=n,
             )
         finally:
             self.model.train(was_training)
-        self.usage = self.usage + Cost(vlm_calls=1, visual_tokens=gen.n_visual_tokens)
-        return Completion(
-            text=gen.text,
-            model=self.name,
-            prompt_tokens=gen.prompt_tokens,
-            completion_tokens=len(gen.tokens),
-            finish_reason=gen.finish_reason,
-            latency_s=time.perf_counter() - start,
-            token_ids=gen.token_ids,
-        )
+        visual = sum(gen.n_visual_tokens for gen in rows)
+        self.usage = self.usage + Cost(vlm_calls=n, visual_tokens=visual)
+        latency = time.perf_counter() - start
+        return [
+            Completion(
+                text=gen.text,
+                model=self.name,
+                prompt_tokens=gen.prompt_tokens,
+                completion_tokens=len(gen.token_ids or ()),
+                finish_reason=gen.finish_reason,
+                latency_s=latency,
+                token_ids=gen.token_ids,
+            )
+            for gen in rows
+        ]
 
     def example(
         self,
@@ -151,10 +188,17 @@ def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
 def rollout_group(
     chat: PolicyChat, sample: VideoQA, settings: EpisodeSettings, *, group_size: int, seed: int
 ) -> list[Trajectory]:
-    """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group)."""
+    """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group).
+
+    With ``chat.share_first_turn`` the first call samples ``group_size`` replies at once,
+    which the other episodes' first turns take when their prompt is the same.
+    """
+    shared = SharedTurnChat(chat) if chat.share_first_turn else None
+    if shared is not None:
+        shared.expect(group_size)
     group = []
     for i in range(group_size):
         episode_seed = stable_seed(seed, sample.id, i) % 2**31
-        run = run_recorded_episode(chat, sample, settings, seed=episode_seed)
+        run = run_recorded_episode(shared or chat, sample, settings, seed=episode_seed)
         group.append(trajectory_from_run(chat, run))
     return group

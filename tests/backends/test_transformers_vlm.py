@@ -258,6 +258,7 @@ def test_caption_chat_and_usage(tiny_qwen_dir: str, sample: VideoQA) -> None:
             {"role": "user", "content": ["First clip:", batch, "then a frame:", frame, "What?"]},
         ],
         max_new_tokens=4,
+        logprobs=True,
     )
     assert reply.completion_tokens <= 4 and reply.logprobs is not None
     assert len(reply.logprobs) == reply.completion_tokens

@@ -1,10 +1,12 @@
-"""Loading a transformers chat VLM offline-first, and one batched greedy ``generate`` with scores.
+"""Loading a transformers chat VLM offline-first, and one batched ``generate`` (scores if asked).
 
 The per-token probabilities follow FALCONEye's reference (``qwen2_5_vl.inference``):
 ``generate(..., return_dict_in_generate=True, output_scores=True)``, a softmax of each
-step's scores, every generated token decoded on its own with special tokens kept. In a
-batch, each row's tokens end at its first end token (included); padding after it is
-dropped.
+step's scores, every generated token decoded on its own with special tokens kept. They
+are computed only when asked for (``scores=True``: confidences, log-probabilities); a
+plain chat call keeps the token ids alone. In a batch, each row's tokens end at its first
+end token (included); padding after it is dropped. ``rows_per_prompt`` decodes several
+replies to one prompt prefilled once (:mod:`video_env.backends.hf_shared_prefill`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class Generated:
 
     Attributes:
         text: The reply, special tokens skipped.
-        tokens: Each generated token with its probabilities (end token included).
+        tokens: Each generated token with its probabilities (end token included);
+            empty when the call asked for no scores.
         prompt_tokens: Prompt tokens, visual placeholders included.
         n_visual_tokens: Visual tokens in the prompt.
         finish_reason: ``"stop"`` (end token) or ``"length"`` (token cap).
@@ -188,19 +191,35 @@ def generate(
     temperature: float,
     device: str,
     guide: ReplyGuide | None = None,
+    scores: bool = True,
+    rows_per_prompt: int = 1,
 ) -> tuple[list[Generated], VisionCall]:
     """One batched ``generate`` over ``conversations`` (content parts: text, image, video).
 
-    ``guide`` constrains every reply's end (:mod:`video_env.backends.hf_guide`).
+    Args:
+        model: The loaded model.
+        processor: Its processor.
+        torch: The ``torch`` module.
+        conversations: The prompts, in the form :func:`prepare_conversations` takes.
+        max_new_tokens: The reply's token cap.
+        temperature: 0 for greedy decoding, else the sampling temperature.
+        device: Where the model is.
+        guide: Constrains every reply's end (:mod:`video_env.backends.hf_guide`).
+        scores: Keep each generated token's probabilities (:attr:`Generated.tokens`).
+        rows_per_prompt: Replies to decode for a single conversation, its prompt
+            prefilled once (:func:`~video_env.backends.hf_shared_prefill.shared_prefill`).
 
     Raises:
         BackendError: If preprocessing or generation fails (e.g. out of memory).
+        ConfigError: If ``rows_per_prompt`` is above 1 with several conversations.
     """
+    if rows_per_prompt < 1 or (rows_per_prompt > 1 and len(conversations) != 1):
+        raise ConfigError("rows_per_prompt is >= 1, and above 1 only with one conversation")
     texts, images, videos, metas, fed = prepare_conversations(processor, conversations)
     eos = eos_ids(model, processor)
     try:
         inputs = encode(processor, texts, images, videos, metas).to(device)
-        options = _generation_options(processor, max_new_tokens, temperature)
+        options = _generation_options(processor, max_new_tokens, temperature, scores)
         if guide is not None:
             from transformers import LogitsProcessorList
 
@@ -211,6 +230,14 @@ def generate(
             guided = GuideLogitsProcessor(guide, processor.tokenizer, prompt_length, eos)
             options["logits_processor"] = LogitsProcessorList([guided])
         with torch.inference_mode():
+            if rows_per_prompt > 1:
+                from video_env.backends.hf_shared_prefill import shared_prefill
+
+                shared = shared_prefill(model, inputs, rows_per_prompt)
+                n = rows_per_prompt
+                inputs = shared or encode(
+                    processor, texts * n, images * n, videos * n, metas * n
+                ).to(device)
             out = model.generate(**inputs, **options)
     except (RuntimeError, ValueError) as exc:
         raise BackendError(f"generation failed: {exc}") from exc
@@ -227,9 +254,9 @@ def generate(
     prompt = [int(n) for n in inputs["attention_mask"].sum(1)]
     rows = [
         _row(processor, torch, out, b, ids.shape[1], eos, prompt[b], visual[b])
-        for b in range(len(texts))
+        for b in range(ids.shape[0])
     ]
-    call = VisionCall(tuple(fed), len(texts), tuple(visual), tuple(prompt))
+    call = VisionCall(tuple(fed), ids.shape[0], tuple(visual), tuple(prompt))
     return rows, call
 
 
@@ -309,13 +336,15 @@ def _accepts(video_processor: Any, name: str) -> bool:
         return False
 
 
-def _generation_options(processor: Any, max_new_tokens: int, temperature: float) -> dict[str, Any]:
+def _generation_options(
+    processor: Any, max_new_tokens: int, temperature: float, scores: bool = True
+) -> dict[str, Any]:
     tok = processor.tokenizer
     options: dict[str, Any] = {
         "max_new_tokens": max_new_tokens,
         "do_sample": temperature > 0,
         "return_dict_in_generate": True,
-        "output_scores": True,
+        "output_scores": scores,
         "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
     }
     if temperature > 0:
@@ -349,7 +378,7 @@ def _row(
     kept = generated[:end] if end is not None else generated
     tokens = []
     tok = processor.tokenizer
-    for i, token_id in enumerate(kept):
+    for i, token_id in enumerate(kept if out.scores is not None else ()):
         probs = torch.softmax(out.scores[i][b].float(), dim=-1)
         tokens.append(TokenProb(tok.decode([token_id]), float(probs.max()), float(probs[token_id])))
     text = tok.decode(kept, skip_special_tokens=True)

@@ -15,6 +15,15 @@ outside ``[min_pixels, max_pixels]`` when those budgets are set, is resized with
 Several windows of one step go through :meth:`~TransformersVLM.answer_batch` in one
 left-padded batched ``generate``.
 
+Speed (issue 72): torch runs on as many threads as the machine has free cores
+(:mod:`video_env.backends.torch_threads`; ``threads`` or ``VIDEO_ENV_TORCH_THREADS``
+override it); the vision tower's outputs are cached by the frames' content
+(:mod:`video_env.backends.vision_cache`, ``vision_cache_mb``, 0 turns it off), so a
+rewatched window is encoded once; per-token scores are computed only for confidences
+and asked-for log-probabilities; :meth:`~TransformersVLM.chat_n` decodes several replies
+to one prompt prefilled once. A static key-value cache was measured and not kept (no
+faster on a CPU: ``docs/architecture.md``).
+
 Weights are never downloaded: an id is looked up in the local Hugging Face cache only
 (``local_files_only=True``, with or without ``HF_HUB_OFFLINE``); a miss is an immediate
 :class:`BackendError` that says how to point at a local directory.
@@ -47,6 +56,8 @@ from video_env.backends.hf_generation import (
 )
 from video_env.backends.llm.base import Completion
 from video_env.backends.random_weights import has_random_weights
+from video_env.backends.torch_threads import apply_threads
+from video_env.backends.vision_cache import VisionFeatureCache, install_vision_cache
 from video_env.backends.vlm_frames import (
     check_pixel_budgets,
     fed_frames,
@@ -82,6 +93,12 @@ class TransformersVLM:
         max_batch: Most windows in one batched forward pass.
         answer_max_tokens: New-token cap of answers; FALCON-Bench's (64 MCQ, 128 open)
             if None.
+        threads: Torch threads: a count, ``"auto"`` (the machine's free cores,
+            :func:`~video_env.backends.torch_threads.choose_threads`), or None (the
+            ``VIDEO_ENV_TORCH_THREADS`` variable, else ``"auto"``). Set when the backend
+            is built; torch's count is the process's.
+        vision_cache_mb: Megabytes of vision-tower outputs kept, keyed by the frames'
+            content (:mod:`~video_env.backends.vision_cache`); 0 turns the cache off.
 
     Raises:
         BackendNotInstalled: If torch or transformers is missing (the ``models`` extra).
@@ -105,12 +122,18 @@ class TransformersVLM:
         confidence: str = "falconeye",
         max_batch: int = 8,
         answer_max_tokens: int | None = None,
+        threads: int | str | None = None,
+        vision_cache_mb: int = 512,
     ) -> None:
         check_pixel_budgets(min_pixels, max_pixels)
         if max_batch < 1 or (answer_max_tokens is not None and answer_max_tokens < 1):
             raise ConfigError("max_batch and answer_max_tokens must be >= 1")
+        if vision_cache_mb < 0:
+            raise ConfigError(f"vision_cache_mb must be >= 0, got {vision_cache_mb}")
         self.confidence_rule = check_rule(confidence)
         self._torch = require("torch", "models", _PURPOSE)
+        #: The torch thread count this backend set.
+        self.threads = apply_threads(self._torch, threads)
         self.model_id = str(model)
         self.max_batch = max_batch
         self.answer_max_tokens = answer_max_tokens
@@ -118,6 +141,11 @@ class TransformersVLM:
         self.device = resolve_device(self._torch, device)
         loaded = load_vlm(self.model_id, self.device, dtype, attn_implementation)
         self._model, self._processor = loaded.model, loaded.processor
+        #: The vision features cache (None when off, or for a model it cannot serve).
+        self.vision_cache: VisionFeatureCache | None = None
+        if vision_cache_mb:
+            cache = VisionFeatureCache(vision_cache_mb * 2**20)
+            self.vision_cache = install_vision_cache(self._model, cache)
         self.min_pixels, self.max_pixels = processor_budgets(
             self._processor, min_pixels, max_pixels
         )
@@ -213,7 +241,7 @@ class TransformersVLM:
         for start in range(0, len(batches), self.max_batch):
             chunk = batches[start : start + self.max_batch]
             conversations = [self._conversation([prompt, b]) for b in chunk]
-            texts.extend(self._generate(conversations, max_tokens, 0.0))
+            texts.extend(self._generate(conversations, max_tokens, 0.0, scores=False))
         captions = [g.text.strip() for g in texts]
         self._add_usage(Cost(caption_calls=len(batches)), batches, None, texts)
         return captions
@@ -227,6 +255,7 @@ class TransformersVLM:
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         guide: ReplyGuide | None = None,
+        logprobs: bool = False,
     ) -> Completion:
         """Continue ``messages`` (content: text and frame batches), greedy at temperature 0.
 
@@ -235,10 +264,37 @@ class TransformersVLM:
 
         Returns:
             The completion: text, prompt tokens (visual ones included), generated
-            tokens, the log-probability of each generated token, finish reason.
+            tokens and their ids, finish reason, and with ``logprobs`` the
+            log-probability of each generated token.
         """
-        if max_new_tokens < 1 or temperature < 0:
-            raise ConfigError("max_new_tokens must be >= 1 and temperature >= 0")
+        return self.chat_n(
+            messages,
+            1,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            guide=guide,
+            logprobs=logprobs,
+        )[0]
+
+    def chat_n(
+        self,
+        messages: Sequence[VisionMessage],
+        n: int,
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        guide: ReplyGuide | None = None,
+        logprobs: bool = False,
+    ) -> list[Completion]:
+        """``n`` replies to ``messages`` (as :meth:`chat`), decoded together.
+
+        The prompt is encoded and prefilled once
+        (:mod:`~video_env.backends.hf_shared_prefill`). Under greedy decoding the ``n``
+        replies are :meth:`chat`'s; at a temperature, ``n`` independent samples. Usage
+        counts ``n`` calls.
+        """
+        if max_new_tokens < 1 or temperature < 0 or n < 1:
+            raise ConfigError("max_new_tokens and n must be >= 1, and temperature >= 0")
         start = time.perf_counter()
         conversation: list[dict[str, Any]] = []
         batches: list[FrameBatch] = []
@@ -246,19 +302,24 @@ class TransformersVLM:
             parts = message_parts(message)
             batches.extend(p for p in parts if isinstance(p, FrameBatch))
             conversation.extend(self._conversation(parts, role=str(message.get("role", "user"))))
-        gen = self._generate(
-            [conversation], max_new_tokens, temperature, system=False, guide=guide
-        )[0]
-        self._add_usage(Cost(vlm_calls=1), batches, None, [gen])
-        return Completion(
-            text=gen.text,
-            model=self.model_id,
-            prompt_tokens=gen.prompt_tokens,
-            completion_tokens=len(gen.tokens),
-            logprobs=tuple(math.log(t.chosen) if t.chosen > 0 else -math.inf for t in gen.tokens),
-            finish_reason=gen.finish_reason,
-            latency_s=time.perf_counter() - start,
+        rows = self._generate(
+            [conversation], max_new_tokens, temperature, False, guide, logprobs, rows=n
         )
+        self._add_usage(Cost(vlm_calls=n), list(batches) * n, None, rows)
+        latency = time.perf_counter() - start
+        return [
+            Completion(
+                text=gen.text,
+                model=self.model_id,
+                prompt_tokens=gen.prompt_tokens,
+                completion_tokens=len(gen.token_ids or ()),
+                logprobs=_logprobs(gen) if logprobs else None,
+                finish_reason=gen.finish_reason,
+                latency_s=latency,
+                token_ids=gen.token_ids,
+            )
+            for gen in rows
+        ]
 
     # -- internals ---------------------------------------------------------------------
 
@@ -287,6 +348,8 @@ class TransformersVLM:
         temperature: float,
         system: bool = True,
         guide: ReplyGuide | None = None,
+        scores: bool = True,
+        rows: int = 1,
     ) -> list[Generated]:
         if system:
             head = [
@@ -303,6 +366,8 @@ class TransformersVLM:
                 temperature=temperature,
                 device=self.device,
                 guide=guide,
+                scores=scores,
+                rows_per_prompt=rows,
             )
             self.last_call = call
         return results
@@ -319,3 +384,7 @@ class TransformersVLM:
         frames = sum(len(b) for b in batches)
         with self._usage_lock:
             self.usage = self.usage + cost + Cost(frames=frames, visual_tokens=visual)
+
+
+def _logprobs(gen: Generated) -> tuple[float, ...]:
+    return tuple(math.log(t.chosen) if t.chosen > 0 else -math.inf for t in gen.tokens)
