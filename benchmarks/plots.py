@@ -54,7 +54,7 @@ def plot_all(
     return [p for p in written if p]
 
 
-MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^"}
+MARKERS = {"pacing": "o", "zoom": "s", "clip_query": "^", "tools": "D"}
 #: Line colour of each env's Pareto front.
 _FRONT_COLOURS = {"zoom": "#34495e", "pacing": "#d35400", "clip_query": "#16a085"}
 

@@ -19,7 +19,8 @@ COLUMNS = (
     "env", "policy", "presets", "rules", "perception", "episodes", "failures", "accuracy",
     "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "mean_iou", "mean_reward", "mean_turns",
     "mean_frames", "mean_vlm_calls", "mean_llm_calls", "mean_llm_tokens", "mean_visual_tokens",
-    "mean_model_tokens", "llm_reply_failures",
+    "mean_model_tokens", "llm_reply_failures", "mean_tool_calls", "mean_frames_shown",
+    "mean_visual_tokens_shown", "mean_tool_iou", "index_model_tokens",
 )  # fmt: skip
 #: Wall time depends on the machine and its load: kept out of ``summary.csv`` (which is
 #: byte-identical across machines for one set-up) in ``timing.csv``.
@@ -197,12 +198,38 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "mean_model_tokens": _mean(model_tokens(r) for r in rs),
             "mean_wall_s": _mean(r.get("wall_s") for r in rs),
             "llm_reply_failures": sum(_count(r.get("llm_reply_failures")) for r in rs),
+            **_tool_costs(rs),
         })  # fmt: skip
         if all(r.get("error") for r in rs):  # nothing was measured: n/a, not 0.000
             rows[-1].update(dict.fromkeys(NOT_MEASURED, float("nan")))
     return rows
 
 
+def _tool_costs(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The Tools env's cost axis (NaN for other envs, which record none of it).
+
+    Tool calls, the frames and visual tokens delivered to the policy, the temporal IoU of
+    the spans viewed, and the caption index's model tokens, summed over the videos whose
+    index an episode of the row built (an index is counted once per video, apart).
+    """
+    tools = [r for r in records if isinstance(r.get("tool_calls"), dict)]
+    if not tools:
+        return dict.fromkeys(TOOL_COLUMNS, float("nan"))
+    indexes = [r["index"] for r in tools if isinstance(r.get("index"), dict)]
+    return {
+        "mean_tool_calls": _mean(sum(map(_count, r["tool_calls"].values())) for r in tools),
+        "mean_frames_shown": _mean(r.get("frames_shown") for r in tools),
+        "mean_visual_tokens_shown": _mean(r.get("visual_tokens_shown") for r in tools),
+        "mean_tool_iou": _mean(r.get("tool_iou") for r in tools),
+        "index_model_tokens": float(
+            sum(model_tokens(i) for i in indexes if i.get("built_here"))
+        ) if indexes else float("nan"),
+    }  # fmt: skip
+
+
+#: The Tools env's columns (:func:`_tool_costs`).
+TOOL_COLUMNS = ("mean_tool_calls", "mean_frames_shown", "mean_visual_tokens_shown",
+                "mean_tool_iou", "index_model_tokens")  # fmt: skip
 #: Columns left empty (n/a) for a row whose every episode failed.
 NOT_MEASURED = ("accuracy", "acc_ci_low", "acc_ci_high", "score", "mean_gtou", "mean_iou",
                 "mean_reward")  # fmt: skip
