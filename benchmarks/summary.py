@@ -209,21 +209,22 @@ def _tool_costs(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     """The Tools env's cost axis (NaN for other envs, which record none of it).
 
     Tool calls, the frames and visual tokens delivered to the policy, the temporal IoU of
-    the spans viewed, and the caption index's model tokens, summed over the videos whose
-    index an episode of the row built (an index is counted once per video, apart).
+    the last span chosen, and the caption index's model tokens summed over the row's
+    videos (an index is counted once per video, apart from the episodes).
     """
     tools = [r for r in records if isinstance(r.get("tool_calls"), dict)]
     if not tools:
         return dict.fromkeys(TOOL_COLUMNS, float("nan"))
-    indexes = [r["index"] for r in tools if isinstance(r.get("index"), dict)]
+    indexes = {  # one per video: built once, whichever episode (or row) built it
+        str(r.get("video_id")): r["index"] for r in tools if isinstance(r.get("index"), dict)
+    }
     return {
         "mean_tool_calls": _mean(sum(map(_count, r["tool_calls"].values())) for r in tools),
         "mean_frames_shown": _mean(r.get("frames_shown") for r in tools),
         "mean_visual_tokens_shown": _mean(r.get("visual_tokens_shown") for r in tools),
         "mean_tool_iou": _mean(r.get("tool_iou") for r in tools),
-        "index_model_tokens": float(
-            sum(model_tokens(i) for i in indexes if i.get("built_here"))
-        ) if indexes else float("nan"),
+        "index_model_tokens": float(sum(model_tokens(i) for i in indexes.values()))
+        if indexes else float("nan"),
     }  # fmt: skip
 
 

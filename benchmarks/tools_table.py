@@ -24,11 +24,10 @@ from pathlib import Path
 from benchmarks.refresh_docs import ROOT, Row, read_csv, replace_region
 
 #: The agents compared: the seeds' (on their own envs) and today's (on the Tools env).
-COMPARED = (
-    "falconeye", "videoagent", "pacing-2x", "videoseek", "dvd",
-    *(f"tools-uniform:{p}" for p in ("longvt", "videozoomer", "timesearch-r", "framethinker",
-                                     "video-mtr", "longvidsearch")),
-)  # fmt: skip
+#: The frame-returning presets (LongVT's, VideoZoomer's...) are played by a VLM in the
+#: system's dialect (``longvt-vlm:SPEC``...), which needs a model: add it with ``--policies``.
+COMPARED = ("falconeye", "videoagent", "pacing-2x", "videoseek", "dvd", "tools-uniform:videoseek",
+            "tools-uniform:dvd", "tools-uniform:longvidsearch")  # fmt: skip
 ENVS = ("tools", "zoom", "clip_query", "pacing")
 DOC = ROOT / "docs" / "tools.md"
 
@@ -80,12 +79,13 @@ def main(argv: Sequence[str] = ()) -> int:
     parser.add_argument("--limit", type=int, default=None, help="questions of the suite")
     parser.add_argument("--out", type=Path, default=None, help="default: runs/tools-SUITE")
     parser.add_argument("--update-docs", action="store_true", help="rewrite docs/tools.md")
+    parser.add_argument("--policies", nargs="+", default=list(COMPARED))
     args = parser.parse_args(list(argv))
     from video_env.cli import main as cli
 
     out = args.out or ROOT / "runs" / f"tools-{args.suite}"
     bench = ["bench", "--suite", args.suite, "--perception", args.perception, "--envs", *ENVS,
-             "--policies", *COMPARED, "--fresh", "--quiet", "--out", str(out)]  # fmt: skip
+             "--policies", *args.policies, "--fresh", "--quiet", "--out", str(out)]  # fmt: skip
     if args.limit:
         bench += ["--limit", str(args.limit)]
     code = cli(bench)

@@ -432,3 +432,24 @@ def test_videoseek_focus_takes_at_most_the_spans_native_frames() -> None:
         env, ToolCall("focus", {"query": "a globe", "start_time": 0, "end_time": 4 / fps})
     )
     assert info["step_cost"]["frames"] == 4
+
+
+def test_without_evidence_the_answer_window_is_the_surest_readings_span() -> None:
+    env = make("videoseek")
+    for start in (0, 60, 120):
+        step(env, ToolCall("skim", {"query": "what is shown", "start_time": start,
+                                    "end_time": start + 30}))  # fmt: skip
+    readings = [r for r in env.results_seen if r.confidence is not None]
+    surest = max(readings, key=lambda r: r.confidence or 0.0)
+    _, _, _, _, info = step(env, ToolCall("answer", {"answer": "A"}))
+    assert info["episode"]["window"] == [surest.spans[0].start, surest.spans[0].end]
+    assert info["episode"]["evidence"] == []  # none given; the window is inferred
+
+
+def test_the_tool_iou_is_the_last_chosen_spans_as_longvt() -> None:
+    env = make("longvt")
+    truth = env.sample.gt_intervals[0]
+    step(env, ToolCall("crop_video", {"start_time": 0, "end_time": 5}))
+    step(env, ToolCall("crop_video", {"start_time": truth.start, "end_time": truth.end}))
+    _, _, _, _, info = step(env, ToolCall("answer", {"answer": "A"}))
+    assert info["episode"]["tool_iou"] == pytest.approx(1.0)

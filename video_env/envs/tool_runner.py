@@ -51,6 +51,7 @@ class ToolResult:
     batch: FrameBatch | None = None
     tokens: int = 0
     spans: list[Interval] = field(default_factory=list)
+    confidence: float | None = None
     _observed: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def observed(self, most: int) -> dict[str, Any]:
@@ -231,7 +232,7 @@ class ToolRunner:
         reply = _needed(perception.vlm, "vlm").answer(batch, question, options)
         confidence = min(max(float(reply.confidence), 0.0), 1.0)
         text = f"{reply.text} (confidence {confidence:.2f})"  # FALCONEye's calibrated reading
-        return ToolResult(spec.name, call, text, spans=spans)
+        return ToolResult(spec.name, call, text, spans=spans, confidence=confidence)
 
     def _rule(self, spec: ToolSpec, video: VideoReader) -> FrameRule:
         rule = spec.frame_rule(video.duration)

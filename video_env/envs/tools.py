@@ -72,9 +72,10 @@ class ToolsEnv(VideoQAEnv):
     one result of the preset carries and ``H x W`` the preset's frame bound.
 
     ## Rewards
-    On answering: ``acc`` + ``gtou_weight`` x GToU of the evidence's hull +
-    ``tool_iou_weight`` x the temporal IoU of the spans viewed (LongVT's tool reward,
-    weight 0 by default). An invalid call gives ``-invalid_action_penalty``.
+    On answering: ``acc`` + ``gtou_weight`` x GToU of the evidence's hull (without
+    evidence: the spans of the surest sub-model reading, as Zoom infers its window) +
+    ``tool_iou_weight`` x the temporal IoU of the last span a call chose (LongVT's tool
+    reward, weight 0 by default). An invalid call gives ``-invalid_action_penalty``.
 
     ## Episode End
     Terminated by the answer tool; truncated after ``max_turns`` turns without one
@@ -116,7 +117,8 @@ class ToolsEnv(VideoQAEnv):
         super().__init__(dataset, **common)
         if not (gtou_weight >= 0 and tool_iou_weight >= 0 and caption_max_tokens >= 1):
             raise ConfigError("gtou_weight, tool_iou_weight >= 0 and caption_max_tokens >= 1")
-        self.perception = self.perception.for_roles(*_roles(self.preset))
+        # a preset that calls no backend keeps the VLM: its label (simulated, real) is the run's
+        self.perception = self.perception.for_roles(*(_roles(self.preset) or ("vlm",)))
         self.pixel_observations = pixel_observations
         self.gtou_weight = gtou_weight
         self.tool_iou_weight = tool_iou_weight
@@ -178,6 +180,7 @@ class ToolsEnv(VideoQAEnv):
     def _begin(self, sample: VideoQA) -> None:
         episode = self._require_episode_or_done()
         self.results: list[ToolResult] = []
+        self.results_seen: list[ToolResult] = []  # every result, whatever the history shows
         self.calls: Counter[str] = Counter()
         self.evidence: list[Interval] = []
         self.tokens_shown = 0
@@ -195,6 +198,7 @@ class ToolsEnv(VideoQAEnv):
             episode.frames_shown += len(result.batch)
             self.tokens_shown += result.tokens
             self._last_times = np.asarray(result.batch.times, dtype=np.float64).copy()
+        self.results_seen.append(result)
         self.results = [result] if self.preset.history == "replace" else [*self.results, result]
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -292,9 +296,32 @@ class ToolsEnv(VideoQAEnv):
         return parts
 
     def _tool_iou(self) -> float | None:
+        """LongVT's tool reward: the temporal IoU of the last span a call looked at.
+
+        Whole-video looks (the preview, an overview) are not a choice of span: skipped.
+        """
         gt = self.sample.gt_intervals
-        viewed = [w for w, kind in self._require_episode_or_done().explored if kind != "preview"]
-        return union_iou(viewed, list(gt)) if gt else None
+        duration = self.video.duration
+        chosen = [
+            w
+            for w, kind in self._require_episode_or_done().explored
+            if kind != "preview" and w.length < duration - 1e-6
+        ]
+        return union_iou(chosen[-1:], list(gt)) if gt else None
+
+    def _answer_window(self, action: AnswerAction) -> Interval | None:
+        """The evidence given, else the spans of the surest sub-model reading (or none).
+
+        As the Zoom env infers a window from its most confident evaluation; the earliest
+        of equally sure readings wins.
+        """
+        if action.window is not None:
+            return action.window
+        readings = [r for r in self.results_seen if r.confidence is not None and r.spans]
+        best = max(readings, key=lambda r: r.confidence or 0.0, default=None)
+        if best is None:
+            return None
+        return Interval(min(s.start for s in best.spans), max(s.end for s in best.spans))
 
     def _legal_kinds(self) -> list[str]:
         episode = self._require_episode_or_done()
