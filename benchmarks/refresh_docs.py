@@ -57,12 +57,16 @@ def _calls(value: float) -> str:
 
 
 def readme_table(rows: Sequence[Row]) -> str:
-    """The README's results table (Markdown) from the default run's ``summary.csv``."""
+    """The README's results table (Markdown) from the default run's ``summary.csv``.
+
+    The seed envs' rows; the Tools env's are in ``docs/example-run`` and ``docs/tools.md``.
+    """
     lines = [
         "| env | policy | accuracy (95 % CI) | mean GToU | VLM calls | model tokens | frames |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (_ENV_ORDER.get(r["env"], 9), r["env"], r["policy"])):
+    seeds = [r for r in rows if r["env"] in _ENV_ORDER]  # the Tools rows: docs/tools.md
+    for r in sorted(seeds, key=lambda r: (_ENV_ORDER[r["env"]], r["env"], r["policy"])):
         acc = (
             f"{_num(r, 'accuracy'):.2f} ({_num(r, 'acc_ci_low'):.2f}–{_num(r, 'acc_ci_high'):.2f})"
         )
