@@ -22,7 +22,8 @@ from video_env.envs.vector_memory import SEQUENCE_ITEMS, ObservationDict
 
 #: Every -v1 id, and a -v0 one without Sequence spaces (whose texts Gymnasium's own shared
 #: memory read back as "000...").
-IDS = ("VideoEnv/Pacing-v1", "VideoEnv/Zoom-v1", "VideoEnv/ClipQuery-v1", "VideoEnv/Pacing-v0")
+IDS = ("VideoEnv/Pacing-v1", "VideoEnv/Zoom-v1", "VideoEnv/ClipQuery-v1", "VideoEnv/Tools-v1",
+       "VideoEnv/Pacing-v0")  # fmt: skip
 
 
 def assert_same(a: Any, b: Any) -> None:
