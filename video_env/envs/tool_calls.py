@@ -212,3 +212,24 @@ def _checked_span(preset: ToolPreset, start: float, end: float, video: VideoFact
 
 def _shown(seconds: float) -> float | int:
     return int(seconds) if float(seconds).is_integer() else round(seconds, 3)
+
+
+def evidence_spans(preset: ToolPreset, args: CallArgs, clips: Sequence[Interval]) -> list[Interval]:
+    """An answer's evidence: its spans, then its clip ids' clips (1-based, of the index).
+
+    Raises:
+        InvalidActionError: For a clip id the index does not have.
+    """
+    evidence = list(args.spans)
+    for clip in args.clips:
+        if not 1 <= clip <= len(clips):
+            raise InvalidActionError(preset.message("bad_clip", argument=clip, most=len(clips)))
+        evidence.append(clips[clip - 1])
+    return evidence
+
+
+def hull(spans: Sequence[Interval]) -> Interval | None:
+    """The smallest span holding all ``spans`` (``None`` for none)."""
+    if not spans:
+        return None
+    return Interval(min(s.start for s in spans), max(s.end for s in spans))

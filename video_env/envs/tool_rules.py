@@ -268,6 +268,21 @@ class ToolPreset:
         return next((s for s in self.tools if s.name.lower() == lowered), None)
 
     @property
+    def roles(self) -> tuple[str, ...]:
+        """The perception backends its tools use (``vlm``, ``captioner``, ``clip``)."""
+        tools = {s.tool for s in self.tools}
+        returns = {s.returns for s in self.tools if s.tool == "search"}
+        roles = set()
+        if tools & {"ask", "overview"}:
+            roles.add("vlm")
+        captions = self.index_clip_s or self.preview_captions or "frame_captions" in returns
+        if tools & {"read", "overview"} or captions:
+            roles.add("captioner")
+        if "search" in tools:
+            roles.add("clip")
+        return tuple(sorted(roles))
+
+    @property
     def answer_tool(self) -> ToolSpec:
         """The tool that answers."""
         return next(s for s in self.tools if s.tool == "answer")

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.perception import Perception
@@ -29,14 +28,12 @@ from video_env.envs.tool_frames import (
     frame_target,
     sample_times,
 )
+from video_env.envs.tool_index import RESULT_CHARS, CaptionIndex, build_index
 from video_env.envs.tool_rules import FrameRule, ToolPreset, ToolSpec
 from video_env.errors import ConfigError, InvalidActionError
-from video_env.metrics.cost import Cost
 from video_env.types import Interval, VideoQA
 from video_env.video.base import VideoReader
 
-#: Longest text of one result in an observation.
-RESULT_CHARS = 8192
 #: Videos whose caption index an env keeps (by file and length).
 _INDEXES_KEPT = 8
 
@@ -78,26 +75,14 @@ class ToolResult:
         }
 
 
-@dataclass
-class CaptionIndex:
-    """Captions of consecutive clips of one video, built once and searched by CLIP text.
+@dataclass(frozen=True)
+class ToolContext:
+    """What a call runs on: the episode's video, backends, sample and caption index."""
 
-    Attributes:
-        clips: The clips, in time order (clip ``i`` is ``clips[i - 1]``).
-        captions: One caption per clip.
-        cost: What building it spent (reported apart from episodes).
-        uses: Episodes that used it (the first built it).
-    """
-
-    clips: list[Interval]
-    captions: list[str]
-    cost: Cost
-    uses: int = 0
-    features: npt.NDArray[np.float32] | None = None
-
-    def cost_record(self) -> dict[str, Any]:
-        """The index's cost for an episode record (``built_here``: this episode built it)."""
-        return {"clips": len(self.clips), "built_here": self.uses == 1, **self.cost.to_dict()}
+    video: VideoReader
+    perception: Perception
+    sample: VideoQA
+    index: CaptionIndex | None
 
 
 class ToolRunner:
@@ -133,21 +118,7 @@ class ToolRunner:
             return None
         key = (video.name, video.duration)
         if (index := self._indexes.get(key)) is None:
-            captioner = _needed(perception.captioner, "captioner")
-            before = perception.usage()
-            n = math.ceil(video.duration / clip_s - 1e-9)
-            clips = [Interval(i * clip_s, min((i + 1) * clip_s, video.duration)) for i in range(n)]
-            rule = FrameRule(fps=0.5, min_frames=4, max_frames=32, max_pixels=448 * 448)
-            captions = [
-                clean_text(
-                    captioner.caption(
-                        self._batch(video, rule, clip), max_tokens=self.caption_max_tokens
-                    ),
-                    RESULT_CHARS,
-                )
-                for clip in clips
-            ]
-            index = CaptionIndex(clips, captions, perception.usage() - before)
+            index = build_index(video, perception, clip_s, self.caption_max_tokens)
             if len(self._indexes) >= _INDEXES_KEPT:
                 self._indexes.pop(next(iter(self._indexes)))
             self._indexes[key] = index
@@ -181,55 +152,60 @@ class ToolRunner:
 
     # -- one call --------------------------------------------------------------------
 
-    def run(
-        self,
-        spec: ToolSpec,
-        args: CallArgs,
-        video: VideoReader,
-        perception: Perception,
-        sample: VideoQA,
-        index: CaptionIndex | None,
-    ) -> ToolResult:
-        """Run ``spec`` with ``args``.
+    def run(self, spec: ToolSpec, args: CallArgs, ctx: ToolContext) -> ToolResult:
+        """Run ``spec`` with ``args`` in the episode ``ctx``.
 
         Raises:
             InvalidActionError: Too many frames asked (where the rule refuses), an unknown
                 clip id.
         """
         call = self._described(spec, args)
-        whole = Interval(0.0, video.duration)
-        spans = args.spans or [whole]
+        spans = args.spans or [Interval(0.0, ctx.video.duration)]
         if spec.tool == "locate":
-            return self._locate(spec, args, video, call)
+            return self._locate(spec, args, ctx.video, call)
         if spec.tool == "search":
-            return self._search(spec, args, video, perception, index, spans, call)
+            return self._search(spec, args, ctx, spans, call)
         if spec.tool == "read":
-            return self._read(spec, args, video, perception, index, spans, call)
-        rule = self._rule(spec, video)
+            return self._read(spec, args, ctx, spans, call)
         if spec.tool == "view":
-            if self.preset.position == "frame":  # FrameThinker: more frames than it returns
-                first, last = round(spans[0].start * video.fps), round(spans[0].end * video.fps)
-                if first >= last - self._count(rule, spans[0].length, args):
-                    raise InvalidActionError(
-                        f"the range {first}-{last} must hold more frames than are returned"
-                    )  # the frames strictly inside: linspace(start + 1, end - 1, n)
-                inner = (first + 1) / video.fps, (last - 1) / video.fps
-                spans = [Interval(*inner)]
-            batch = self._view_batch(rule, spans, args, video)
-            return self._frames_result(spec.name, call, batch, rule, spans)
+            return self._view(spec, args, ctx.video, spans, call)
         if spec.tool == "overview":
-            batch = self._batch(video, rule, whole)
-            if args.query:
-                text = _needed(perception.vlm, "vlm").answer(batch, args.query, None).text
-            else:
-                text = _needed(perception.captioner, "captioner").caption(
-                    batch, max_tokens=256, style="detailed"
-                )
-            return ToolResult(spec.name, call, text, spans=[whole])
-        # ask: the sub-model's answer; its frames never reach the policy
-        batch = self._spans_batch(rule, spans, args, video)
+            return self._overview(spec, args, ctx, call)
+        return self._ask(spec, args, ctx, spans, call)
+
+    def _view(
+        self, spec: ToolSpec, args: CallArgs, video: VideoReader, spans: list[Interval], call: str
+    ) -> ToolResult:
+        rule = self._rule(spec, video)
+        if self.preset.position == "frame":  # FrameThinker: more frames than it returns
+            first, last = round(spans[0].start * video.fps), round(spans[0].end * video.fps)
+            if first >= last - self._count(rule, spans[0].length, args):
+                raise InvalidActionError(
+                    f"the range {first}-{last} must hold more frames than are returned"
+                )  # the frames strictly inside: linspace(start + 1, end - 1, n)
+            spans = [Interval((first + 1) / video.fps, (last - 1) / video.fps)]
+        batch = self._view_batch(rule, spans, args, video)
+        return self._frames_result(spec.name, call, batch, rule, spans)
+
+    def _overview(self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, call: str) -> ToolResult:
+        whole = Interval(0.0, ctx.video.duration)
+        batch = self._batch(ctx.video, self._rule(spec, ctx.video), whole)
+        if args.query:  # DVD's global browse answers a query
+            text = _needed(ctx.perception.vlm, "vlm").answer(batch, args.query, None).text
+        else:
+            text = _needed(ctx.perception.captioner, "captioner").caption(
+                batch, max_tokens=256, style="detailed"
+            )
+        return ToolResult(spec.name, call, text, spans=[whole])
+
+    def _ask(
+        self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, spans: list[Interval], call: str
+    ) -> ToolResult:
+        """The sub-model's answer (and its confidence); its frames never reach the policy."""
+        batch = self._spans_batch(self._rule(spec, ctx.video), spans, args, ctx.video)
+        sample = ctx.sample
         question, options = (args.query, None) if args.query else (sample.question, sample.options)
-        reply = _needed(perception.vlm, "vlm").answer(batch, question, options)
+        reply = _needed(ctx.perception.vlm, "vlm").answer(batch, question, options)
         confidence = min(max(float(reply.confidence), 0.0), 1.0)
         text = f"{reply.text} (confidence {confidence:.2f})"  # FALCONEye's calibrated reading
         return ToolResult(spec.name, call, text, spans=spans, confidence=confidence)
@@ -278,15 +254,9 @@ class ToolRunner:
         return FrameBatch(video, np.sort(times), frame_target(rule, video.size))
 
     def _search(
-        self,
-        spec: ToolSpec,
-        args: CallArgs,
-        video: VideoReader,
-        perception: Perception,
-        index: CaptionIndex | None,
-        spans: list[Interval],
-        call: str,
+        self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, spans: list[Interval], call: str
     ) -> ToolResult:
+        video, perception, index = ctx.video, ctx.perception, ctx.index
         clip = _needed(perception.clip, "clip")
         k = min(max(args.n or args.k or spec.k, 1), spec.max_k)
         if spec.returns == "captions":
@@ -329,17 +299,11 @@ class ToolRunner:
         return self._frames_result(spec.name, call, batch, rule, [scope])
 
     def _read(
-        self,
-        spec: ToolSpec,
-        args: CallArgs,
-        video: VideoReader,
-        perception: Perception,
-        index: CaptionIndex | None,
-        spans: list[Interval],
-        call: str,
+        self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, spans: list[Interval], call: str
     ) -> ToolResult:
+        video, perception = ctx.video, ctx.perception
         if args.clip is not None:
-            index = _needed(index, "caption index")
+            index = _needed(ctx.index, "caption index")
             if not 1 <= args.clip <= len(index.clips):
                 raise InvalidActionError(
                     self.preset.message("bad_clip", argument=args.clip, most=len(index.clips))

@@ -22,10 +22,16 @@ from video_env.envs.spaces import (
     clean_text,
     text_space,
 )
-from video_env.envs.tool_calls import CallArgs, read_call
+from video_env.envs.tool_calls import CallArgs, evidence_spans, hull, read_call
+from video_env.envs.tool_index import RESULT_CHARS
 from video_env.envs.tool_presets import DEFAULT_PRESET, resolve_preset
 from video_env.envs.tool_rules import ToolPreset
-from video_env.envs.tool_runner import RESULT_CHARS, ToolResult, ToolRunner, union_iou
+from video_env.envs.tool_runner import (
+    ToolContext,
+    ToolResult,
+    ToolRunner,
+    union_iou,
+)
 from video_env.errors import ConfigError, InvalidActionError
 from video_env.types import Interval, VideoQA
 from video_env.video.resize import Resize
@@ -118,7 +124,7 @@ class ToolsEnv(VideoQAEnv):
         if not (gtou_weight >= 0 and tool_iou_weight >= 0 and caption_max_tokens >= 1):
             raise ConfigError("gtou_weight, tool_iou_weight >= 0 and caption_max_tokens >= 1")
         # a preset that calls no backend keeps the VLM: its label (simulated, real) is the run's
-        self.perception = self.perception.for_roles(*(_roles(self.preset) or ("vlm",)))
+        self.perception = self.perception.for_roles(*(self.preset.roles or ("vlm",)))
         self.pixel_observations = pixel_observations
         self.gtou_weight = gtou_weight
         self.tool_iou_weight = tool_iou_weight
@@ -260,21 +266,11 @@ class ToolsEnv(VideoQAEnv):
         return ToolCall(self.preset.tools[index].name, arguments)
 
     def _answer(self, args: CallArgs) -> AnswerAction:
-        evidence = list(args.spans)
-        for clip in args.clips:
-            if self.index is None or not 1 <= clip <= len(self.index.clips):
-                most = len(self.index.clips) if self.index is not None else 0
-                raise InvalidActionError(self.preset.message("bad_clip", argument=clip, most=most))
-            evidence.append(self.index.clips[clip - 1])
-        self.evidence = evidence
-        window = (
-            Interval(min(s.start for s in evidence), max(s.end for s in evidence))
-            if evidence
-            else None
-        )
+        """The answer call as an answer, its evidence (spans, clip ids) kept for the record."""
+        self.evidence = evidence_spans(self.preset, args, self.index.clips if self.index else [])
         if not args.text.strip():
             raise InvalidActionError("the answer is empty")
-        return AnswerAction(args.text.strip(), window)
+        return AnswerAction(args.text.strip(), hull(self.evidence))
 
     def _act(self, action: Action) -> float:
         if not isinstance(action, ToolCall):
@@ -283,7 +279,8 @@ class ToolsEnv(VideoQAEnv):
         if not self.preset.last_turn_tools and episode.turns + 1 >= self.preset.max_turns:
             raise InvalidActionError(self.preset.message("last_turn"))
         spec, args = read_call(self.preset, action, self.facts)
-        result = self.runner.run(spec, args, self.video, self.perception, self.sample, self.index)
+        context = ToolContext(self.video, self.perception, self.sample, self.index)
+        result = self.runner.run(spec, args, context)
         self.calls[spec.name] += 1
         self._deliver(result)
         return 0.0
@@ -319,9 +316,7 @@ class ToolsEnv(VideoQAEnv):
             return action.window
         readings = [r for r in self.results_seen if r.confidence is not None and r.spans]
         best = max(readings, key=lambda r: r.confidence or 0.0, default=None)
-        if best is None:
-            return None
-        return Interval(min(s.start for s in best.spans), max(s.end for s in best.spans))
+        return hull(best.spans) if best is not None else None
 
     def _legal_kinds(self) -> list[str]:
         episode = self._require_episode_or_done()
@@ -407,19 +402,3 @@ class ToolsEnv(VideoQAEnv):
             last = self.results[-1]
             lines.append(f"{last.tool}: {clean_text(last.text, 160)}")
         return lines
-
-
-def _roles(preset: ToolPreset) -> tuple[str, ...]:
-    """The perception backends a preset's tools use."""
-    tools = {s.tool for s in preset.tools}
-    returns = {s.returns for s in preset.tools if s.tool == "search"}
-    roles = set()
-    if tools & {"ask", "overview"}:
-        roles.add("vlm")
-    if tools & {"read", "overview"} or preset.index_clip_s or preset.preview_captions:
-        roles.add("captioner")
-    if "frame_captions" in returns:
-        roles.add("captioner")
-    if "search" in tools:
-        roles.add("clip")
-    return tuple(sorted(roles))
