@@ -201,13 +201,25 @@ def frontier(
                                  linewidth=1, color=_FRONT_COLOURS.get(env, "#555"),
                                  label=f"{env} (line: Pareto front)")  # fmt: skip
             keys += [heading, *handles[env]]
-        fig.legend(keys, [k.get_label() for k in keys], loc="center left",
+        fig.legend(keys, [_wrapped(k.get_label()) for k in keys], loc="center left",
                    bbox_to_anchor=(0.71, 0.5), frameon=False, fontsize=6.5,
                    handletextpad=0.3, labelspacing=0.3)  # fmt: skip
         fig.tight_layout(rect=(0, 0.03, 0.71, 1))
         for ax in axes:
             drop_overlapping_labels(fig, ax)
         return save(fig, path, options, simulated, "markers at one cost drawn side by side")
+
+
+#: Longest legend line: a longer row name breaks before its settings (``(dvd rules)``).
+_LEGEND_CHARS = 30
+
+
+def _wrapped(label: str) -> str:
+    """A legend label broken before its parenthesis when it would pass the legend's width."""
+    if len(label) <= _LEGEND_CHARS or " (" not in label:
+        return label
+    name, _, rest = label.partition(" (")
+    return f"{name}\n({rest}"
 
 
 def cost_ticks(ax: Any, scale: str, xs: Sequence[float]) -> None:

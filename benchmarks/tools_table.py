@@ -3,7 +3,7 @@
 Runs ``video-env bench`` over the Tools env's agents (``videoseek``, ``dvd``, each trained
 system's preset under the uniform baseline) and the seed envs' (FALCONEye, VideoAgent,
 VideoScout's fixed 2x schedule) on one suite and one perception, then writes the table of
-``docs/tools.md`` for that suite between ``<!-- tools-table:SUITE -->`` markers: accuracy,
+``docs/tools.md`` for that suite between ``<!-- refresh-docs:tools-SUITE -->`` markers: accuracy,
 GToU, the temporal IoU of the spans viewed, calls, frames and visual tokens delivered to
 the policy, the frames the sub-models saw, model tokens, and the caption index's tokens
 (counted once per video, apart). The command that made a table is written above it.
@@ -42,6 +42,8 @@ def _num(row: Row, key: str) -> float:
 def _shown(value: float, digits: int = 0) -> str:
     if math.isnan(value):
         return "–"
+    if digits == 0 and value >= 1e6:
+        return f"{value / 1e6:.1f} M"
     if digits == 0 and value >= 1e4:
         return f"{value / 1e3:.0f} k"
     return f"{value:.{digits}f}"
@@ -98,7 +100,7 @@ def main(argv: Sequence[str] = ()) -> int:
     print(content)
     if args.update_docs:
         doc = DOC.read_text(encoding="utf-8")
-        DOC.write_text(replace_region(doc, f"tools-table:{args.suite}", content), encoding="utf-8")
+        DOC.write_text(replace_region(doc, f"tools-{args.suite}", content), encoding="utf-8")
     return 0
 
 
