@@ -201,7 +201,9 @@ def frontier(
                                  linewidth=1, color=_FRONT_COLOURS.get(env, "#555"),
                                  label=f"{env} (line: Pareto front)")  # fmt: skip
             keys += [heading, *handles[env]]
-        fig.legend(keys, [_wrapped(k.get_label()) for k in keys], loc="center left",
+        headings = {id(key) for key in keys if key.get_label().endswith("(line: Pareto front)")}
+        labels = [k.get_label() if id(k) in headings else _wrapped(k.get_label()) for k in keys]
+        fig.legend(keys, labels, loc="center left",
                    bbox_to_anchor=(0.71, 0.5), frameon=False, fontsize=6.5,
                    handletextpad=0.3, labelspacing=0.3)  # fmt: skip
         fig.tight_layout(rect=(0, 0.03, 0.71, 1))

@@ -28,6 +28,7 @@ LOADER_FIXTURES = {
     "egoschema": FIXTURES / "egoschema",
     "nextqa": FIXTURES / "nextqa",
     "nextgqa": FIXTURES / "nextgqa",
+    "longvidsearch": FIXTURES / "longvidsearch",
 }
 
 
