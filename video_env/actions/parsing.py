@@ -235,40 +235,41 @@ def parse_int(text: str, what: str) -> int:
     return int(cleaned)
 
 
-def find_json_action(text: str) -> dict[str, object] | None:
-    """The last JSON object in ``text`` that has an ``"action"`` key, if any.
+def find_json_action(text: str, key: str = "action") -> dict[str, object] | None:
+    """The last JSON object in ``text`` that has a ``key`` key (``"action"``), if any.
 
     One pass finds the balanced ``{...}`` spans (JSON strings respected, at most
-    :data:`MAX_JSON_DEPTH` deep). In text order, a span that contains ``"action"`` and
+    :data:`MAX_JSON_DEPTH` deep). In text order, a span that contains ``"key"`` and
     does not lie inside an already decoded span is decoded; a decoded value is searched
     for nested objects, a span that is not JSON gives way to the spans inside it.
     """
-    if '"action"' not in text:
+    quoted = json.dumps(key)
+    if quoted not in text:
         return None
-    keys = [m.start() for m in re.finditer('"action"', text)]
+    keys = [m.start() for m in re.finditer(re.escape(quoted), text)]
     found: list[dict[str, object]] = []
     decoded_until = 0
     for start, end in _json_spans(text):
         if end < 0 or start < decoded_until:
             continue
-        key = bisect.bisect_left(keys, start)
-        if key == len(keys) or keys[key] >= end:
-            continue  # no "action" inside
+        at = bisect.bisect_left(keys, start)
+        if at == len(keys) or keys[at] >= end:
+            continue  # no key inside
         try:
             value = json.loads(text[start:end])
         except (json.JSONDecodeError, RecursionError):
             continue
         decoded_until = end
-        _walk_json(value, MAX_JSON_DEPTH, found)
+        _walk_json(value, key, MAX_JSON_DEPTH, found)
     return found[-1] if found else None
 
 
-def _walk_json(value: object, depth: int, found: list[dict[str, object]]) -> None:
-    """Append ``value`` or the dicts nested in it that have an ``"action"`` key."""
+def _walk_json(value: object, key: str, depth: int, found: list[dict[str, object]]) -> None:
+    """Append ``value`` or the dicts nested in it that have a ``key`` key."""
     if depth <= 0:
         return
     if isinstance(value, dict):
-        if "action" in value:
+        if key in value:
             found.append(value)
             return
         children: list[object] = list(value.values())
@@ -277,7 +278,7 @@ def _walk_json(value: object, depth: int, found: list[dict[str, object]]) -> Non
     else:
         return
     for child in children:
-        _walk_json(child, depth - 1, found)
+        _walk_json(child, key, depth - 1, found)
 
 
 _JSON_TOKENS = re.compile(r'\{+|\[+|[}\]"]')

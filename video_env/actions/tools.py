@@ -243,14 +243,15 @@ def _json_object(body: str, where: str) -> dict[str, Any]:
 
 
 def _last_named_json(text: str) -> dict[str, Any] | None:
-    """The last JSON object with a ``"name"`` (or ``"function"``) key, if any."""
-    marked = text.replace('"name"', '"action"', 1) if '"action"' not in text else text
-    record = find_json_action(marked) if '"name"' in text or '"action"' in text else None
-    if record is None:
-        return None
-    if "action" in record and "name" not in record and marked is not text:
-        record = {("name" if k == "action" else k): v for k, v in record.items()}
-    return record
+    """The last JSON object with a ``"name"`` key (OpenAI's ``function`` holds one), if any.
+
+    A video-env style ``{"action": "crop_video", ...}`` is read as the call it names.
+    """
+    record = find_json_action(text, key="name")
+    if record is not None:
+        return record
+    action = find_json_action(text)
+    return {("name" if k == "action" else k): v for k, v in action.items()} if action else None
 
 
 def _number(text: str) -> float | int | str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from video_env.backends.base import FrameBatch, similarities
 from video_env.envs.perception import Perception
@@ -77,9 +78,10 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a call runs on: the episode's video, backends, sample and caption index."""
+    """What a call runs on: the episode's video (and its facts), backends, sample, index."""
 
     video: VideoReader
+    facts: VideoFacts
     perception: Perception
     sample: VideoQA
     index: CaptionIndex | None
@@ -168,14 +170,15 @@ class ToolRunner:
         if spec.tool == "read":
             return self._read(spec, args, ctx, spans, call)
         if spec.tool == "view":
-            return self._view(spec, args, ctx.video, spans, call)
+            return self._view(spec, args, ctx, spans, call)
         if spec.tool == "overview":
             return self._overview(spec, args, ctx, call)
         return self._ask(spec, args, ctx, spans, call)
 
     def _view(
-        self, spec: ToolSpec, args: CallArgs, video: VideoReader, spans: list[Interval], call: str
+        self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, spans: list[Interval], call: str
     ) -> ToolResult:
+        video = ctx.video
         rule = self._rule(spec, video)
         if self.preset.position == "frame":  # FrameThinker: more frames than it returns
             first, last = round(spans[0].start * video.fps), round(spans[0].end * video.fps)
@@ -184,7 +187,10 @@ class ToolRunner:
                     f"the range {first}-{last} must hold more frames than are returned"
                 )  # the frames strictly inside: linspace(start + 1, end - 1, n)
             spans = [Interval((first + 1) / video.fps, (last - 1) / video.fps)]
-        batch = self._view_batch(rule, spans, args, video)
+        if self.preset.position == "pool":
+            batch = _pool_batch(rule, spans[0], ctx.facts.pool, video)
+        else:
+            batch = self._spans_batch(rule, spans, args, video)
         return self._frames_result(spec.name, call, batch, rule, spans)
 
     def _overview(self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, call: str) -> ToolResult:
@@ -225,17 +231,6 @@ class ToolRunner:
             raise InvalidActionError(
                 self.preset.message("too_many_frames", count=exc.count, most=exc.most)
             ) from None
-
-    def _view_batch(
-        self, rule: FrameRule, spans: list[Interval], args: CallArgs, video: VideoReader
-    ) -> FrameBatch:
-        if self.preset.position != "pool":
-            return self._spans_batch(rule, spans, args, video)
-        pool = self.facts(video).pool  # Video-MTR: min(b - a + 1, 8) pool frames of [a, b]
-        inside = np.flatnonzero((pool >= spans[0].start - 1e-6) & (pool <= spans[0].end + 1e-6))
-        count = min(len(inside), rule.max_frames)
-        chosen = inside[np.linspace(0, len(inside) - 1, count).astype(int)] if count else inside
-        return FrameBatch(video, pool[chosen], frame_target(rule, video.size))
 
     def _spans_batch(
         self, rule: FrameRule, spans: list[Interval], args: CallArgs, video: VideoReader
@@ -361,6 +356,16 @@ class ToolRunner:
         parts += [repr(args.query)] if args.query else []
         parts += [f"clip {args.clip}"] if args.clip is not None else []
         return f"{spec.name}({', '.join(parts)})"
+
+
+def _pool_batch(
+    rule: FrameRule, span: Interval, pool: npt.NDArray[np.float64], video: VideoReader
+) -> FrameBatch:
+    """Video-MTR's retrieve: ``min(b - a + 1, 8)`` pool frames of ``[a, b]``, evenly."""
+    inside = np.flatnonzero((pool >= span.start - 1e-6) & (pool <= span.end + 1e-6))
+    count = min(len(inside), rule.max_frames)
+    chosen = inside[np.linspace(0, len(inside) - 1, count).astype(int)] if count else inside
+    return FrameBatch(video, pool[chosen], frame_target(rule, video.size))
 
 
 def _needed(value: Any, what: str) -> Any:

@@ -191,6 +191,7 @@ class ToolsEnv(VideoQAEnv):
         self.evidence: list[Interval] = []
         self.tokens_shown = 0
         self.facts = self.runner.facts(self.video)
+        self._pool_times = tuple(round(float(t), 6) for t in self.facts.pool)  # info's, once
         self.index = self.runner.index(self.video, self.perception)
         episode.restart_usage()  # the index is counted once per video, apart
         for result in self.runner.start(self.video, self.perception, self.index):
@@ -220,17 +221,17 @@ class ToolsEnv(VideoQAEnv):
             terminated, truncated = True, False
         unparsed = isinstance(action, InvalidAction) and self.preset.unparsed_ends
         if unparsed and not (terminated or truncated):  # TimeSearch-R's env: done
-            info = self._info()
-            info["episode"] = self._finish(episode, None, None, {}, "unparsed_reply")
+            obs, info = self._end(episode, "unparsed_reply")
             terminated = True
-            obs = self._observation()
         if not (terminated or truncated) and episode.turns >= self.preset.max_turns:
-            record = self._finish(episode, None, None, {}, "turn_budget")
-            info = self._info()
-            info["episode"] = record
+            obs, info = self._end(episode, "turn_budget")
             truncated = True
-            obs = self._observation()
         return obs, reward, terminated, truncated, info
+
+    def _end(self, episode: Any, ended_by: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """End the episode unanswered: the observation, and ``info`` with its record."""
+        record = self._finish(episode, None, None, {}, ended_by)
+        return self._observation(), {**self._info(), "episode": record}  # nothing legal now
 
     # -- actions ---------------------------------------------------------------------
 
@@ -279,7 +280,7 @@ class ToolsEnv(VideoQAEnv):
         if not self.preset.last_turn_tools and episode.turns + 1 >= self.preset.max_turns:
             raise InvalidActionError(self.preset.message("last_turn"))
         spec, args = read_call(self.preset, action, self.facts)
-        context = ToolContext(self.video, self.perception, self.sample, self.index)
+        context = ToolContext(self.video, self.facts, self.perception, self.sample, self.index)
         result = self.runner.run(spec, args, context)
         self.calls[spec.name] += 1
         self._deliver(result)
@@ -293,10 +294,7 @@ class ToolsEnv(VideoQAEnv):
         return parts
 
     def _tool_iou(self) -> float | None:
-        """LongVT's tool reward: the temporal IoU of the last span a call looked at.
-
-        Whole-video looks (the preview, an overview) are not a choice of span: skipped.
-        """
+        """LongVT's tool reward: the IoU of the last span chosen (whole-video looks skipped)."""
         gt = self.sample.gt_intervals
         duration = self.video.duration
         chosen = [
@@ -307,11 +305,7 @@ class ToolsEnv(VideoQAEnv):
         return union_iou(chosen[-1:], list(gt)) if gt else None
 
     def _answer_window(self, action: AnswerAction) -> Interval | None:
-        """The evidence given, else the spans of the surest sub-model reading (or none).
-
-        As the Zoom env infers a window from its most confident evaluation; the earliest
-        of equally sure readings wins.
-        """
+        """The evidence given, else the surest sub-model reading's spans (as Zoom), or none."""
         if action.window is not None:
             return action.window
         readings = [r for r in self.results_seen if r.confidence is not None and r.spans]
@@ -350,14 +344,10 @@ class ToolsEnv(VideoQAEnv):
         return {"tools_preset": self.preset.name}
 
     def _info(self) -> dict[str, Any]:
-        """As every env's, with what a system's prompt numbers frames by.
-
-        ``video_fps`` (FrameThinker's frame numbers are native ones) and ``frame_pool``
-        (Video-MTR's pool indices: the pool's times, empty for other presets).
-        """
+        """As every env's, with ``video_fps`` and ``frame_pool`` (what frames are numbered by)."""
         info = super()._info()
         info["video_fps"] = float(self.facts.fps)
-        info["frame_pool"] = [round(float(t), 6) for t in self.facts.pool]
+        info["frame_pool"] = list(self._pool_times)
         return info
 
     # -- observation -----------------------------------------------------------------
@@ -384,9 +374,11 @@ class ToolsEnv(VideoQAEnv):
         if batch is None:
             return frames, sizes
         size = batch.size
-        if size.width > width or size.height > height:  # an aspect past 16:9: fitted
+        if size.width <= width and size.height <= height:
+            pixels = batch.pixels()  # decoded once per result, not once per observation
+        else:  # an aspect past 16:9: fitted into the bound
             size = Resize.fit(width, height).target(size)
-        pixels = self.video.frames(batch.times, size=Resize.exact(size.width, size.height))
+            pixels = self.video.frames(batch.times, size=Resize.exact(size.width, size.height))
         n = min(len(pixels), r)
         frames[:n, : size.height, : size.width] = pixels[:n]
         sizes[:n] = (size.width, size.height)
