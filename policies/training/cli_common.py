@@ -44,18 +44,26 @@ RULES: dict[str, Callable[[], PacingRules]] = {
 
 
 def samples_from_args(args: argparse.Namespace) -> list[VideoQA]:
-    """The questions ``--split``, ``--dataset`` or ``--suite`` name (``--limit``: the first)."""
+    """The questions ``--split``, ``--dataset`` or ``--suite`` name, of ``--forms``' forms.
+
+    ``--limit`` keeps the first N questions after the form filter.
+    """
+    forms = getattr(args, "forms", "both")
     if args.split:
-        return split_samples(args.split, args.videos, args.limit)
-    if args.dataset:
+        samples = split_samples(args.split, args.videos)
+    elif args.dataset:
         from video_env.data import load
 
         if not args.annotations:
             raise ConfigError("--dataset needs --annotations")
-        return list(load(args.dataset, args.annotations, args.video_root, limit=args.limit))
-    from video_env.synth.suites import load_suite
+        samples = list(load(args.dataset, args.annotations, args.video_root))
+    else:
+        from video_env.synth.suites import load_suite
 
-    return load_suite(args.suite, limit=args.limit)
+        samples = load_suite(args.suite)
+    if forms != "both":
+        samples = [sample for sample in samples if (sample.options is not None) == (forms == "mcq")]
+    return samples[: args.limit] if args.limit else samples
 
 
 def split_samples(split: str, videos: int, limit: int | None = None) -> list[VideoQA]:
@@ -150,7 +158,13 @@ def dataset_args(parser: argparse.ArgumentParser) -> None:
         "object questions, both forms)",
     )
     parser.add_argument("--videos", type=int, default=8, help="videos of --split")
-    parser.add_argument("--limit", type=int, help="first N questions")
+    parser.add_argument(
+        "--forms",
+        choices=("both", "mcq", "open"),
+        default="both",
+        help="multiple-choice questions only, open ones only, or both",
+    )
+    parser.add_argument("--limit", type=int, help="first N questions (after --forms)")
     parser.add_argument(
         "--rules",
         choices=sorted(RULES),

@@ -17,6 +17,7 @@ from policies.training.dapo import (
     overlong_penalty,
 )
 from video_env.errors import ConfigError
+from video_env.types import VideoQA
 
 torch = pytest.importorskip("torch")
 
@@ -201,3 +202,23 @@ def test_a_runs_record_keeps_the_episodes_env_arguments_by_name_not_by_copy() ->
     record = json.loads(json.dumps(_settings(config)))
     assert record["episode"]["env_kwargs"] == ["perception"]
     assert record["loss"]["eps_high"] == 0.28 and record["steps"] == 100
+
+
+def test_train_rl_cli_keeps_the_question_forms_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    import policies.training.rl as rl
+    from video_env.cli import build_parser
+
+    trained: list[list[VideoQA]] = []
+    monkeypatch.setattr(
+        rl, "train_rl", lambda model, samples, out, cfg: trained.append(samples) or []
+    )
+    common = ["train", "rl", "--model", "m", "--out", "o", "--suite", "synth-tiny"]
+    for flags in ([], ["--forms", "mcq"], ["--forms", "open"], ["--forms", "mcq", "--limit", "2"]):
+        args = build_parser().parse_args([*common, *flags])
+        assert args.func(args) == 0
+    both, mcq, open_, first_two = trained
+    assert {s.options is None for s in both} == {True, False}
+    assert mcq and all(s.options is not None for s in mcq)
+    assert open_ and all(s.options is None for s in open_)
+    assert len(mcq) + len(open_) == len(both)
+    assert [s.id for s in first_two] == [s.id for s in mcq[:2]]
