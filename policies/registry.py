@@ -1,29 +1,30 @@
-"""Built-in policies by name: ``available()`` and ``make(name, llm=None, **settings)``.
+"""Policies by name: ``available()`` and ``make(name, llm=None, **settings)``.
 
 A name may carry an argument after a colon, for policies registered with
 :func:`register_parameterised`: ``pacing-ppo:runs/pacing/ppo`` loads a trained policy, and
 settings after a ``?``: ``videoscout:pixel?guided=true&max_new_tokens=96`` (values read as
 JSON, as :mod:`policies.importing` reads a class's).
 A name that is neither may point at a class: ``my_module:MyPolicy``,
-``path/to/file.py:MyPolicy?k=v`` (:mod:`policies.importing`).
+``path/to/file.py:MyPolicy?k=v`` (:mod:`policies.importing`). The built-in entries are
+:mod:`policies.builtin_policies`'s.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from policies.base import Policy
-from policies.clip_query_baselines import (
-    DEFAULT_UNIFORM_FRAMES,
-    UniformFramesPolicy,
-    make_uniform_frames,
+from policies.builtin_policies import (
+    ALIASES,
+    BUILTIN,
+    BUILTIN_FAMILIES,
+    SCHEDULE_NAME,
+    schedule_spec,
 )
-from policies.falconeye import FalconEyePolicy
 from policies.importing import (
     ImportSpec,
     llm_parameter,
@@ -31,37 +32,27 @@ from policies.importing import (
     parse_import_spec,
     parse_settings,
 )
-from policies.learned_pacing import ALGOS, load_pacing_policy
-from policies.pacing_baselines import FixedSpeedPolicy
-from policies.simple import BlindLLMPolicy, RandomPolicy, UniformPolicy
-from policies.tool_dialects import DIALECTS, make_dialect_policy
-from policies.videoagent import VideoAgentPolicy
-from policies.videoscout import SHIPPED, make_videoscout
-from policies.videoscout.tools import make_videoscout_tools
-from policies.zoom_baselines import IterativeSamplingPolicy, SequentialPolicy, SocraticPolicy
+from policies.policy_spec import PolicySpec
+from policies.videoscout import SHIPPED
 from video_env.backends.llm.base import LLM
-from video_env.envs import ENV_KINDS
 from video_env.errors import ConfigError, UnknownNameError
 
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """A registered policy.
-
-    Attributes:
-        build: ``build(llm, **settings)`` makes the policy.
-        needs_llm: It cannot run without an LLM.
-        uses_llm: It uses an LLM when given one (else its offline reasoner).
-        env_kinds: Environments it supports.
-        description: One line for listings.
-    """
-
-    build: Callable[..., Policy]
-    needs_llm: bool
-    uses_llm: bool
-    env_kinds: tuple[str, ...]
-    description: str
-
+__all__ = [
+    "OFFLINE_SUFFIX",
+    "PolicySpec",
+    "available",
+    "build_entry",
+    "canonical_name",
+    "import_spec_of",
+    "make",
+    "parameterised",
+    "register",
+    "register_class",
+    "register_parameterised",
+    "registered_at_runtime",
+    "spec",
+    "spec_from_class",
+]
 
 _REGISTRY: dict[str, PolicySpec] = {}
 _PARAMETERISED: dict[str, PolicySpec] = {}
@@ -122,7 +113,7 @@ def spec(name: str) -> PolicySpec:
             raise ConfigError(f"policy {name!r}: its name is the name given; drop name=")
         build = partial(family.build, arg, **settings)
         return replace(family, build=partial(_with_settings, build, query) if settings else build)
-    schedule = _schedule_spec(name)
+    schedule = schedule_spec(name)
     if schedule is not None:
         return schedule
     imported = import_spec_of(name)
@@ -149,7 +140,7 @@ OFFLINE_SUFFIX = "[offline]"
 
 def import_spec_of(name: str) -> ImportSpec | None:
     """The import spec ``name`` is, when it is no registered name, family or schedule."""
-    if name in _REGISTRY or _schedule_spec(name) is not None:
+    if name in _REGISTRY or schedule_spec(name) is not None:
         return None
     prefix, colon, _ = name.partition(":")
     if colon and prefix in _PARAMETERISED:
@@ -163,8 +154,8 @@ def canonical_name(name: str) -> str:
     ``pacing-threshold`` and ``pacing-2x@0.80`` are ``pacing-2x@0.8``; ``falconeye[offline]``
     is ``falconeye``; other names are themselves.
     """
-    base = _ALIASES.get(name, name)
-    match = _SCHEDULE.match(base)
+    base = ALIASES.get(name, name)
+    match = SCHEDULE_NAME.match(base)
     if match is not None:
         threshold = f"@{float(match['threshold']):g}" if match["threshold"] else ""
         return f"pacing-{match['speed']}x{threshold}"
@@ -180,39 +171,6 @@ def registered_at_runtime(name: str) -> bool:
     know only the names registered at import.
     """
     return name in _REGISTRY and name not in _AT_IMPORT
-
-
-#: ``pacing-<speed>x`` and ``pacing-<speed>x@<threshold>``: the names the schedules print.
-_SCHEDULE = re.compile(r"^pacing-(?P<speed>[124])x(?:@(?P<threshold>\d+(?:\.\d+)?))?$")
-#: Old names still accepted (not listed by :func:`available`).
-_ALIASES = {"pacing-threshold": "pacing-2x@0.8"}
-
-
-def _schedule(name: str) -> PolicySpec:
-    """The entry of a registered schedule name (``pacing-1x``...)."""
-    entry = _schedule_spec(name)
-    if entry is None:
-        raise ConfigError(f"{name!r} is not a pacing-Nx[@T] name")
-    return entry
-
-
-def _schedule_spec(name: str) -> PolicySpec | None:
-    """The fixed schedule a ``pacing-Nx[@T]`` name (or an old alias) reads as, if any."""
-    match = _SCHEDULE.match(_ALIASES.get(name, name))
-    if match is None:
-        return None
-    speed = int(match["speed"])
-    threshold = float(match["threshold"]) if match["threshold"] else None
-    if threshold is not None and not 0 < threshold <= 1:
-        raise ConfigError(f"policy {name!r}: the threshold must be in (0, 1]")
-    what = (
-        f"{speed}x until the sensor's confidence passes {threshold:g} (any pacing-Nx@T runs)"
-        if threshold
-        else f"read everything at {speed}x"
-    )
-    return PolicySpec(
-        partial(FixedSpeedPolicy, speed, threshold=threshold), False, False, ("pacing",), what
-    )
 
 
 def _imported_spec(name: str, imported: ImportSpec) -> PolicySpec:
@@ -296,125 +254,10 @@ def build_entry(entry: PolicySpec, name: str, llm: LLM | None, **settings: Any) 
     return entry.build(**settings)
 
 
-_ALL = ENV_KINDS
-for _name, _spec in {
-    "random": PolicySpec(RandomPolicy, False, False, _ALL, "a random option at once"),
-    "blind-llm": PolicySpec(BlindLLMPolicy, True, True, _ALL, "the LLM without the video"),
-    "uniform": PolicySpec(
-        UniformPolicy, False, False, ("zoom",), "one VLM call on the whole video"
-    ),
-    "socratic": PolicySpec(
-        SocraticPolicy, False, True, ("zoom",), "768-token clip captions -> answer"
-    ),
-    "socratic-short": PolicySpec(
-        lambda llm, **kw: SocraticPolicy(llm, short=True, **kw),
-        False,
-        True,
-        ("zoom",),
-        "64-token (light) clip captions -> answer",
-    ),
-    "sequential": PolicySpec(SequentialPolicy, False, False, ("zoom",), "VLM on every 60 s clip"),
-    "sequential-bp": PolicySpec(
-        lambda **kw: SequentialPolicy(early_stop=True, **kw),
-        False,
-        False,
-        ("zoom",),
-        "VLM on consecutive clips, stop above the threshold",
-    ),
-    "iterative-sampling": PolicySpec(
-        IterativeSamplingPolicy, False, False, ("zoom",), "coarse-to-fine VLM sampling"
-    ),
-    **{name: _schedule(name) for name in ("pacing-1x", "pacing-4x", "pacing-2x@0.8")},
-    "falconeye": PolicySpec(FalconEyePolicy, False, True, ("zoom",), "FALCONEye Pro (45 evals)"),
-    "falconeye-flash": PolicySpec(
-        lambda llm, **kw: FalconEyePolicy(llm, preset="flash", **kw),
-        False,
-        True,
-        ("zoom",),
-        "FALCONEye Flash (10 evals)",
-    ),
-    "videoagent": PolicySpec(VideoAgentPolicy, False, True, ("clip_query",), "VideoAgent (+OQ)"),
-    f"uniform-{DEFAULT_UNIFORM_FRAMES}": PolicySpec(
-        lambda llm, **kw: UniformFramesPolicy(DEFAULT_UNIFORM_FRAMES, llm, **kw),
-        False,
-        True,
-        ("clip_query",),
-        f"{DEFAULT_UNIFORM_FRAMES} uniformly sampled frames captioned -> answer",
-    ),
-}.items():
+for _name, _spec in BUILTIN.items():
     register(_name, _spec)
-
-for _algo in ALGOS:
-    register_parameterised(
-        f"pacing-{_algo}",
-        PolicySpec(
-            partial(load_pacing_policy, _algo),
-            False,
-            False,
-            ("pacing",),
-            f"a trained {_algo} pacing policy: pacing-{_algo}:PATH (video-env train pacing; "
-            "the zip is unpickled by stable-baselines3: load only files you trust)",
-        ),
-    )
-register_parameterised(
-    "uniform-frames",
-    PolicySpec(
-        make_uniform_frames,
-        False,
-        True,
-        ("clip_query",),
-        "N uniformly sampled frames captioned -> answer: uniform-frames:N",
-    ),
-)
-register_parameterised(
-    "videoscout",
-    PolicySpec(
-        make_videoscout,
-        False,
-        False,
-        ("pacing",),
-        "VideoScout: a VLM pacing in the Think-Act format: videoscout:qwen2.5-vl:PATH, "
-        "videoscout:pixel (shipped SFT), videoscout:pixel-dapo (shipped SFT + DAPO); "
-        "?guided=true for legal-action decoding, "
-        "?format_guided=true for format-guided decoding of the whole reply",
-    ),
-)
-register_parameterised(
-    "videoscout-tools",
-    PolicySpec(
-        make_videoscout_tools,
-        False,
-        False,
-        ("pacing",),
-        "VideoScout in TRL's tool-calling chat (a train trl checkpoint, or train sft on "
-        "tool chats): videoscout-tools:PATH",
-    ),
-)
-for _preset in DIALECTS:  # a VLM in each trained tool agent's dialect (policies/tool_dialects/)
-    register_parameterised(
-        f"{_preset}-vlm",
-        PolicySpec(
-            partial(make_dialect_policy, _preset),
-            False,
-            False,
-            ("tools",),
-            f"a VLM prompted as {_preset} (its chat, frame labels and replies) on the Tools "
-            f"preset {_preset}: {_preset}-vlm:transformers:PATH or {_preset}-vlm:openai:MODEL",
-        ),
-    )
-
-
-def _register_tool_agents() -> None:
-    """The Tools env's prompted agents and each preset's baselines (``policies/tool_agents``)."""
-    from policies.tool_agents.entries import FAMILIES, NAMED
-
-    for name, fields in NAMED.items():
-        register(name, PolicySpec(*fields))
-    for prefix, fields in FAMILIES.items():
-        register_parameterised(prefix, PolicySpec(*fields))
-
-
-_register_tool_agents()
+for _prefix, _spec in BUILTIN_FAMILIES.items():
+    register_parameterised(_prefix, _spec)
 
 #: The names registered when ``policies`` is imported (what every worker process knows).
 _AT_IMPORT = frozenset(_REGISTRY)

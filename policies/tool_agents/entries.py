@@ -1,6 +1,6 @@
-"""The registry's entries of the tool agents and baselines (read by :mod:`policies.registry`).
+"""The registry's entries of the tool agents and baselines (read by :mod:`policies.builtin_policies`).
 
-Each entry is the fields of a :class:`~policies.registry.PolicySpec`: ``(build, needs_llm,
+Each entry is the fields of a :class:`~policies.policy_spec.PolicySpec`: ``(build, needs_llm,
 uses_llm, env_kinds, description)``; the families take a preset name
 (``tools-uniform:longvt``).
 """
