@@ -8,7 +8,8 @@ scripted teacher on the pixel world's first ``--videos`` training videos (the li
 ground-truth teacher: its rows have the test's shapes), four frames of 112x56 a window,
 ``--batch`` turns a step. It prints a row's positions (and how many of
 them are the system prompt every row shares), the step's FLOPs counted by torch
-(``torch.utils.flop_counter``: forward and backward), the seconds a step takes through the
+(``torch.utils.flop_counter``, forward and backward, taught the CPU attention
+kernels it does not count: :func:`count_cpu_attention`), the seconds a step takes through the
 library's collator, and the ratio to the bound: the step's FLOPs at the machine's measured
 float32 matrix-product rate on the same threads
 (:func:`~benchmarks.perf.scout_flops.matmul_rate`). The last line scales both to the
@@ -22,6 +23,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.perf.scout_flops import matmul_rate
 from video_env.envs.pacing_rules import PacingRules, SpeedSpec
@@ -31,6 +33,41 @@ SMALL = PacingRules(
     speeds={1: SpeedSpec(4, 112, 1, 56), 2: SpeedSpec(4, 112, 2, 56), 4: SpeedSpec(2, 112, 4, 56)},
     rewatch=SpeedSpec(4, 112, 1, 56),
 )
+
+
+def count_cpu_attention(torch: Any) -> None:
+    """Teach ``FlopCounterMode`` the CPU flash-attention kernels (it counts none of them).
+
+    The work counted is the share of the scores a step must compute: causal or under a
+    mask (the language model's causal-and-padding mask), half; else all (torch's own
+    formulas for the GPU kernels count all).
+    """
+    from torch.utils import flop_counter
+
+    aten = torch.ops.aten
+    forward = aten._scaled_dot_product_flash_attention_for_cpu
+    if forward in flop_counter.flop_registry:
+        return
+
+    def share(is_causal: bool, attn_mask: Any) -> float:  # the formulas see shapes only
+        return 0.5 if is_causal or attn_mask is not None else 1.0
+
+    @flop_counter.register_flop_formula(forward)
+    def _forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                 is_causal: bool = False, *, attn_mask: Any = None, **_: Any) -> int:  # fmt: skip
+        full = flop_counter.sdpa_flop_count(query, key, value)  # type: ignore[no-untyped-call]
+        return int(full * share(is_causal, attn_mask))
+
+    backward = aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+    @flop_counter.register_flop_formula(backward)
+    def _backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
+                  dropout_p: float = 0.0, is_causal: bool = False, *, attn_mask: Any = None,
+                  **_: Any) -> int:  # fmt: skip
+        full = flop_counter.sdpa_backward_flop_count(  # type: ignore[no-untyped-call]
+            grad_out, query, key, value
+        )
+        return int(full * share(is_causal, attn_mask))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from video_env.pixel import PIXEL_VLM_DIR
 
     threads = apply_threads(torch)
+    count_cpu_attention(torch)
     with tempfile.TemporaryDirectory() as tmp:
         config = DistillConfig(tries=1).with_episode(rules=SMALL)
         distill(GroundTruthScriptedTeacher(), split_samples("train", args.videos), tmp, config)

@@ -10,9 +10,10 @@ validation replies valid: the format generalises from several videos, not from m
 passes.)
 
 It is the laboratory's slowest test, about 5 minutes, and compute-bound:
-``python -m benchmarks.perf.sft_step`` counts 47 GFLOP a step (a row is about 1,490
-positions, 1,184 of them the system prompt every row shares), 7.5 TFLOP for the 159
-steps, whose floor at this machine's float32 matrix-product rate is 84 s on one core.
+``python -m benchmarks.perf.sft_step`` counts 71 GFLOP a step (a row is about 1,490
+positions, 1,184 of them the system prompt every row shares), 11 TFLOP for the 159
+steps, whose floor at this machine's float32 matrix-product rate is about 2 minutes on
+one core.
 """
 
 from pathlib import Path
