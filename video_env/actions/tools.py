@@ -42,7 +42,6 @@ from video_env.envs.tool_rules import ToolPreset, ToolSpec
 
 #: Longest text between a tag's opening and closing (a call's JSON, an answer).
 MAX_BLOCK_CHARS = 16_384
-_THINK = re.compile(r"<think>.*?</think>", re.S)
 _CHOOSE = re.compile(r"^\s*choose\s+frames?\s+between\s+(\S+)\s+and\s+(\S+?)\s*\.?\s*$", re.I)
 _LOCATE = re.compile(r"^\s*get\s+frame\s+number\s+at\s+time\s+(\S+?)\s*\.?\s*$", re.I)
 _ANSWER_ACTION = re.compile(r"^\s*output\s+answer\s*:\s*(.+?)\s*$", re.I | re.S)
@@ -97,15 +96,16 @@ class ToolsActionSet(ActionSet[ToolCall]):
             raise TypeError(f"actions are parsed from str, got {type(text).__name__}")
         fmt = self.preset.reply_format
         if fmt == "calls":
-            return super().parse(text, strict)
+            return super().parse(without_think(text), strict)
         if fmt == "json":
             return self._parse_json(text, strict)
+        text = without_think(text)  # a tag named in the reasoning is no call
         blocks = _tag_blocks(text, (*_TAG_FORMATS[fmt], "answer"))
         if not blocks:
             raise ActionParseError(f"no tool call or answer found; write one like {self.example()}")
         if strict:
             rest = _outside(text, blocks)
-            if len(blocks) != 1 or _THINK.sub("", rest).strip():
+            if len(blocks) != 1 or rest.strip():
                 raise ActionParseError(
                     f"strict mode: the reply must be one call such as {self.example()}"
                 )
@@ -162,7 +162,7 @@ class ToolsActionSet(ActionSet[ToolCall]):
         return ToolCall(name, dict(arguments))
 
     def _parse_json(self, text: str, strict: bool) -> ToolCall:
-        cleaned = _THINK.sub("", strip_fences(text)).strip()
+        cleaned = without_think(strip_fences(text)).strip()
         if strict:
             try:
                 record = json.loads(cleaned)
@@ -201,29 +201,53 @@ _TAG_FORMATS: dict[str, tuple[str, ...]] = {
 }
 
 
+def without_think(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` blocks (an unclosed one is kept).
+
+    One pass over the tags' positions: each opening pairs with the first closing after it,
+    so a reply of many unclosed ``<think>`` tags costs what its length does.
+    """
+    closes = [m.start() for m in re.finditer("</think>", text)]
+    if not closes:
+        return text
+    kept, position = [], 0
+    for m in re.finditer("<think>", text):
+        if m.start() < position:
+            continue
+        i = bisect.bisect_left(closes, m.end())
+        if i == len(closes):
+            break
+        kept.append(text[position : m.start()])
+        position = closes[i] + len("</think>")
+    kept.append(text[position:])
+    return "".join(kept)
+
+
 def _tag_blocks(text: str, tags: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
     """Complete ``<tag>body</tag>`` blocks, in text order, none inside another.
 
-    Closing positions are collected once and found by bisection, so a reply of a million
-    unclosed tags costs one pass.
+    Each closing tag pairs with the nearest opening of its tag before it, so an opening
+    named in prose (``put it in the <answer> tag``) never swallows the call after it.
+    Opening positions are collected once and found by bisection: one pass, however many
+    unclosed tags a reply holds.
     """
     alternatives = "|".join(map(re.escape, tags))
-    opens = [(m.start(), m.end(), m.group(1)) for m in re.finditer(f"<({alternatives})>", text)]
-    closes: dict[str, list[int]] = {t: [] for t in tags}
-    for m in re.finditer(f"</({alternatives})>", text):
-        closes[m.group(1)].append(m.start())
+    opens: dict[str, list[tuple[int, int]]] = {t: [] for t in tags}
+    for m in re.finditer(f"<({alternatives})>", text):
+        opens[m.group(1)].append((m.end(), m.start()))
     blocks: list[tuple[str, int, int, str]] = []
     done_until = 0
-    for start, body_start, tag in opens:
-        if start < done_until:
+    for m in re.finditer(f"</({alternatives})>", text):
+        tag, close = m.group(1), m.start()
+        candidates = opens[tag]
+        i = bisect.bisect_right(candidates, (close, close)) - 1
+        if i < 0:
             continue
-        ends = closes[tag]
-        i = bisect.bisect_left(ends, body_start)
-        if i == len(ends) or ends[i] - body_start > MAX_BLOCK_CHARS:
+        body_start, start = candidates[i]
+        if start < done_until or close - body_start > MAX_BLOCK_CHARS:
             continue
-        end = ends[i] + len(tag) + 3
-        blocks.append((tag, start, end, text[body_start : ends[i]]))
-        done_until = end
+        blocks.append((tag, start, m.end(), text[body_start:close]))
+        done_until = m.end()
     return blocks
 
 
@@ -251,7 +275,11 @@ def _last_named_json(text: str) -> dict[str, Any] | None:
     if record is not None:
         return record
     action = find_json_action(text)
-    return {("name" if k == "action" else k): v for k, v in action.items()} if action else None
+    if action is None:
+        return None
+    rest = {k: v for k, v in action.items() if k != "action"}
+    arguments = rest.get("arguments", {k: v for k, v in rest.items() if k != "arguments"})
+    return {"name": action["action"], "arguments": arguments}
 
 
 def _number(text: str) -> float | int | str:
@@ -272,6 +300,13 @@ def _value(arg: str) -> Any:
             return json.loads(arg)
         except (ValueError, RecursionError):
             return arg
+    if arg[:1] == '"':  # JSON text first: its escapes (\\", \\u00e9) read back
+        try:
+            value = json.loads(arg)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, str):
+            return value
     if arg[:1] in "\"'“‘":
         return unquote(arg)
     return _number(arg)
@@ -338,8 +373,26 @@ def format_call(preset: ToolPreset, name: str, arguments: Mapping[str, Any]) -> 
             return f"<action>get frame number at time {arguments.get('time')}</action>"
         start, end = arguments.get("start"), arguments.get("end")
         return f"<action>choose frames between {start} and {end}</action>"
-    inner = ", ".join(json.dumps(v) for v in arguments.values())
-    return f"{name}({inner})"
+    return f"{name}({_call_arguments_text(spec, arguments)})"
+
+
+def _call_arguments_text(spec: ToolSpec | None, arguments: Mapping[str, Any]) -> str:
+    """``calls`` arguments as :func:`_value` reads them back.
+
+    Positional in the spec's order while none is skipped, then ``key=value``; each value
+    as JSON (text past ASCII written as it is).
+    """
+    order = [a for a in spec.params if a not in spec.fixed] if spec is not None else []
+    parts: list[str] = []
+    positional = True
+    for name in [*order, *(a for a in arguments if a not in order)]:
+        if name not in arguments:
+            positional = False
+            continue
+        value = json.dumps(arguments[name], ensure_ascii=False)
+        positional = positional and name in order
+        parts.append(value if positional else f"{name}={value}")
+    return ", ".join(parts)
 
 
 def find_tool_calls(text: str, names: tuple[str, ...]) -> list[Call]:

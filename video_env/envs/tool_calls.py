@@ -82,19 +82,35 @@ def read_call(preset: ToolPreset, call: ToolCall, video: VideoFacts) -> tuple[To
             continue
         try:
             _fill(args, bounds, raw_spans, target, value, preset, video)
-        except (ValueError, TypeError, ActionParseError) as exc:
+        except (ValueError, TypeError, OverflowError, ActionParseError) as exc:
             if preset.on_invalid == "clamp":  # TimeSearch-R: a bad value falls to its default
                 continue
             raise InvalidActionError(
                 preset.message("bad_argument", name=spec.name, argument=argument, detail=exc,
                                start="?", end="?", most=len(video.pool) - 1)
             ) from None  # fmt: skip
+    if bounds and preset.position == "pool":
+        _pool_order(call, spec, preset, video)
     if bounds:
         start = bounds.get("start", 0.0)
         end = bounds.get("end", math.inf if preset.on_invalid == "clamp" else video.duration)
         raw_spans.insert(0, (start, end))
     args.spans = [_checked_span(preset, start, end, video) for start, end in raw_spans]
     return spec, args
+
+
+def _pool_order(call: ToolCall, spec: ToolSpec, preset: ToolPreset, video: VideoFacts) -> None:
+    """A pool preset's reversed ``start``/``end`` indices: its error, in its indices."""
+    written = {spec.field_of(a): v for a, v in call.arguments.items() if a not in spec.fixed}
+    try:
+        start, end = _integer(written.get("start", 0)), _integer(written["end"])
+    except (KeyError, ValueError, TypeError, OverflowError):
+        return
+    if start > end:
+        raise InvalidActionError(preset.message(
+            "bad_argument", name=spec.name, argument="", detail="", start=start, end=end,
+            most=len(video.pool) - 1, duration=video.duration,
+        ))  # fmt: skip
 
 
 def _fill(
@@ -124,8 +140,10 @@ def _fill(
     elif target == "clip":
         args.clip = _integer(value)
     elif target == "clips":
-        items = value if isinstance(value, (list, tuple)) else [value]
-        args.clips = [_integer(v) for v in list(items)[:MAX_SPANS]]
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if len(items) > MAX_SPANS:
+            raise ValueError(f"at most {MAX_SPANS} clips a call, got {len(items)}")
+        args.clips = [_integer(v) for v in items]
 
 
 def _integer(value: Any) -> int:
@@ -175,7 +193,9 @@ def _pairs(value: Any) -> Sequence[Sequence[Any]]:
     pairs = [v for v in value if isinstance(v, (list, tuple)) and len(v) == 2]
     if len(pairs) != len(value):
         raise ValueError("each range is a [start, end] pair")
-    return pairs[:MAX_SPANS]
+    if len(pairs) > MAX_SPANS:
+        raise ValueError(f"at most {MAX_SPANS} ranges a call, got {len(pairs)}")
+    return pairs
 
 
 def _span(pair: Sequence[Any], preset: ToolPreset, video: VideoFacts) -> tuple[float, float]:

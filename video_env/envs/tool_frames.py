@@ -9,6 +9,7 @@ short side), the visual tokens of what a policy is shown, and TimeSearch-R's gre
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,7 @@ from video_env.video.sampling import qwen_visual_tokens, uniform_times
 class TooManyFrames(InvalidActionError):
     """A call asked for more frames than its rule allows (``over_max == "error"``)."""
 
-    def __init__(self, count: int, most: int) -> None:
+    def __init__(self, count: float, most: int) -> None:
         super().__init__(f"{count} frames asked, at most {most}")
         self.count, self.most = count, most
 
@@ -44,21 +45,38 @@ def frame_count(
         TooManyFrames: Above ``max_frames`` when the rule refuses rather than clamps.
     """
     if n is not None:
-        count = n
+        wanted = float(n)
     elif rule.native_fps and video_fps:
-        count = min(int(length * video_fps), rule.max_frames)
+        wanted = min(length * video_fps, rule.max_frames)
     elif fps is not None or rule.fps is not None:
-        count = int((fps if fps is not None else rule.fps or 0.0) * length)
+        wanted = (fps if fps is not None else rule.fps or 0.0) * length
     else:
-        count = rule.n or 1
-    if count > rule.max_frames:
+        wanted = rule.n or 1
+    if not wanted < rule.max_frames + 1:  # compared as a float: a huge fps is no int
         if rule.over_max == "error":
-            raise TooManyFrames(count, rule.max_frames)
-        count = rule.max_frames
+            raise TooManyFrames(int(wanted) if math.isfinite(wanted) else wanted, rule.max_frames)
+        wanted = rule.max_frames
+    count = int(wanted)
     count = max(count, rule.min_frames)
     if rule.even:
         count = max(2, count - count % 2)
     return count
+
+
+def spread(count: int, weights: Sequence[float]) -> list[int]:
+    """``count`` split over ``weights`` in proportion, summing to ``count`` exactly.
+
+    Largest remainders get the frames rounding leaves (ties to the earlier weight), so
+    several spans never take more frames than one span of their total length would;
+    a span may get none. Weights that sum to 0 count alike.
+    """
+    total = float(sum(weights))
+    exact = [count * w / total if total > 0 else count / len(weights) for w in weights]
+    shares = [math.floor(x) for x in exact]
+    by_remainder = sorted(range(len(exact)), key=lambda i: (shares[i] - exact[i], i))
+    for i in by_remainder[: count - sum(shares)]:
+        shares[i] += 1
+    return shares
 
 
 def sample_times(rule: FrameRule, span: Interval, count: int) -> npt.NDArray[np.float64]:

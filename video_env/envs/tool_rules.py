@@ -25,6 +25,8 @@ REPLY_FORMATS = ("hermes", "json", "video_zoom", "retrieve", "action", "calls")
 #: How results write times, and what a position argument counts.
 TIME_FORMATS = ("seconds", "mm:ss", "hh:mm:ss")
 POSITIONS = ("seconds", "frame", "pool")
+#: Shortest clip of a caption index (an hour's video is then 3,600 captions at reset).
+MIN_INDEX_CLIP_S = 1.0
 #: Events with an error message, and video-env's wording of each (fields: ``name``,
 #: ``argument``, ``start``, ``end``, ``duration``, ``count``, ``most``, ``tools``).
 MESSAGE_KEYS: dict[str, str] = {
@@ -166,6 +168,8 @@ class ToolSpec:
             raise ConfigError(f"{self.name}: a {self.tool} tool needs a frame rule")
         if not 1 <= self.k <= self.max_k:
             raise ConfigError(f"{self.name}: needs 1 <= k <= max_k")
+        if self.select not in ("top", "dpp"):
+            raise ConfigError(f"{self.name}: select must be top or dpp, got {self.select!r}")
 
     def frame_rule(self, duration: float) -> FrameRule | None:
         """The frame rule for a video of ``duration`` seconds."""
@@ -245,11 +249,18 @@ class ToolPreset:
             f"reply_format must be one of {REPLY_FORMATS}": self.reply_format in REPLY_FORMATS,
             f"time_format must be one of {TIME_FORMATS}": self.time_format in TIME_FORMATS,
             f"position must be one of {POSITIONS}": self.position in POSITIONS,
-            "max_turns must be >= 1": self.max_turns >= 1,
+            "max_turns must be an integer >= 1": _is_count(self.max_turns, 1),
             "history must be accumulate or replace": self.history in ("accumulate", "replace"),
             "on_invalid must be error, clamp or end": self.on_invalid in ("error", "clamp", "end"),
             "a pool position needs pool frames": self.position != "pool" or bool(self.pool),
-            "index_clip_s must be > 0": self.index_clip_s is None or self.index_clip_s > 0,
+            "pool must be an integer >= 2": self.pool is None or _is_count(self.pool, 2),
+            f"index_clip_s must be a number >= {MIN_INDEX_CLIP_S}": self.index_clip_s is None
+            or _is_number(self.index_clip_s, MIN_INDEX_CLIP_S),
+            "grid_fps must be a finite number > 0": _is_number(self.grid_fps, 0.0)
+            and self.grid_fps > 0,
+            "max_candidates must be an integer >= 1": _is_count(self.max_candidates, 1),
+            "preview must be a FrameRule or None": self.preview is None
+            or isinstance(self.preview, FrameRule),
             "exactly one answer tool": sum(s.tool == "answer" for s in self.tools) == 1,
             "tool names must differ": len({s.name for s in self.tools}) == len(self.tools),
         }
@@ -343,6 +354,21 @@ class ToolPreset:
         if unknown:
             raise ConfigError(f"unknown preset fields {sorted(unknown)}; known: {known}")
         return replace(self, **overrides) if overrides else self
+
+
+def _is_count(value: Any, least: int) -> bool:
+    """An ``int`` (not a bool) of at least ``least``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _is_number(value: Any, least: float) -> bool:
+    """A finite real number (not a bool) of at least ``least``."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= least
+    )
 
 
 class _Missing(dict):  # type: ignore[type-arg]

@@ -28,6 +28,7 @@ from video_env.envs.tool_frames import (
     frame_count,
     frame_target,
     sample_times,
+    spread,
 )
 from video_env.envs.tool_index import RESULT_CHARS, CaptionIndex, build_index
 from video_env.envs.tool_rules import FrameRule, ToolPreset, ToolSpec
@@ -242,9 +243,9 @@ class ToolRunner:
         else:
             total = sum(s.length for s in spans)
             count = self._count(rule, total, args, video.fps)
-            shares = [max(1, round(count * s.length / total)) if total else 1 for s in spans]
+            shares = spread(count, [s.length for s in spans])
             times = np.concatenate(
-                [sample_times(rule, s, n) for s, n in zip(spans, shares, strict=True)]
+                [sample_times(rule, s, n) for s, n in zip(spans, shares, strict=True) if n]
             )
         return FrameBatch(video, np.sort(times), frame_target(rule, video.size))
 
@@ -268,8 +269,12 @@ class ToolRunner:
             return ToolResult(
                 spec.name, call, "\n".join(lines), spans=[index.clips[i] for i in best]
             )
-        scope = Interval(spans[0].start, spans[-1].end)
-        times = candidate_times(scope, self.preset.grid_fps, self.preset.max_candidates)
+        scopes = sorted(spans, key=lambda span: (span.start, span.end))
+        shares = spread(self.preset.max_candidates, [span.length for span in scopes])
+        grid = self.preset.grid_fps
+        times = np.concatenate(  # each span's own grid: never a time between two spans
+            [candidate_times(span, grid, n) for span, n in zip(scopes, shares, strict=True) if n]
+        )
         if args.query.strip():
             features = clip.image_features(video, times.tolist())
             scores = similarities(features, clip.text_features([args.query])[0])
@@ -290,8 +295,8 @@ class ToolRunner:
                 f"{self.stamp(t)}: {captioner.caption(self._single(batch, i))}"
                 for i, t in enumerate(picked)
             ]
-            return ToolResult(spec.name, call, "\n".join(lines), spans=[scope])
-        return self._frames_result(spec.name, call, batch, rule, [scope])
+            return ToolResult(spec.name, call, "\n".join(lines), spans=scopes)
+        return self._frames_result(spec.name, call, batch, rule, scopes)
 
     def _read(
         self, spec: ToolSpec, args: CallArgs, ctx: ToolContext, spans: list[Interval], call: str
