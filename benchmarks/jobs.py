@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -295,13 +296,32 @@ class Worker:
         # Roles named by a spec (the default, simulated, is each env's own).
         self.backend_specs = config.backend_specs()
         self._policies: dict[str, policies.Policy] = {}
+        self._unbuildable: dict[str, Exception] = {}
         self._envs: dict[tuple[str, str], gym.Env[Any, Any]] = {}
 
     def policy(self, name: str) -> policies.Policy:
-        """The (cached) policy."""
+        """The (cached) policy; one that failed to build fails again at once."""
+        if name in self._unbuildable:
+            raise self._unbuildable[name]
         if name not in self._policies:  # the job's name enters this worker here
-            self._policies[name] = resolve(name).make(self.llm)
+            try:
+                self._policies[name] = resolve(name).make(self.llm)
+            except Exception as exc:
+                self._unbuildable[name] = exc
+                raise
         return self._policies[name]
+
+    def _unbuilt(self, job: Job, exc: Exception) -> dict[str, Any]:
+        """The record of a job whose policy or env could not be built (a failed episode).
+
+        Marked lost, as a job whose worker died: a resumed run tries it again (a server
+        that was down may be up), and the other policies' jobs run meanwhile.
+        """
+        from benchmarks.executors import lost_job_record
+
+        record = lost_job_record(job, f"could not build it: {type(exc).__name__}: {exc}")
+        record["traceback"] = "".join(traceback.format_exception(exc))
+        return record
 
     def env(self, kind: str, policy: policies.Policy) -> gym.Env[Any, Any]:
         """The (cached) env with the settings the policy asks for."""
@@ -325,8 +345,11 @@ class Worker:
         """
         with use_text_embedder(self.config.text_embedder), warnings.catch_warnings():
             warnings.simplefilter("ignore", VideoProvenanceWarning)
-            policy = self.policy(job.policy)
-            env = self.env(job.env, policy)
+            try:
+                policy = self.policy(job.policy)
+                env = self.env(job.env, policy)
+            except Exception as exc:  # a policy or env that cannot be built: this job fails
+                return self._unbuilt(job, exc)
             record = policies.run_episode(
                 env, policy, job.seed, options={"index": job.index}, max_steps=self.config.max_steps
             )

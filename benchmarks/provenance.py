@@ -79,8 +79,30 @@ def provenance(
     files = video_files_digest(samples)
     if files:  # likewise: synthetic suites have no files
         record["video_files"] = files
+    server = openai_server(as_dict, resolved)
+    if server:  # likewise: only runs that call an OpenAI-compatible server
+        record["openai_server"] = server
     normalised: dict[str, Any] = json.loads(json.dumps(record, default=str))  # as in run.json
     return normalised
+
+
+def openai_server(config: dict[str, Any], resolved: Sequence[ResolvedPolicy]) -> str | None:
+    """The server an ``openai:`` spec of the run reads from the environment (no key).
+
+    ``$VIDEO_ENV_LLM_BASE_URL`` / ``$OPENAI_BASE_URL`` name it outside the config, and
+    two servers may serve different checkpoints under one model name: a run resumed
+    against another server is another set-up. ``"openai"``: OpenAI's own API.
+    """
+    from video_env import env_vars
+    from video_env.backends.llm.config import public_url
+
+    specs = [str(v) for v in config.values() if isinstance(v, str)]
+    specs += [str(v) for v in config.get("policies") or ()]
+    specs += [policy.name for policy in resolved]
+    if not any("openai:" in spec for spec in specs):
+        return None
+    found = env_vars.first_set(env_vars.LLM_BASE_URLS)
+    return public_url(found[1]) if found else "openai"
 
 
 def pixel_real_weights(config: BenchConfig) -> dict[str, str]:

@@ -130,24 +130,39 @@ def record_label(record: dict[str, Any]) -> str:
 
 
 def with_known_rules(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``records``, where one lacks ``pacing_rules``, given those of its (env, policy).
+    """``records``, where one lacks its rules, given those of its (env, typed policy).
 
-    A job lost with its worker has a record made without its env; when every other
-    record of that env and policy names one set of rules, it ran under them too, and is
-    counted (as a failure) in their row; when they name several, it gets ``unknown``
+    A job lost with its worker has a record made without its env or policy: no
+    ``pacing_rules`` or ``tools_preset``, and the typed name where the others carry
+    the built one (``videoseek[offline]``). When every other record of that env and
+    policy names one set of rules, it ran under them too, and is counted (as a failure)
+    in their row, under their built name; when they name several, it gets ``unknown``
     (its own row), never a guess.
     """
-    known: dict[tuple[Any, Any], set[str]] = defaultdict(set)
+    known: dict[tuple[Any, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for r in records:
-        if isinstance(r.get("pacing_rules"), str):
-            known[(r.get("env"), r.get("policy"))].add(r["pacing_rules"])
+        found = known[(r.get("env"), typed_name(r))]
+        for name in _RULE_FIELDS:
+            if isinstance(r.get(name), str):
+                found[name].add(r[name])
+        if not r.get("lost"):
+            found["policy"].add(str(r["policy"]))
     out = []
     for r in records:
-        names = known.get((r.get("env"), r.get("policy")), set())
-        if "pacing_rules" not in r and names:
-            r = {**r, "pacing_rules": next(iter(names)) if len(names) == 1 else "unknown"}
-        out.append(r)
+        found = known[(r.get("env"), typed_name(r))]
+        fill = {
+            name: next(iter(found[name])) if len(found[name]) == 1 else "unknown"
+            for name in _RULE_FIELDS
+            if name not in r and found[name]
+        }
+        if r.get("lost") and len(found["policy"]) == 1:
+            fill["policy"] = next(iter(found["policy"]))
+        out.append({**r, **fill} if fill else r)
     return out
+
+
+#: The record fields that name the rules an episode was played under.
+_RULE_FIELDS = ("pacing_rules", "tools_preset")
 
 
 def _count(value: Any) -> int:

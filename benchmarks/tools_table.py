@@ -56,12 +56,19 @@ def table(rows: Sequence[Row]) -> str:
         "| visual tokens shown | sub-model frames | model tokens | index tokens |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (-_num(r, "accuracy"), r["policy"])):
+
+    def rank(r: Row) -> tuple[bool, float, str]:  # a row whose episodes all failed: last
+        accuracy = _num(r, "accuracy")
+        return (math.isnan(accuracy), -accuracy if not math.isnan(accuracy) else 0.0, r["policy"])
+
+    for r in sorted(rows, key=rank):
         env = r["env"] + (f" ({r['rules']})" if r.get("rules") and r["env"] == "tools" else "")
         calls = _num(r, "mean_tool_calls")
         calls = _num(r, "mean_turns") if math.isnan(calls) else calls
         acc = (
             f"{_num(r, 'accuracy'):.2f} ({_num(r, 'acc_ci_low'):.2f}–{_num(r, 'acc_ci_high'):.2f})"
+            if not math.isnan(_num(r, "accuracy"))
+            else "–"
         )
         lines.append(
             f"| {env} | {r['policy']} | {acc} | {_shown(_num(r, 'mean_gtou'), 2)} | "
@@ -88,7 +95,7 @@ def main(argv: Sequence[str] = ()) -> int:
     out = args.out or ROOT / "runs" / f"tools-{args.suite}"
     bench = ["bench", "--suite", args.suite, "--perception", args.perception, "--envs", *ENVS,
              "--policies", *args.policies, "--fresh", "--quiet", "--out", str(out)]  # fmt: skip
-    if args.limit:
+    if args.limit is not None:  # bench refuses a limit below 1
         bench += ["--limit", str(args.limit)]
     code = cli(bench)
     if code:

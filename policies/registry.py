@@ -111,6 +111,12 @@ def spec(name: str) -> PolicySpec:
         settings = dict(parse_settings(query, name))
         if "name" in settings:
             raise ConfigError(f"policy {name!r}: its name is the name given; drop name=")
+        try:  # a setting the family does not take is refused here, not mid-run
+            inspect.signature(family.build).bind(arg, **settings)
+        except TypeError as exc:
+            raise ConfigError(f"policy {name!r}: {exc}") from None
+        except ValueError:  # a builder whose signature cannot be read is not checked
+            pass
         build = partial(family.build, arg, **settings)
         return replace(family, build=partial(_with_settings, build, query) if settings else build)
     schedule = schedule_spec(name)
@@ -244,9 +250,14 @@ def make(name: str, llm: LLM | None = None, **settings: Any) -> Policy:
 def build_entry(entry: PolicySpec, name: str, llm: LLM | None, **settings: Any) -> Policy:
     """Build the policy of ``entry`` (named ``name``), ``llm`` only if it uses one.
 
+    A name ending in ``[offline]`` asks for the offline reasoner: it gets no LLM, even in
+    a run that has one (its baseline beside the LLM's own row).
+
     Raises:
         ConfigError: If the policy needs an LLM and none is given.
     """
+    if name.endswith(OFFLINE_SUFFIX):
+        llm = None
     if entry.needs_llm and llm is None:
         raise ConfigError(f"policy {name!r} needs an LLM (--llm MODEL)")
     if entry.uses_llm:

@@ -18,7 +18,14 @@ from typing import Any, ClassVar
 from policies.base import Policy
 from policies.observations import parse_options
 from policies.reasoning import OfflineReasoner
-from policies.tool_agents.calls import VideoUnits, answer_call, content_texts, duration_of
+from policies.tool_agents.calls import (
+    VideoUnits,
+    answer_call,
+    content_texts,
+    duration_of,
+    preset_for,
+    turns_left,
+)
 from policies.tool_agents.evidence import offline_answer
 from video_env.actions.parsing import ActionParseError
 from video_env.actions.tools import ToolsActionSet
@@ -77,7 +84,7 @@ class ToolChat:
         try:
             text = self.llm.chat(self.messages, max_tokens=self.max_tokens).text
         except BackendError as exc:
-            self._fail(f"LLM call failed: {exc}")
+            self.fail(f"LLM call failed: {exc}")
             return None
         self.messages.append({"role": "assistant", "content": text})
         return text
@@ -95,13 +102,14 @@ class ToolChat:
                     self.reasks += 1
                     self.say(f"{self.no_call} ({exc})")
                     continue
-                self._fail(f"no call in the reply: {exc}")
+                self.fail(f"no call in the reply: {exc}")
                 return None
             self.used += 1
             return call
         return None  # pragma: no cover - the loop returns
 
-    def _fail(self, message: str) -> None:
+    def fail(self, message: str) -> None:
+        """Count a turn whose reply could not be used, and say why."""
         self.failures += 1
         self.errors.append(message)
 
@@ -147,7 +155,12 @@ class ToolAgentPolicy(Policy):
         return self.chat.used if self.chat is not None else 0
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
-        """Start the episode: the planner's state, and the chat with an LLM."""
+        """Start the episode: the planner's state, and the chat with an LLM.
+
+        Raises:
+            ConfigError: When the env plays another preset than the agent's.
+        """
+        preset_for(self.preset, info.get("legal_actions", ()))
         self.units = VideoUnits(duration_of(observation))
         self._seen = 0
         self._reset_plan(observation)
@@ -160,10 +173,18 @@ class ToolAgentPolicy(Policy):
         new, self._seen = results[self._seen :], len(results)
         if self.chat is not None:
             call = self._llm_turn(self.chat, observation, new)
+            if call is not None and turns_left(observation) <= 1 and not self._answers(call):
+                self.chat.used -= 1  # the last turn has room for the answer only
+                self.chat.fail(f"the last turn's reply called {call.name}, not the answer")
+                call = None
             if call is not None:
                 return call
         call = self._offline_call(observation)
         return call if call is not None else self.offline_answer(observation)
+
+    def _answers(self, call: ToolCall) -> bool:
+        """Whether ``call`` is the preset's answer tool."""
+        return call.name.lower() == self.preset.answer_tool.name.lower()
 
     def offline_answer(self, observation: dict[str, Any]) -> ToolCall:
         """The answer voted by the results (:mod:`policies.tool_agents.evidence`)."""

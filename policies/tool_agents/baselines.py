@@ -130,8 +130,8 @@ class ToolsUniformPolicy(_ToolsBaseline):
 
     def __init__(self, preset: str | None = None, calls: int | None = None) -> None:
         super().__init__(preset)
-        if calls is not None and calls < 0:
-            raise ConfigError(f"calls must be >= 0, got {calls}")
+        if calls is not None and not _is_count(calls):
+            raise ConfigError(f"calls must be an integer >= 0, got {calls!r}")
         self.calls = calls
         self._plan: list[ToolCall | Interval | int] = []
 
@@ -183,6 +183,8 @@ class ToolsRandomPolicy(_ToolsBaseline):
 
     def __init__(self, preset: str | None = None, seed: int = 0) -> None:
         super().__init__(preset)
+        if not _is_count(seed):
+            raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self._left = 0
@@ -231,3 +233,8 @@ def make_tools_uniform(arg: str, **settings: Any) -> ToolsUniformPolicy:
 def make_tools_random(arg: str, **settings: Any) -> ToolsRandomPolicy:
     """``tools-random:PRESET`` from the registry."""
     return ToolsRandomPolicy(arg, **settings)
+
+
+def _is_count(value: Any) -> bool:
+    """An ``int`` (not a bool) of at least 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

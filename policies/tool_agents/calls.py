@@ -37,11 +37,18 @@ def preset_for(preset: str | ToolPreset | None, tool_names: Iterable[str]) -> To
     the interface an agent is shown, not the episode's annotations.
 
     Raises:
-        ConfigError: When no preset (or more than one) has exactly these tools.
+        ConfigError: When no preset (or more than one) has exactly these tools, or the
+            preset given lacks one of them (the env plays another preset).
     """
-    if preset is not None:
-        return resolve_preset(preset)
     names = frozenset(n.lower() for n in tool_names)
+    if preset is not None:
+        chosen = resolve_preset(preset)
+        if not names <= {s.name.lower() for s in chosen.tools}:
+            raise ConfigError(
+                f"this policy plays the {chosen.name} preset, but the env's tools are "
+                f"{sorted(names)}: make the env with preset={chosen.name!r}"
+            )
+        return chosen
     found = [p for p in PRESETS.values() if frozenset(s.name.lower() for s in p.tools) == names]
     if len(found) != 1:
         raise ConfigError(

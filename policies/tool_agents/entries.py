@@ -1,4 +1,4 @@
-"""The registry's entries of the tool agents and baselines (read by :mod:`policies.builtin_policies`).
+"""The registry entries of the tool agents and baselines (:mod:`policies.builtin_policies`).
 
 Each entry is the fields of a :class:`~policies.policy_spec.PolicySpec`: ``(build, needs_llm,
 uses_llm, env_kinds, description)``; the families take a preset name

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from policies.base import Policy
+from policies.tool_agents.calls import preset_for
 from policies.tool_dialects.dialects import Dialect, Parts, dialect
 from policies.tool_dialects.shown import Shown, result_frames
 from policies.videoscout.policy import resolve_vision_chat
@@ -90,7 +91,12 @@ class ToolDialectPolicy(Policy):
         return (self.vlm,)
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
-        """Start a new chat."""
+        """Start a new chat.
+
+        Raises:
+            ConfigError: When the env plays another preset than the dialect's.
+        """
+        preset_for(self.preset, info.get("legal_actions", ()))
         self.system = ""
         self.history = []
         self._seen = 0

@@ -401,3 +401,23 @@ def test_a_progress_bar_in_a_log_redraws_every_half_minute(
     assert bar.left().endswith(" left")
     bar.close()
     assert cli._progress(quiet=True, workers=1) is None
+
+
+def test_the_set_up_names_the_openai_server_a_run_reads_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.jobs import load_samples, resolve_policies
+    from benchmarks.provenance import fingerprint, provenance
+
+    config = BenchConfig(suite="synth-tiny", envs=("tools",), policies=("dvd",), limit=1,
+                         llm="openai:served-model")  # fmt: skip
+    samples, resolved = load_samples(config), resolve_policies(config)
+    for name in ("VIDEO_ENV_LLM_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("VIDEO_ENV_LLM_BASE_URL", "http://user:SECRET@host-a:8000/v1?key=SECRET")
+    first = provenance(config, samples, resolved)
+    assert first["openai_server"] == "http://host-a:8000/v1"  # never the key
+    monkeypatch.setenv("VIDEO_ENV_LLM_BASE_URL", "http://host-b:8000/v1")
+    assert fingerprint(provenance(config, samples, resolved)) != fingerprint(first)
+    offline = BenchConfig(suite="synth-tiny", envs=("tools",), policies=("dvd",), limit=1)
+    assert "openai_server" not in provenance(offline, samples, resolve_policies(offline))

@@ -64,3 +64,42 @@ def test_the_comparison_table_names_the_preset_and_falls_back_to_turns() -> None
     assert lines[2].startswith("| tools (dvd) | dvd | 1.00")  # best accuracy first
     assert "| 2.0 |" in lines[2] and "| 1000 |" in lines[2]
     assert lines[3].startswith("| zoom | falconeye | 0.00") and "| 4.0 |" in lines[3]
+
+
+def test_a_lost_tools_job_is_counted_in_its_agents_row() -> None:
+    from benchmarks.executors import lost_job_record
+    from benchmarks.jobs import Job
+
+    records = [
+        record(f"v{i}", 2, None, job=f"tools|videoseek|s{i}|0", policy="videoseek[offline]")
+        for i in range(3)
+    ]
+    records.append(lost_job_record(Job("tools", "videoseek", 3, "s3", 0), "the worker died"))
+    (row,) = summarize(records)
+    assert row["policy"] == "videoseek[offline]" and row["rules"] == "dvd"
+    assert row["episodes"] == 4 and row["failures"] == 1 and row["accuracy"] == 0.75
+
+
+def test_a_row_whose_episodes_all_failed_is_ranked_last_and_shown_as_a_dash() -> None:
+    rows = [
+        {"env": "tools", "policy": "dvd", "accuracy": "", "rules": "dvd"},
+        {"env": "tools", "policy": "b", "accuracy": "0.5", "acc_ci_low": "0.1",
+         "acc_ci_high": "0.9", "rules": "dvd"},
+    ]  # fmt: skip
+    lines = table(rows).splitlines()[2:]
+    assert lines[0].startswith("| tools (dvd) | b | 0.50")
+    assert lines[1].startswith("| tools (dvd) | dvd | – |")
+
+
+def test_a_limit_of_0_reaches_the_bench_which_refuses_it(monkeypatch: Any) -> None:
+    import video_env.cli
+    from benchmarks import tools_table
+
+    given: list[list[str]] = []
+    def bench(argv: list[str]) -> int:
+        given.append(list(argv))
+        return 2
+
+    monkeypatch.setattr(video_env.cli, "main", bench)
+    assert tools_table.main(["--suite", "synth-tiny", "--limit", "0"]) == 2
+    assert given[0][given[0].index("--limit") + 1] == "0"

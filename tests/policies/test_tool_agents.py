@@ -176,3 +176,75 @@ def test_calls_are_written_in_each_presets_units() -> None:
     }  # fmt: skip
     assert [c.clip for c in clip_lines("clip 3 [00:00:20-00:00:30]: a sign\nnoise")] == [3]
     assert json.dumps(answer_call(PRESETS["falconeye"], "B", [span]).arguments)
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_reply"),
+    [
+        ("videoseek", '{"name": "overview", "arguments": {}}'),
+        ("dvd", '{"name": "clip_search_tool", "arguments": {"event_description": "x"}}'),
+    ],
+)
+def test_a_tool_call_on_the_last_turn_is_no_answer_the_offline_one_answers(
+    name: str, tool_reply: str
+) -> None:
+    llm = RuleLLM(lambda p: tool_reply)  # even the closing prompt gets a tool call
+    policy = policies.make(name, llm=llm)
+    env = ToolsEnv("synth-tiny", **policy.env_kwargs["tools"])
+    record = run_episode(env, policy, seed=0, options={"index": 0})
+    assert record["ended_by"] == "answer" and record["answer"] is not None
+    assert record["llm_reply_failures"] == 1  # the last turn's reply, counted
+    assert record["llm_replies_used"] == record["turns"] - 1
+
+
+def test_an_offline_name_runs_the_offline_reasoner_in_a_run_with_an_llm() -> None:
+    llm = RuleLLM(lambda p: '{"name": "finish", "arguments": {"answer": "C"}}')
+    policy = policies.make("dvd[offline]", llm=llm)
+    env = ToolsEnv("synth-tiny", **policy.env_kwargs["tools"])
+    record = run_episode(env, policy, seed=0, options={"index": 0})
+    assert llm.prompts == [] and record["llm_calls"] == 0
+    assert record["tool_calls"]["clip_search_tool"] == 1  # the offline plan's calls
+
+
+@pytest.mark.parametrize(
+    ("name", "preset"),
+    [("videoseek", "longvt"), ("dvd", "videoseek"), ("tools-uniform:longvt", "dvd")],
+)
+def test_an_agent_on_another_presets_env_is_an_error_not_a_wrong_answer(
+    name: str, preset: str
+) -> None:
+    record = run_episode(ToolsEnv("synth-tiny", preset=preset), policies.make(name), seed=0)
+    assert record["error"] is not None and f"preset={name.split(':')[-1]!r}" in record["error"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tools-uniform:longvt?calls=1.5",
+        'tools-uniform:longvt?calls="3"',
+        "tools-random:longvt?seed=-1",
+        'tools-random:longvt?seed="x"',
+    ],
+)
+def test_bad_baseline_settings_are_config_errors(name: str) -> None:
+    from video_env.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        policies.make(name)
+
+
+def test_a_policy_that_cannot_be_built_fails_its_jobs_and_the_bench_goes_on(
+    tmp_path: Path,
+) -> None:
+    from video_env.cli import main
+
+    names = ["tools-uniform:longvt", "tools-uniform:longvt?nosuch=1"]
+    from benchmarks.records import EpisodeLog
+
+    assert main([*BENCH, "--policies", *names, "--limit", "2", "--out", str(tmp_path)]) == 0
+    records = EpisodeLog(tmp_path).load()
+    good = [r for r in records if "nosuch" not in r["job"]]
+    bad = [r for r in records if "nosuch" in r["job"]]
+    assert len(good) == len(bad) == 2 and all(r["error"] is None for r in good)
+    assert all(r["lost"] and "could not build it" in r["error"] for r in bad)
+    assert "nosuch" in bad[0]["error"]
