@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from benchmarks.config import EXECUTORS
-from benchmarks.jobs import Job, run_job, run_jobs
+from benchmarks.jobs import Job, lost_job_record, run_job, run_jobs
 from benchmarks.records import BenchWarning
 from video_env._optional import require
 from video_env.errors import ConfigError, UnknownNameError
@@ -145,27 +145,6 @@ def _running(pid: int) -> bool:
     except PermissionError:  # pragma: no cover - a pid reused by another user's process
         return True
     return True
-
-
-def lost_job_record(job: Job, error: str) -> dict[str, Any]:
-    """The record of a job that could not run to an episode record (counted as failed).
-
-    It is marked ``lost``: a resumed run reruns the job, and its real record then
-    replaces this one (see :func:`benchmarks.records.dedupe`).
-    """
-    return {
-        "lost": True,
-        "job": job.key,
-        "env": job.env,
-        "policy": job.policy,
-        "sample_id": job.sample_id,
-        "seed": job.seed,
-        "answer": None,
-        "correct": False,  # a failure counts as wrong, as any failed episode
-        "ended_by": "error",
-        "error": error,
-        "traceback": None,
-    }
 
 
 def _ray(

@@ -283,6 +283,27 @@ def plan(
     return jobs
 
 
+def lost_job_record(job: Job, error: str) -> dict[str, Any]:
+    """The record of a job that could not run to an episode record (counted as failed).
+
+    It is marked ``lost``: a resumed run reruns the job, and its real record then
+    replaces this one (see :func:`benchmarks.records.dedupe`).
+    """
+    return {
+        "lost": True,
+        "job": job.key,
+        "env": job.env,
+        "policy": job.policy,
+        "sample_id": job.sample_id,
+        "seed": job.seed,
+        "answer": None,
+        "correct": False,  # a failure counts as wrong, as any failed episode
+        "ended_by": "error",
+        "error": error,
+        "traceback": None,
+    }
+
+
 class Worker:
     """Runs jobs of one config, keeping envs, policies and the LLM between jobs."""
 
@@ -317,8 +338,6 @@ class Worker:
         Marked lost, as a job whose worker died: a resumed run tries it again (a server
         that was down may be up), and the other policies' jobs run meanwhile.
         """
-        from benchmarks.executors import lost_job_record
-
         record = lost_job_record(job, f"could not build it: {type(exc).__name__}: {exc}")
         record["traceback"] = "".join(traceback.format_exception(exc))
         return record

@@ -67,8 +67,7 @@ def test_the_comparison_table_names_the_preset_and_falls_back_to_turns() -> None
 
 
 def test_a_lost_tools_job_is_counted_in_its_agents_row() -> None:
-    from benchmarks.executors import lost_job_record
-    from benchmarks.jobs import Job
+    from benchmarks.jobs import Job, lost_job_record
 
     records = [
         record(f"v{i}", 2, None, job=f"tools|videoseek|s{i}|0", policy="videoseek[offline]")
