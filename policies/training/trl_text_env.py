@@ -21,6 +21,7 @@ in its text actions.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -108,7 +109,9 @@ class TextToolEnv:
         """
         if self.env is None or not self._running:
             raise ConfigError("the episode is over: reply without calling a tool")
-        text = action if isinstance(action, str) else str(action)
+        # TRL hands an argument the model wrote as a JSON object or list over decoded:
+        # it is written back as JSON, as the model wrote it (a JSON-format preset reads it)
+        text = action if isinstance(action, str) else _as_text(action)
         parsed = parse_text_action(self.env.text_action_set(), text)
         observation, _, terminated, truncated, info = self.env.step(parsed)
         self.actions.append(text)
@@ -190,3 +193,13 @@ def _env_class(kind: str) -> type[VideoQAEnv]:
     if kind not in ENV_CLASSES:
         raise ConfigError(f"unknown env kind {kind!r}; known: {sorted(ENV_CLASSES)}")
     return ENV_CLASSES[kind]
+
+
+def _as_text(action: Any) -> str:
+    """A non-text tool argument as the text the model wrote: JSON where it is JSON."""
+    if isinstance(action, (Mapping, list, tuple, bool, int, float)) or action is None:
+        try:
+            return json.dumps(action, ensure_ascii=False)
+        except (TypeError, ValueError):
+            pass
+    return str(action)

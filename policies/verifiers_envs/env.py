@@ -123,16 +123,17 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         """Step the env with the model's last reply; the next observation's messages.
 
         Raises:
-            vf.InfraError: If the ``video-env serve`` session is lost (the rollout's error).
+            vf.InfraError: If the ``video-env serve`` session is lost or the env's step
+                fails (the rollout's error).
         """
         text = _reply_text(messages)
         env = state["video_env"]
-        if hasattr(env, "client"):  # remote: the server's env parses the text
-            with _lost_session():
+        with _lost_session():  # an env that fails fails this rollout, not the evaluation
+            if hasattr(env, "client"):  # remote: the server's env parses the text
                 observation, _, terminated, truncated, info = env.step(text)
-        else:
-            action = parse_text_action(default_action_set(env), text)
-            observation, _, terminated, truncated, info = env.step(action)
+            else:
+                action = parse_text_action(default_action_set(env), text)
+                observation, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             state["video_env_done"] = True
             state["video_env_record"] = info["episode"]
@@ -160,7 +161,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
                 state["video_env_done"] = True
                 try:
                     state["video_env_record"] = env.abandon(reason)
-                except ConnectionError:  # a lost remote session: no record to return
+                except Exception:  # a lost remote session, a failed env: no record to return
                     state["video_env_record"] = None
         finally:
             env.close()
@@ -169,11 +170,19 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
 
 @contextlib.contextmanager
 def _lost_session() -> Iterator[None]:
-    """A lost ``video-env serve`` session as verifiers' error of the rollout, not a crash."""
+    """A lost ``video-env serve`` session, or an env's failure, as the rollout's error.
+
+    verifiers records it as that rollout's error and goes on; any other exception would
+    end the whole evaluation.
+    """
     try:
         yield
     except ConnectionError as exc:  # RemoteSessionError: the server closed, died, is unreachable
         raise vf.InfraError(f"the video-env server session is lost: {exc}") from exc
+    except vf.InfraError:
+        raise
+    except Exception as exc:  # the server's error reply, a bug in an env or its preset
+        raise vf.InfraError(f"the video-env env failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _messages(messages: list[dict[str, Any]]) -> Any:

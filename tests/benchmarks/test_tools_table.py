@@ -95,6 +95,7 @@ def test_a_limit_of_0_reaches_the_bench_which_refuses_it(monkeypatch: Any) -> No
     from benchmarks import tools_table
 
     given: list[list[str]] = []
+
     def bench(argv: list[str]) -> int:
         given.append(list(argv))
         return 2

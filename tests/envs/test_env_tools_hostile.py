@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from video_env.actions.parsing import ActionParseError
-from video_env.actions.tools import ToolsActionSet, format_call, without_think
+from video_env.actions.reply_text import without_think
+from video_env.actions.tools import ToolsActionSet, format_call
 from video_env.actions.types import ToolCall
 from video_env.envs.tool_frames import spread
 from video_env.envs.tool_presets import PRESETS
@@ -196,3 +197,65 @@ def test_many_unclosed_think_tags_parse_in_linear_time() -> None:
     assert without_think("a<think>b</think>c<think>d") == "ac<think>d"
     with pytest.raises(ActionParseError):
         ToolsActionSet(PRESETS["longvt"]).parse("<think><answer>D</answer></think>")
+
+
+@pytest.mark.parametrize(
+    ("preset", "reply"),
+    [
+        ("dvd", '{"name": "finish", "arguments": {"answer": "B \\ud83d"}}'),
+        ("longvt", "\ud800 <answer>B \ud83d</answer>"),
+    ],
+)
+def test_half_a_surrogate_pair_is_read_as_a_replacement_character(preset: str, reply: str) -> None:
+    import json
+
+    env = make(preset)
+    call = parse_text_action(env.text_action_set(), reply)
+    assert call.arguments["answer"] == "B \ufffd"
+    *_, info = step(env, call)
+    json.dumps(info["episode"], ensure_ascii=False).encode("utf-8")  # the record is writable
+
+
+@pytest.mark.parametrize("blank", ["\u200b", "\x00", " \n", "\ufeff"])
+def test_an_answer_that_shows_nothing_is_empty(blank: str) -> None:
+    env = make("longvt")
+    *_, terminated, _, info = step(env, parse_text_action(env.text_action_set(),
+                                                          f"<answer>{blank}</answer>"))  # fmt: skip
+    assert not terminated and "empty" in info["last_action_error"]
+    env = make("dvd")
+    call = ToolCall("finish", {"answer": blank})
+    *_, terminated, _, info = step(env, call)
+    assert not terminated and info["last_action_error"]
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides", "replies", "ended_by"),
+    [
+        ("timesearch-r", {}, ["no call at all"], "unparsed_reply"),
+        ("videozoomer", {}, ["no call at all"], "unparsed_reply"),
+        ("longvt", {"max_turns": 2}, ["no call", "no call either"], "turn_budget"),
+    ],
+)
+def test_the_record_keeps_the_reward_of_the_step_that_ended_it(
+    preset: str, overrides: dict[str, Any], replies: list[str], ended_by: str
+) -> None:
+    env = make(preset, overrides=overrides)
+    for reply in replies:
+        _, reward, *_, info = step(env, parse_text_action(env.text_action_set(), reply))
+    assert info["episode"]["ended_by"] == ended_by
+    assert reward < 0 and info["episode"]["reward"] == pytest.approx(reward)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"messages": {"unknown_tool": 5}},
+        {"tools": "abc"},
+        {"preview_over": (1.0, "x")},
+        {"unparsed_ends": "false"},
+        {"name": 5},
+    ],
+)
+def test_preset_overrides_of_the_wrong_kind_are_config_errors(overrides: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        PRESETS["dvd"].with_overrides(**overrides)

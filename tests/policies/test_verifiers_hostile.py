@@ -198,3 +198,25 @@ def test_a_row_naming_no_sample_is_that_rollouts_error_and_the_others_run(info: 
     states = sorted(out["outputs"], key=lambda o: o["example_id"])
     assert states[0].get("error") is None
     assert states[1]["error"] is not None and "sample_index" in str(states[1]["error"])
+
+
+def test_an_env_step_that_fails_is_that_rollouts_error_not_the_evaluations() -> None:
+    """A bug in an env or a preset, or a server's error reply: one rollout's vf error."""
+    samples = load_suite("synth-tiny", limit=1)
+    env = vf.load_environment("policies.verifiers_envs.zoom", dataset=samples)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Server error: 'int' object has no attribute 'format'")
+
+    async def episode() -> dict[str, Any]:
+        state: dict[str, Any] = {"info": {"sample_index": 0}, "trajectory": []}
+        await env.setup_state(state)
+        state["video_env"].step = broken
+        state["video_env"].abandon = broken
+        with pytest.raises(vf.InfraError, match="env failed: RuntimeError"):
+            await env.env_response([{"role": "assistant", "content": "answer(A)"}], state)
+        await env.finish_episode(state)  # a failing abandon leaves no record, no crash
+        return state
+
+    state = asyncio.run(episode())
+    assert state["video_env_record"] is None and state["video_env"] is None

@@ -108,7 +108,10 @@ def test_http_errors_are_clear(server: LocalServer) -> None:
 def test_a_websocket_reset_is_checked_as_an_http_reset_is() -> None:
     huge = "e" * 500_000  # fits the default message size (1 MiB)
     with LocalServer("VideoEnv/Pacing-v0", PACING) as srv, ws_connect(srv.base_url) as ws:
-        for bad in ({"episode_id": huge}, {"seed": -1}, {"seed": "soon"}, {"index": [0]}):
+        bad_resets = ({"episode_id": huge}, {"seed": -1}, {"seed": "soon"}, {"index": [0]},
+                      {"index": True}, {"index": "3"}, {"indx": 2},
+                      {"options": {"index": 2}})  # fmt: skip
+        for bad in bad_resets:
             reply = reset(ws, **{"index": 0, **bad})
             assert reply["data"]["code"] == "VALIDATION_ERROR", reply
             assert len(json.dumps(reply)) < 2000  # the refused value is not echoed whole

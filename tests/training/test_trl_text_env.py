@@ -101,3 +101,12 @@ def test_bad_kinds_and_rows_are_refused() -> None:
         text_env_factory("zoom", [samples[0], samples[0]])
     with pytest.raises(ConfigError, match="unknown sample_id"):
         text_env_factory("zoom", samples)().reset(sample_id="missing")
+
+
+def test_a_call_trl_hands_over_decoded_is_written_back_as_json() -> None:
+    """TRL decodes an argument the model wrote as a JSON object; a JSON preset reads it."""
+    samples = load_suite("synth-tiny", limit=1)
+    env = text_env_factory("tools", samples, env_kwargs={"preset": "dvd"})()
+    env.reset(**text_tool_dataset_rows("tools", samples)[0])
+    result = env.act({"name": "finish", "arguments": {"answer": "A"}})  # type: ignore[arg-type]
+    assert isinstance(result, str) and "episode is over (answer)" in result

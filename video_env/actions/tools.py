@@ -16,13 +16,11 @@ One :class:`ToolsActionSet` per preset reads the format its system's model write
 Tag formats answer with ``<answer>...</answer>``; the others call their answer tool. The
 lenient parse takes the last complete call of the reply (prose and ``<think>`` around it are
 ignored); ``strict`` wants exactly one call and nothing else but a ``<think>`` block.
-Every scan is linear in the reply's length (tags are matched through sorted positions,
-never by re-scanning the text per opening tag).
+Every scan is linear in the reply's length (:mod:`video_env.actions.reply_text`).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Mapping
@@ -37,11 +35,16 @@ from video_env.actions.parsing import (
     strip_fences,
     unquote,
 )
+from video_env.actions.reply_text import (
+    clean_text,
+    is_blank,
+    tag_blocks,
+    text_outside,
+    without_think,
+)
 from video_env.actions.types import ToolCall
 from video_env.envs.tool_rules import ToolPreset, ToolSpec
 
-#: Longest text between a tag's opening and closing (a call's JSON, an answer).
-MAX_BLOCK_CHARS = 16_384
 _CHOOSE = re.compile(r"^\s*choose\s+frames?\s+between\s+(\S+)\s+and\s+(\S+?)\s*\.?\s*$", re.I)
 _LOCATE = re.compile(r"^\s*get\s+frame\s+number\s+at\s+time\s+(\S+?)\s*\.?\s*$", re.I)
 _ANSWER_ACTION = re.compile(r"^\s*output\s+answer\s*:\s*(.+?)\s*$", re.I | re.S)
@@ -89,9 +92,17 @@ class ToolsActionSet(ActionSet[ToolCall]):
     def parse(self, text: str, strict: bool = False) -> ToolCall:
         """The reply's tool call (the last one; exactly one when ``strict``).
 
+        Lone surrogates in its text (a raw one, or a JSON escape of half a pair, as a
+        model cut mid-character writes) become U+FFFD, so the call, the answer
+        and the episode record stay encodable as UTF-8.
+
         Raises:
             ActionParseError: If the reply holds no readable call.
         """
+        call = self._parse(text, strict)
+        return ToolCall(clean_text(call.name), clean_text(call.arguments))
+
+    def _parse(self, text: str, strict: bool) -> ToolCall:
         if not isinstance(text, str):
             raise TypeError(f"actions are parsed from str, got {type(text).__name__}")
         fmt = self.preset.reply_format
@@ -100,11 +111,11 @@ class ToolsActionSet(ActionSet[ToolCall]):
         if fmt == "json":
             return self._parse_json(text, strict)
         text = without_think(text)  # a tag named in the reasoning is no call
-        blocks = _tag_blocks(text, (*_TAG_FORMATS[fmt], "answer"))
+        blocks = tag_blocks(text, (*_TAG_FORMATS[fmt], "answer"))
         if not blocks:
             raise ActionParseError(f"no tool call or answer found; write one like {self.example()}")
         if strict:
-            rest = _outside(text, blocks)
+            rest = text_outside(text, blocks)
             if len(blocks) != 1 or rest.strip():
                 raise ActionParseError(
                     f"strict mode: the reply must be one call such as {self.example()}"
@@ -115,7 +126,7 @@ class ToolsActionSet(ActionSet[ToolCall]):
         return self._tag_call(tag, body)
 
     def _answer(self, text: str) -> ToolCall:
-        if not text:
+        if is_blank(text):
             raise ActionParseError("the answer is empty")
         spec = self.preset.answer_tool
         text_arg = next(a for a, f in spec.params.items() if f == "text")
@@ -199,61 +210,6 @@ _TAG_FORMATS: dict[str, tuple[str, ...]] = {
     "retrieve": ("retrieve",),
     "action": ("action",),
 }
-
-
-def without_think(text: str) -> str:
-    """``text`` without its ``<think>...</think>`` blocks (an unclosed one is kept).
-
-    One pass over the tags' positions: each opening pairs with the first closing after it,
-    so a reply of many unclosed ``<think>`` tags costs what its length does.
-    """
-    closes = [m.start() for m in re.finditer("</think>", text)]
-    if not closes:
-        return text
-    kept, position = [], 0
-    for m in re.finditer("<think>", text):
-        if m.start() < position:
-            continue
-        i = bisect.bisect_left(closes, m.end())
-        if i == len(closes):
-            break
-        kept.append(text[position : m.start()])
-        position = closes[i] + len("</think>")
-    kept.append(text[position:])
-    return "".join(kept)
-
-
-def _tag_blocks(text: str, tags: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
-    """Complete ``<tag>body</tag>`` blocks, in text order, none inside another.
-
-    Each closing tag pairs with the nearest opening of its tag before it, so an opening
-    named in prose (``put it in the <answer> tag``) never swallows the call after it.
-    Opening positions are collected once and found by bisection: one pass, however many
-    unclosed tags a reply holds.
-    """
-    alternatives = "|".join(map(re.escape, tags))
-    opens: dict[str, list[tuple[int, int]]] = {t: [] for t in tags}
-    for m in re.finditer(f"<({alternatives})>", text):
-        opens[m.group(1)].append((m.end(), m.start()))
-    blocks: list[tuple[str, int, int, str]] = []
-    done_until = 0
-    for m in re.finditer(f"</({alternatives})>", text):
-        tag, close = m.group(1), m.start()
-        candidates = opens[tag]
-        i = bisect.bisect_right(candidates, (close, close)) - 1
-        if i < 0:
-            continue
-        body_start, start = candidates[i]
-        if start < done_until or close - body_start > MAX_BLOCK_CHARS:
-            continue
-        blocks.append((tag, start, m.end(), text[body_start:close]))
-        done_until = m.end()
-    return blocks
-
-
-def _outside(text: str, blocks: list[tuple[str, int, int, str]]) -> str:
-    bounds = [0] + [x for _, s, e, _ in blocks for x in (s, e)] + [len(text)]
-    return "".join(text[a:b] for a, b in zip(bounds[::2], bounds[1::2], strict=True))
 
 
 def _json_object(body: str, where: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from video_env.actions.parsing import ActionParseError, parse_time
+from video_env.actions.reply_text import is_blank
 from video_env.actions.types import ToolCall
 from video_env.envs.tool_rules import ToolPreset, ToolSpec
 from video_env.errors import InvalidActionError
@@ -65,7 +66,8 @@ def read_call(preset: ToolPreset, call: ToolCall, video: VideoFacts) -> tuple[To
         tools = ", ".join(s.name for s in preset.tools)
         raise InvalidActionError(preset.message("unknown_tool", name=call.name, tools=tools))
     for argument in spec.required or ():
-        if argument not in call.arguments or call.arguments[argument] in (None, ""):
+        value = call.arguments.get(argument)
+        if value is None or (isinstance(value, str) and is_blank(value)):
             raise InvalidActionError(
                 preset.message("missing_argument", name=spec.name, argument=argument)
             )

@@ -245,6 +245,24 @@ class ToolPreset:
     max_candidates: int = 512
 
     def __post_init__(self) -> None:
+        kinds = {
+            "name must be text": isinstance(self.name, str) and bool(self.name),
+            "tools must be a tuple of ToolSpec": isinstance(self.tools, tuple)
+            and all(isinstance(s, ToolSpec) for s in self.tools),
+            "preview_over must be (seconds, FrameRule)": self.preview_over is None
+            or (isinstance(self.preview_over, tuple) and len(self.preview_over) == 2
+                and _is_number(self.preview_over[0], 0.0)
+                and isinstance(self.preview_over[1], FrameRule)),
+            "messages must map event names to str templates": isinstance(self.messages, Mapping)
+            and all(isinstance(v, str) for v in self.messages.values()),
+            **{
+                f"{name} must be True or False": isinstance(getattr(self, name), bool)
+                for name in ("last_turn_tools", "preview_captions", "index_shown", "unparsed_ends")
+            },
+        }  # fmt: skip
+        failed = [rule for rule, ok in kinds.items() if not ok]
+        if failed:
+            raise ConfigError(f"preset {self.name!r}: " + "; ".join(failed))
         checks = {
             f"reply_format must be one of {REPLY_FORMATS}": self.reply_format in REPLY_FORMATS,
             f"time_format must be one of {TIME_FORMATS}": self.time_format in TIME_FORMATS,
@@ -340,7 +358,7 @@ class ToolPreset:
         """The error message of ``event``, in the system's words where it has them."""
         try:
             return self.messages[event].format(**fields)
-        except (KeyError, IndexError, ValueError):  # a template naming a field not given
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError):  # a field not given
             return MESSAGE_KEYS[event].format_map(_Missing(fields))
 
     def with_overrides(self, **overrides: Any) -> ToolPreset:

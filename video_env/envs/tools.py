@@ -220,17 +220,25 @@ class ToolsEnv(VideoQAEnv):
         if truncated and self.preset.on_invalid == "end":  # FrameThinker: a terminal state
             terminated, truncated = True, False
         unparsed = isinstance(action, InvalidAction) and self.preset.unparsed_ends
+        # the ending step's own reward (an invalid call's penalty) stays the record's
+        parts = {"invalid" if info.get("last_action_error") else "step": reward} if reward else {}
         if unparsed and not (terminated or truncated):  # TimeSearch-R's env: done
-            obs, info = self._end(episode, "unparsed_reply")
+            obs, info = self._end(episode, "unparsed_reply", parts)
             terminated = True
         if not (terminated or truncated) and episode.turns >= self.preset.max_turns:
-            obs, info = self._end(episode, "turn_budget")
+            obs, info = self._end(episode, "turn_budget", parts)
             truncated = True
         return obs, reward, terminated, truncated, info
 
-    def _end(self, episode: Any, ended_by: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the episode unanswered: the observation, and ``info`` with its record."""
-        record = self._finish(episode, None, None, {}, ended_by)
+    def _end(
+        self, episode: Any, ended_by: str, parts: dict[str, float]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """End the episode unanswered: the observation, and ``info`` with its record.
+
+        ``parts``: the ending step's reward, so the record's reward is the step's (what an
+        adapter that scores from the record gives the policy).
+        """
+        record = self._finish(episode, None, None, parts, ended_by)
         return self._observation(), {**self._info(), "episode": record}  # nothing legal now
 
     # -- actions ---------------------------------------------------------------------

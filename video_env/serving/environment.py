@@ -121,8 +121,8 @@ class VideoEnvironment(Environment[WireAction, VideoObservation, VideoState]):
             pydantic.ValidationError: For arguments an HTTP ``/reset`` would refuse
                 (:func:`~video_env.serving.wire.reset_arguments`), however they came.
         """
-        checked = reset_arguments(
-            seed=seed, episode_id=episode_id, index=index, sample_id=sample_id
+        checked = reset_arguments(  # an unknown key is refused, never ignored
+            seed=seed, episode_id=episode_id, index=index, sample_id=sample_id, **kwargs
         )
         seed, episode_id, index, sample_id = (
             checked.seed, checked.episode_id, checked.index, checked.sample_id

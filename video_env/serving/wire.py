@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, ResetRequest, State
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from video_env.actions.types import (
     AnswerAction,
@@ -183,12 +183,14 @@ class ResetArguments(ResetRequest):
     OpenEnv's bounds of an HTTP ``/reset`` body (``seed >= 0``, an ``episode_id`` of at
     most 255 characters), and the sample to play: ``index`` or ``sample_id``. OpenEnv
     checks an HTTP body against its own model but hands a WebSocket reset's ``data`` to
-    the environment as it came; every reset calls :func:`reset_arguments`.
+    the environment as it came; every reset calls :func:`reset_arguments`. An unknown key
+    (``indx``, Gym's ``options``) is refused, and ``index`` must be an integer: a reset
+    never plays another sample than the one asked for.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
-    index: int | None = None
+    index: StrictInt | None = None
     sample_id: str | None = Field(default=None, max_length=_TEXT_LIMIT)
 
 
