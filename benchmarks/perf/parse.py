@@ -9,9 +9,8 @@ unclosed think, nested JSON, bracket soup inside a call, plus a benign long repl
 the parse time per KB at 1 KB, 16 KB, 256 KB and 1 MB (CPU time, best of ``--repeats``).
 Linear parsing keeps the time per KB flat across a row; the last column is the 1 MB / 1 KB
 ratio of the time per KB (the baseline is the 1 KB reply in the same run; ~1 means linear,
-the old parsers' ratio grew with the length: quadratic or worse). ``TextActions`` refuses
-replies longer than its ``max_length`` (16 KB by default) before parsing; these timings are
-the parser's own.
+the old parsers' ratio grew with the length: quadratic or worse). Every text adapter refuses
+replies over 64 KB (the wire's bound) before parsing; these timings are the parser's own.
 """
 
 from __future__ import annotations

@@ -259,3 +259,22 @@ def test_the_record_keeps_the_reward_of_the_step_that_ended_it(
 def test_preset_overrides_of_the_wrong_kind_are_config_errors(overrides: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         PRESETS["dvd"].with_overrides(**overrides)
+
+
+@pytest.mark.parametrize(("length", "answered"), [(20_000, True), (70_000, False)])
+def test_every_text_adapter_reads_a_long_reply_alike(length: int, answered: bool) -> None:
+    """One cap (the wire's 65,536 characters): the wrapper, TRL's act and a policy agree."""
+    from policies.training.trl_text_env import text_env_factory, text_tool_dataset_rows
+    from video_env.synth.suites import load_suite
+    from video_env.wrappers.text_actions import TextActions
+
+    reply = "x" * length + "<answer>B</answer>"
+    wrapped = TextActions(make("longvt"))
+    *_, terminated, _, info = wrapped.step(reply)
+    assert terminated == answered, info.get("last_action_error")
+    samples = load_suite("synth-tiny", limit=1)
+    trl = text_env_factory("tools", samples, env_kwargs={"preset": "longvt"})()
+    trl.reset(**text_tool_dataset_rows("tools", samples)[0])
+    assert ("episode is over (answer)" in str(trl.act(reply))) == answered
+    call = parse_text_action(make("longvt").text_action_set(), reply)
+    assert isinstance(call, ToolCall) == answered

@@ -24,11 +24,11 @@ from typing import Any
 from video_env.errors import InvalidActionError
 from video_env.types import Interval
 
-#: Longest text field (an answer, a query's description, a Pacing memory); the default
-#: ``max_length`` of :class:`~video_env.wrappers.TextActions` replies.
+#: Longest text field (an answer, a query's description, a Pacing memory).
 MAX_TEXT_CHARS = 16_384
 #: Longest text one reply may carry to an env, over the wire or not (``video-env serve``'s
-#: text fields, the verifiers envs' replies): longer is cut, or refused over the wire.
+#: text fields; the reply every text adapter reads, :func:`~video_env.wrappers.text_actions.
+#: parse_text_action`): longer is an invalid action, refused over the wire, cut by verifiers.
 MAX_WIRE_TEXT_CHARS = 65_536
 #: Most windows of one evaluate or queries of one round (every env's own cap is lower).
 MAX_ITEMS = 256

@@ -9,6 +9,7 @@ import gymnasium as gym
 from video_env.actions.base import ActionSet
 from video_env.actions.parsing import ActionParseError
 from video_env.actions.types import InvalidAction
+from video_env.actions.validation import MAX_WIRE_TEXT_CHARS
 from video_env.envs.spaces import text_space
 
 
@@ -32,13 +33,26 @@ def default_action_set(env: gym.Env[Any, Any]) -> ActionSet[Any]:
     return action_set
 
 
-def parse_text_action(action_set: ActionSet[Any], text: str, strict: bool = False) -> Any:
+def parse_text_action(
+    action_set: ActionSet[Any],
+    text: str,
+    strict: bool = False,
+    max_length: int = MAX_WIRE_TEXT_CHARS,
+) -> Any:
     """``text`` parsed by ``action_set``, or an :class:`InvalidAction` carrying the reason.
 
-    As :class:`TextActions` reads a reply; a policy that writes text (a VLM policy) calls
-    it to hand its raw reply to the env's rules: an unreadable reply is an invalid action
-    (penalty, error allowance, ``last_action_error``), never a crash of the episode.
+    As :class:`TextActions` reads a reply; a policy that writes text (a VLM policy) and
+    every text adapter (TRL's ``act``, lmms-eval's loop, verifiers) call it to hand a raw
+    reply to the env's rules: an unreadable reply, or one over ``max_length`` characters
+    (the longest a reply may carry over the wire, by default: the same rule everywhere),
+    is an invalid action (penalty, error allowance, ``last_action_error``), never a crash
+    of the episode.
     """
+    if isinstance(text, str) and len(text) > max_length:
+        return InvalidAction(
+            f"the reply is {len(text)} characters long; at most {max_length} are read",
+            raw=text[:max_length],
+        )
     try:
         parsed: Any = action_set.parse(text, strict=strict)
     except ActionParseError as exc:
@@ -60,8 +74,8 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
         env: A video-env environment.
         action_set: Parser (default: the env's own).
         strict: Accept only exactly-formatted replies.
-        max_length: Longest reply the action space admits; a longer reply is an invalid
-            action (it is not parsed, which bounds the time a step spends parsing).
+        max_length: Longest reply the action space admits (by default the wire's, as every
+            text adapter reads); a longer reply is an invalid action (it is not parsed).
     """
 
     def __init__(
@@ -69,7 +83,7 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
         env: gym.Env[Any, Any],
         action_set: ActionSet[Any] | None = None,
         strict: bool = False,
-        max_length: int = 16384,
+        max_length: int = MAX_WIRE_TEXT_CHARS,
     ) -> None:
         super().__init__(env)
         self.action_set = action_set or default_action_set(env)
@@ -83,23 +97,10 @@ class TextActions(gym.Wrapper[Any, Any, Any, Any]):
         return self.action_set.describe()
 
     def step(self, action: str) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        """Parse ``action`` and step the environment with it."""
-        parsed: Any
-        if isinstance(action, str) and len(action) > self.max_length:
-            parsed = InvalidAction(
-                f"the reply is {len(action)} characters long; at most {self.max_length} are read",
-                raw=action[: self.max_length],
-            )
-            return self.env.step(parsed)
-        try:
-            parsed = self.action_set.parse(action, strict=self.strict)
-        except ActionParseError as exc:
-            parsed = InvalidAction(str(exc), raw=action)
-        except (ValueError, OverflowError, RecursionError) as exc:
-            # The parsers are meant to raise ActionParseError only; should one slip, the
-            # reply is still the agent's invalid action, never a crash of the episode.
-            parsed = InvalidAction(f"unreadable action ({type(exc).__name__}: {exc})", raw=action)
-        return self.env.step(parsed)
+        """Parse ``action`` (:func:`parse_text_action`) and step the environment with it."""
+        return self.env.step(
+            parse_text_action(self.action_set, action, self.strict, self.max_length)
+        )
 
     @property
     def max_length(self) -> int:
