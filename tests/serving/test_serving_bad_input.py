@@ -237,3 +237,14 @@ def test_two_server_processes_share_one_port() -> None:
         assert sum(active.values()) == 16 and min(active.values()) > 0
         for ws in sessions:
             ws.close()
+
+
+def test_half_a_surrogate_pair_in_a_reply_is_read_and_the_session_goes_on() -> None:
+    """A reply cut mid-character (its JSON escapes half a pair): read as in process."""
+    tools = {"dataset": "synth-tiny", "preset": "longvt"}
+    with LocalServer("VideoEnv/Tools-v1", tools) as srv, ws_connect(srv.base_url) as ws:
+        assert reset(ws, index=0)["type"] == "observation"
+        reply = step(ws, kind="text", text="\ud800 <answer>B \udfff</answer>")
+        assert reply["type"] == "observation", reply
+        assert reply["data"]["done"] is True
+        assert reset(ws, index=1)["type"] == "observation"  # the session is alive

@@ -15,6 +15,7 @@ from typing import Any
 
 from openenv.core.env_server.exceptions import SessionCapacityError
 
+from video_env.actions.reply_text import clean_text
 from video_env.serving.auth import token_matches
 from video_env.serving.sessions import Connection, VideoEnvServer, running_as, stop_running_as
 
@@ -85,6 +86,24 @@ class Guard:
 
 
 _OBJECT_START = re.compile(r"\s*\{")
+#: A JSON escape of a UTF-16 surrogate (half of a pair, or a lone one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _without_lone_surrogates(message: Message, text: str) -> Message:
+    """``message`` with each lone surrogate its JSON escapes as U+FFFD.
+
+    No UTF-8 frame can carry one back: OpenEnv's reply quoting it would fail to encode
+    and end the session. A text the model wrote (a reply cut mid-character) keeps the
+    rest, as the env reads it in process (:func:`~video_env.actions.reply_text.clean_text`).
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return message
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return message  # not JSON: OpenEnv answers INVALID_JSON
+    return {**message, "text": json.dumps(clean_text(value))}
 
 
 def _objects_only(receive: Receive, send: Send) -> Receive:
@@ -108,7 +127,7 @@ def _objects_only(receive: Receive, send: Send) -> Receive:
                     continue
                 message = {"type": "websocket.receive", "text": text}
             if _OBJECT_START.match(text):
-                return message
+                return _without_lone_surrogates(message, text)
             try:
                 json.loads(text)
             except ValueError:
