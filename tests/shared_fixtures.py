@@ -172,3 +172,22 @@ def refused_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     return attempts
+
+
+def tools_env(preset: Any, dataset: Any = "synth-tiny", **kwargs: Any) -> Any:
+    """A Tools env of ``preset`` reset on its first sample (simulated perception, quiet)."""
+    from video_env.envs.tools import ToolsEnv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # simulated perception's provenance warning
+        env = ToolsEnv(dataset, preset=preset, **kwargs)
+        env.reset(seed=0, options={"index": 0})
+    return env
+
+
+def quiet_step(env: Any, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    """``env.step(action)`` without the simulated perception's provenance warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result: tuple[dict[str, Any], float, bool, bool, dict[str, Any]] = env.step(action)
+    return result

