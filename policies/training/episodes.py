@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from policies.episode_settings import EpisodeSettings
 from policies.runner import run_episode
 from policies.videoscout import VideoScoutPolicy
@@ -82,11 +84,15 @@ class RecordingChat:
         self.random_weights = bool(getattr(inner, "random_weights", False))
         self.usage: Cost = inner.usage
         self.turns: list[Turn] = []
+        #: The guide the next turn is recorded (and scored) under, when the policy decodes
+        #: it under a narrower one (an explored pace); ``None``: the call's own.
+        self.scored_guide: ReplyGuide | None = None
 
     def chat(self, messages: Sequence[VisionMessage], **options: Any) -> Completion:
         """Forward the call as made (its guide too); keep ``(messages, reply, finish_reason)``."""
         reply = self.inner.chat(messages, **options)
-        guide: ReplyGuide | None = options.get("guide")
+        guide: ReplyGuide | None = self.scored_guide or options.get("guide")
+        self.scored_guide = None
         self.turns.append(
             Turn(
                 list(messages),
@@ -115,11 +121,39 @@ class EpisodeRun:
 
 
 class _ProgressRecordingPolicy(VideoScoutPolicy):
-    """VideoScout, noting the chunks passed (from the observation) at each turn."""
+    """VideoScout, noting the chunks passed (from the observation) at each turn.
 
-    def __init__(self, vlm: VisionChat, settings: EpisodeSettings) -> None:
+    With ``explore_pace`` > 0 (DAPO's rollouts), that share of its turns, drawn with
+    ``seed``, is decoded without the answers wherever another action is legal, and
+    recorded under the turn's full guide: scored there, the pace it read on at is
+    rewarded or punished at the decision itself.
+    """
+
+    def __init__(
+        self,
+        vlm: RecordingChat,
+        settings: EpisodeSettings,
+        explore_pace: float = 0.0,
+        seed: int = 0,
+    ) -> None:
         super().__init__(vlm, **settings.policy_kwargs())
+        self.recording = vlm
         self.chunks_passed: list[int] = []
+        self.explore_pace = explore_pace
+        self.rng = np.random.default_rng(seed)
+
+    def reply_guide(self, observation: dict[str, Any], info: dict[str, Any]) -> ReplyGuide:
+        """The turn's guide; on an explored turn, the one without the answers."""
+        full = super().reply_guide(observation, info)
+        if not self.explore_pace or self.rng.random() >= self.explore_pace:
+            return full
+        narrow = self.prompt.reply_guide(
+            observation, info, format_guided=self.format_guided,
+            format_chars=self.format_chars, answer=False,
+        )  # fmt: skip
+        if narrow != full:
+            self.recording.scored_guide = full
+        return narrow
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         """Note the progress, then act as VideoScout."""
@@ -129,7 +163,12 @@ class _ProgressRecordingPolicy(VideoScoutPolicy):
 
 
 def run_recorded_episode(
-    model: VisionChat, sample: VideoQA, settings: EpisodeSettings, *, seed: int
+    model: VisionChat,
+    sample: VideoQA,
+    settings: EpisodeSettings,
+    *,
+    seed: int,
+    explore_pace: float = 0.0,
 ) -> EpisodeRun:
     """One VideoScout episode of ``model`` on ``sample`` in a fresh Pacing env.
 
@@ -137,10 +176,12 @@ def run_recorded_episode(
         model: The chat model driving the policy.
         sample: The question (its ``meta["reference_chunk"]`` is the timing reward's T).
         settings: How the episode is played (rules, prompt, turn cap, decoding, env).
-        seed: Seed of the env's reset.
+        seed: Seed of the env's reset (and of the explored turns' draws).
+        explore_pace: Share of turns decoded without the answers where another action
+            is legal, recorded under the full guide (needs guided decoding).
     """
     chat = RecordingChat(model)
-    policy = _ProgressRecordingPolicy(chat, settings)
+    policy = _ProgressRecordingPolicy(chat, settings, explore_pace, seed)
     env = PacingEnv([sample], **settings.pacing_env_kwargs())
     try:
         record = run_episode(

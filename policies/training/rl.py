@@ -119,6 +119,12 @@ class DAPOConfig:
             threads follow the free cores (``VIDEO_ENV_TORCH_THREADS`` overrides).
         share_first_turn: A group's identical first turns as one call of G rows
             (:class:`~policies.training.group_chat.SharedTurnChat`).
+        explore_pace: Share of rollout turns decoded with the answers masked out where
+            another action is legal, and scored under the turn's full guide: the pace a
+            policy that always answers at once never samples (reading on) is tried, and
+            rewarded at the decision where it paid. A biased, off-policy update (the
+            sampler is not the policy); 0, the default, is DAPO's own. Needs ``guided``
+            or ``format_guided``.
         resume: Continue the run in ``out`` from its latest saved state
             (:mod:`~policies.training.rl_state`): the policy, the optimizer, the steps
             done, the question order and the random state. The other settings and the
@@ -146,6 +152,7 @@ class DAPOConfig:
     score_guided: bool = False
     vision_cache_mb: int = 512
     share_first_turn: bool = True
+    explore_pace: float = 0.0
     resume: bool = False
     episode: EpisodeSettings = field(
         default_factory=lambda: EpisodeSettings(max_new_tokens=4096, temperature=1.0)
@@ -168,6 +175,10 @@ class DAPOConfig:
             raise ConfigError("overlong_buffer must be >= 1 and vision_cache_mb >= 0")
         if self.score_guided and not self.episode.format_guided:
             raise ConfigError("score_guided scores format-guided rollouts: set format_guided")
+        if not 0.0 <= self.explore_pace <= 1.0:
+            raise ConfigError(f"explore_pace must be in [0, 1], got {self.explore_pace}")
+        if self.explore_pace and not (self.episode.guided or self.episode.format_guided):
+            raise ConfigError("explore_pace masks a guide's answers: set guided or format_guided")
 
 
 def group_filter(cfg: DAPOConfig) -> Callable[[Sequence[Trajectory]], bool]:
@@ -273,7 +284,8 @@ def train_rl(
             queue.extend(order.sample(list(samples), len(samples)))
         sample = queue.pop()
         seed = order.randrange(2**31)
-        group = rollout_group(chat, sample, cfg.episode, group_size=cfg.group_size, seed=seed)
+        group = rollout_group(chat, sample, cfg.episode, group_size=cfg.group_size, seed=seed,
+                              explore_pace=cfg.explore_pace)  # fmt: skip
         drawn.extend(group)
         return [shaped(t, cfg) for t in group]
 

@@ -186,12 +186,20 @@ def trajectory_from_run(chat: PolicyChat, run: EpisodeRun) -> Trajectory:
 
 
 def rollout_group(
-    chat: PolicyChat, sample: VideoQA, settings: EpisodeSettings, *, group_size: int, seed: int
+    chat: PolicyChat,
+    sample: VideoQA,
+    settings: EpisodeSettings,
+    *,
+    group_size: int,
+    seed: int,
+    explore_pace: float = 0.0,
 ) -> list[Trajectory]:
     """``group_size`` episodes of ``sample`` sampled from the policy (one DAPO group).
 
     With ``chat.share_first_turn`` the first call samples ``group_size`` replies at once,
-    which the other episodes' first turns take when their prompt is the same.
+    which the other episodes' first turns take when their prompt is the same (an explored
+    turn's guide differs: it is its own call). ``explore_pace``: see
+    :func:`~policies.training.episodes.run_recorded_episode`.
     """
     shared = SharedTurnChat(chat) if chat.share_first_turn else None
     if shared is not None:
@@ -199,6 +207,8 @@ def rollout_group(
     group = []
     for i in range(group_size):
         episode_seed = stable_seed(seed, sample.id, i) % 2**31
-        run = run_recorded_episode(shared or chat, sample, settings, seed=episode_seed)
+        run = run_recorded_episode(
+            shared or chat, sample, settings, seed=episode_seed, explore_pace=explore_pace
+        )
         group.append(trajectory_from_run(chat, run))
     return group

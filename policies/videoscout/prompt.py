@@ -210,6 +210,7 @@ class VideoScoutPrompt:
         *,
         format_guided: bool = False,
         format_chars: int = DEFAULT_MAX_CHARS,
+        answer: bool = True,
     ) -> ReplyGuide:
         """The turn's legal actions as a :class:`ReplyGuide` after ``</memory>``.
 
@@ -220,8 +221,12 @@ class VideoScoutPrompt:
         answer and window are the model's) — each only while the env's ``legal_actions``
         has its kind. With ``format_guided``, the whole reply's pattern instead
         (:func:`~policies.videoscout.think_act_pattern.think_act_pattern`), guided from its start.
+        ``answer=False`` leaves the answers out (a rollout exploring the pace: DAPO's
+        ``explore_pace``), where another action is legal.
         """
         kinds = info.get("legal_actions") or legal_kinds(observation)
+        if not answer and set(kinds) & {"speed", "rewatch"}:
+            kinds = [kind for kind in kinds if kind != "answer"]
         closed: list[str] = []
         if "speed" in kinds:
             closed += [f"<action>speed({f}x)</action>" for f in sorted(self.rules.speeds)]
