@@ -111,12 +111,6 @@ def spec(name: str) -> PolicySpec:
         settings = dict(parse_settings(query, name))
         if "name" in settings:
             raise ConfigError(f"policy {name!r}: its name is the name given; drop name=")
-        try:  # a setting the family does not take is refused here, not mid-run
-            inspect.signature(family.build).bind(arg, **settings)
-        except TypeError as exc:
-            raise ConfigError(f"policy {name!r}: {exc}") from None
-        except ValueError:  # a builder whose signature cannot be read is not checked
-            pass
         build = partial(family.build, arg, **settings)
         return replace(family, build=partial(_with_settings, build, query) if settings else build)
     schedule = schedule_spec(name)

@@ -42,6 +42,7 @@ from policies.tool_agents.calls import (
 )
 from policies.tool_agents.evidence import offline_answer
 from video_env.actions.types import ToolCall
+from video_env.actions.validation import as_int
 from video_env.envs.tool_presets import PRESETS
 from video_env.envs.tool_rules import ToolPreset, ToolSpec
 from video_env.errors import ConfigError
@@ -130,8 +131,8 @@ class ToolsUniformPolicy(_ToolsBaseline):
 
     def __init__(self, preset: str | None = None, calls: int | None = None) -> None:
         super().__init__(preset)
-        if calls is not None and not _is_count(calls):
-            raise ConfigError(f"calls must be an integer >= 0, got {calls!r}")
+        if calls is not None:
+            calls = _count_setting(calls, "calls")
         self.calls = calls
         self._plan: list[ToolCall | Interval | int] = []
 
@@ -183,8 +184,7 @@ class ToolsRandomPolicy(_ToolsBaseline):
 
     def __init__(self, preset: str | None = None, seed: int = 0) -> None:
         super().__init__(preset)
-        if not _is_count(seed):
-            raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
+        seed = _count_setting(seed, "seed")
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self._left = 0
@@ -235,6 +235,12 @@ def make_tools_random(arg: str, **settings: Any) -> ToolsRandomPolicy:
     return ToolsRandomPolicy(arg, **settings)
 
 
-def _is_count(value: Any) -> bool:
-    """An ``int`` (not a bool) of at least 0."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _count_setting(value: Any, what: str) -> int:
+    """A setting that counts (an ``int`` >= 0, :func:`as_int`'s), else a ``ConfigError``."""
+    try:
+        count = as_int(value, what)
+    except TypeError as exc:
+        raise ConfigError(str(exc)) from None
+    if count < 0:
+        raise ConfigError(f"{what} must be >= 0, got {count}")
+    return count

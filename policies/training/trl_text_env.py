@@ -196,10 +196,7 @@ def _env_class(kind: str) -> type[VideoQAEnv]:
 
 
 def _as_text(action: Any) -> str:
-    """A non-text tool argument as the text the model wrote: JSON where it is JSON."""
-    if isinstance(action, (Mapping, list, tuple, bool, int, float)) or action is None:
-        try:
-            return json.dumps(action, ensure_ascii=False)
-        except (TypeError, ValueError):
-            pass
+    """A non-text tool argument as the text the model wrote: an object or list as JSON."""
+    if isinstance(action, (Mapping, list, tuple)):
+        return json.dumps(action, ensure_ascii=False, default=str)
     return str(action)

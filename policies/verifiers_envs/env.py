@@ -103,7 +103,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         state["video_env_record"] = None
         state["video_env_done"] = True  # no episode to abandon until the reset has started it
         env = state["video_env"] = self._make_env()
-        with _lost_session():
+        with _rollout_error():
             observation, _ = env.reset(seed=self.seed, options=options)
         state["video_env_done"] = False
         state["prompt"] = _messages(self.chat.first_messages(self._hooks(env), observation))
@@ -128,7 +128,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
         """
         text = _reply_text(messages)
         env = state["video_env"]
-        with _lost_session():  # an env that fails fails this rollout, not the evaluation
+        with _rollout_error():  # an env that fails fails this rollout, not the evaluation
             if hasattr(env, "client"):  # remote: the server's env parses the text
                 observation, _, terminated, truncated, info = env.step(text)
             else:
@@ -169,7 +169,7 @@ class VideoMultiTurnEnv(vf.MultiTurnEnv):
 
 
 @contextlib.contextmanager
-def _lost_session() -> Iterator[None]:
+def _rollout_error() -> Iterator[None]:
     """A lost ``video-env serve`` session, or an env's failure, as the rollout's error.
 
     verifiers records it as that rollout's error and goes on; any other exception would
@@ -179,8 +179,6 @@ def _lost_session() -> Iterator[None]:
         yield
     except ConnectionError as exc:  # RemoteSessionError: the server closed, died, is unreachable
         raise vf.InfraError(f"the video-env server session is lost: {exc}") from exc
-    except vf.InfraError:
-        raise
     except Exception as exc:  # the server's error reply, a bug in an env or its preset
         raise vf.InfraError(f"the video-env env failed: {type(exc).__name__}: {exc}") from exc
 

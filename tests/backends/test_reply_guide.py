@@ -76,6 +76,8 @@ class SpeedLovingChat:
     name = "speed-loving"
     simulated = True
     accepts_guide = True
+    #: The action it always wants to write (a subclass may want another).
+    wanted = "<action>speed(2x)</action>"
 
     def __init__(self) -> None:
         self.usage = Cost()
@@ -87,7 +89,7 @@ class SpeedLovingChat:
     ) -> Completion:  # fmt: skip
         self.guides.append(guide)
         head = "<think>Skim.</think><memory>Seen: a park.</memory>"
-        wanted = "<action>speed(2x)</action>"
+        wanted = self.wanted
         if guide is not None and not guide.allows(wanted):
             choices = (*guide.closed, *(h + "0, 5])</action>" for h in guide.open))
             wanted = choices[0] if guide.closed else choices[-1]

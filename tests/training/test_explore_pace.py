@@ -8,7 +8,6 @@ guide: scoring sees the decision as the policy would have made it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,36 +15,19 @@ import pytest
 from policies.episode_settings import EpisodeSettings
 from policies.training.cli import RULES
 from policies.training.episodes import run_recorded_episode
-from video_env.backends.base import ReplyGuide, VisionMessage
-from video_env.backends.llm.base import Completion
+from tests.backends.test_reply_guide import SpeedLovingChat
 from video_env.errors import ConfigError
-from video_env.metrics.cost import Cost
 from video_env.synth.suites import load_suite
 
 SMOKE = RULES["cpu-smoke"]()
 ANSWER = '<action>answer("A")</action>'
 
 
-class AnswerAtOnceChat:
-    """A model that always answers "A" at once and, given a guide, writes the first legal
-    continuation when the answer is not one (a stand-in for masking)."""
+class AnswerAtOnceChat(SpeedLovingChat):
+    """A model that wants to answer "A" at once; given a guide, its first legal action."""
 
     name = "answer-at-once"
-    simulated = True
-    accepts_guide = True
-
-    def __init__(self) -> None:
-        self.usage = Cost()
-        self.guides: list[ReplyGuide | None] = []
-
-    def chat(
-        self, messages: Sequence[VisionMessage], *, max_new_tokens: int = 512,
-        temperature: float = 0.0, guide: ReplyGuide | None = None,
-    ) -> Completion:  # fmt: skip
-        self.guides.append(guide)
-        head = "<think>A red ball.</think><memory>Seen: a ball.</memory>"
-        action = ANSWER if guide is None or ANSWER in guide.closed else guide.closed[0]
-        return Completion(text=head + action, model="x", prompt_tokens=10, completion_tokens=5)
+    wanted = ANSWER
 
 
 def _episode(explore_pace: float, seed: int = 0) -> tuple[Any, AnswerAtOnceChat]:

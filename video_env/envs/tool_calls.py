@@ -91,28 +91,12 @@ def read_call(preset: ToolPreset, call: ToolCall, video: VideoFacts) -> tuple[To
                 preset.message("bad_argument", name=spec.name, argument=argument, detail=exc,
                                start="?", end="?", most=len(video.pool) - 1)
             ) from None  # fmt: skip
-    if bounds and preset.position == "pool":
-        _pool_order(call, spec, preset, video)
     if bounds:
         start = bounds.get("start", 0.0)
         end = bounds.get("end", math.inf if preset.on_invalid == "clamp" else video.duration)
         raw_spans.insert(0, (start, end))
     args.spans = [_checked_span(preset, start, end, video) for start, end in raw_spans]
     return spec, args
-
-
-def _pool_order(call: ToolCall, spec: ToolSpec, preset: ToolPreset, video: VideoFacts) -> None:
-    """A pool preset's reversed ``start``/``end`` indices: its error, in its indices."""
-    written = {spec.field_of(a): v for a, v in call.arguments.items() if a not in spec.fixed}
-    try:
-        start, end = _integer(written.get("start", 0)), _integer(written["end"])
-    except (KeyError, ValueError, TypeError, OverflowError):
-        return
-    if start > end:
-        raise InvalidActionError(preset.message(
-            "bad_argument", name=spec.name, argument="", detail="", start=start, end=end,
-            most=len(video.pool) - 1, duration=video.duration,
-        ))  # fmt: skip
 
 
 def _fill(
@@ -216,8 +200,9 @@ def _checked_span(preset: ToolPreset, start: float, end: float, video: VideoFact
             start, end = max(0.0, start - 0.5), min(duration, start + 0.5)
         return Interval(start, end)
     fields = {"start": _shown(start), "end": _shown(end), "duration": duration}
-    if preset.position == "pool":
-        fields["most"] = len(video.pool) - 1
+    if preset.position == "pool":  # its messages speak in pool indices: the times' places
+        index_of = np.searchsorted(video.pool, [start, end])
+        fields.update(start=int(index_of[0]), end=int(index_of[1]), most=len(video.pool) - 1)
         if not start <= end:
             raise InvalidActionError(preset.message("bad_argument", name="", argument="",
                                                     detail="", **fields))  # fmt: skip

@@ -236,17 +236,12 @@ class ToolRunner:
     def _spans_batch(
         self, rule: FrameRule, spans: list[Interval], args: CallArgs, video: VideoReader
     ) -> FrameBatch:
-        """Frames of each span by the rule (a fixed count is spread over the spans)."""
-        if len(spans) == 1:
-            count = self._count(rule, spans[0].length, args, video.fps)
-            times = sample_times(rule, spans[0], count)
-        else:
-            total = sum(s.length for s in spans)
-            count = self._count(rule, total, args, video.fps)
-            shares = spread(count, [s.length for s in spans])
-            times = np.concatenate(
-                [sample_times(rule, s, n) for s, n in zip(spans, shares, strict=True) if n]
-            )
+        """Frames of each span by the rule (the count of their total length, spread)."""
+        lengths = [s.length for s in spans]
+        shares = spread(self._count(rule, sum(lengths), args, video.fps), lengths)
+        times = np.concatenate(
+            [sample_times(rule, s, n) for s, n in zip(spans, shares, strict=True) if n]
+        )
         return FrameBatch(video, np.sort(times), frame_target(rule, video.size))
 
     def _search(

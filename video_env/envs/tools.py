@@ -220,25 +220,24 @@ class ToolsEnv(VideoQAEnv):
         if truncated and self.preset.on_invalid == "end":  # FrameThinker: a terminal state
             terminated, truncated = True, False
         unparsed = isinstance(action, InvalidAction) and self.preset.unparsed_ends
-        # the ending step's own reward (an invalid call's penalty) stays the record's
-        parts = {"invalid" if info.get("last_action_error") else "step": reward} if reward else {}
         if unparsed and not (terminated or truncated):  # TimeSearch-R's env: done
-            obs, info = self._end(episode, "unparsed_reply", parts)
+            obs, info = self._end(episode, "unparsed_reply", reward, info)
             terminated = True
         if not (terminated or truncated) and episode.turns >= self.preset.max_turns:
-            obs, info = self._end(episode, "turn_budget", parts)
+            obs, info = self._end(episode, "turn_budget", reward, info)
             truncated = True
         return obs, reward, terminated, truncated, info
 
     def _end(
-        self, episode: Any, ended_by: str, parts: dict[str, float]
+        self, episode: Any, ended_by: str, reward: float, info: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """End the episode unanswered: the observation, and ``info`` with its record.
 
-        ``parts``: the ending step's reward, so the record's reward is the step's (what an
-        adapter that scores from the record gives the policy).
+        The ending step's ``reward`` (an invalid call's penalty, by the step's ``info``)
+        stays the record's: what an adapter that scores from the record gives the policy.
         """
-        record = self._finish(episode, None, None, parts, ended_by)
+        kind = "invalid" if info.get("last_action_error") else "step"
+        record = self._finish(episode, None, None, {kind: reward} if reward else {}, ended_by)
         return self._observation(), {**self._info(), "episode": record}  # nothing legal now
 
     # -- actions ---------------------------------------------------------------------
